@@ -1,0 +1,1 @@
+//! Collective schedule generators (in progress).

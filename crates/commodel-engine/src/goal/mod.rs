@@ -1,0 +1,1 @@
+//! GOAL text format: parser and writer (in progress).

@@ -1,0 +1,20 @@
+//! # commodel-engine
+//!
+//! The prediction engine of commodel, in pure Rust (no Python in this crate).
+//!
+//! * [`schedule`] — communication schedules (GOAL's operations and dependencies).
+//! * [`goal`] — the GOAL text format: parser with `file:line:column` errors, and writer.
+//! * [`time`] — simulated time: integer picoseconds.
+//!
+//! Time is an integer number of picoseconds ([`time::Time`]), so every run of
+//! the same schedule with the same parameters gives bit-for-bit the same
+//! result. Model parameters keep the symbols of the literature (L, o, g, G, O,
+//! S of LogGOPS; o_s(m), o_r(m), g(m) of PLogP; b(h), d(h) of PlogPT).
+
+pub mod collectives;
+pub mod goal;
+pub mod schedule;
+pub mod time;
+
+pub use schedule::{DepKind, Op, OpId, OpKind, OpRef, Schedule, ScheduleBuilder, ANY};
+pub use time::Time;

@@ -1,0 +1,1 @@
+"""commodel: measure, model and predict MPI communication time on commodity clusters."""
