@@ -1,0 +1,181 @@
+"""Parsing and printing of sizes, durations and rates.
+
+Sizes: bytes, with an optional suffix. Binary suffixes are powers of 1024 (``KiB``, ``MiB``,
+``GiB``, ``TiB``), decimal ones powers of 1000 (``kB``, ``MB``, ``GB``, ``TB``); ``B`` or no
+suffix means bytes. A bare ``k``/``M``/``G`` is refused as ambiguous.
+
+Durations: seconds, with an optional unit ``s``, ``ms``, ``us`` (or ``µs``), ``ns``, ``ps``.
+
+Rates: bytes per second, with an optional unit: ``B/s``, ``kB/s``, ``MB/s``, ``GB/s``,
+``KiB/s``, ``MiB/s``, ``GiB/s``, or bits per second ``bps``, ``kbps``, ``Mbps``, ``Gbps``
+(bit rates are divided by 8).
+
+Inside the code quantities are plain numbers: sizes in bytes (int), durations in seconds
+(float), rates in bytes per second (float); the engine takes integer picoseconds.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from .errors import UnitsError
+
+PS_PER_SECOND = 10**12
+
+_SIZE_SUFFIXES = {
+    "": 1,
+    "b": 1,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": 1024**3,
+    "tib": 1024**4,
+    "kb": 1000,
+    "mb": 1000**2,
+    "gb": 1000**3,
+    "tb": 1000**4,
+}
+
+_DURATION_UNITS = {
+    "": 1.0,
+    "s": 1.0,
+    "ms": 1e-3,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ns": 1e-9,
+    "ps": 1e-12,
+}
+
+_RATE_UNITS = {
+    "": 1.0,
+    "b/s": 1.0,
+    "kb/s": 1e3,
+    "mb/s": 1e6,
+    "gb/s": 1e9,
+    "kib/s": 1024.0,
+    "mib/s": 1024.0**2,
+    "gib/s": 1024.0**3,
+    "bps": 1 / 8,
+    "kbps": 1e3 / 8,
+    "mbps": 1e6 / 8,
+    "gbps": 1e9 / 8,
+}
+
+_NUMBER_UNIT = re.compile(
+    r"^\s*([-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)\s*([^\s\d].*?)?\s*$"
+)
+
+
+def _split(text: str, what: str) -> tuple[str, str]:
+    match = _NUMBER_UNIT.match(text)
+    if match is None:
+        raise UnitsError(f"cannot read {text!r} as {what}")
+    return match.group(1), (match.group(2) or "")
+
+
+def parse_size(value: str | int) -> int:
+    """Return a size in bytes from ``65536``, ``"64KiB"``, ``"1 MiB"``, ``"2kB"``, ``"1GB"``."""
+    if isinstance(value, bool):
+        raise UnitsError(f"cannot read {value!r} as a size in bytes")
+    if isinstance(value, int):
+        if value < 0:
+            raise UnitsError(f"a size must be >= 0 bytes, got {value}")
+        return value
+    if not isinstance(value, str):
+        raise UnitsError(f"cannot read {value!r} as a size in bytes")
+    number, unit = _split(value, "a size in bytes (e.g. 65536, 64KiB, 1MiB, 2kB)")
+    key = unit.lower()
+    if key not in _SIZE_SUFFIXES:
+        if key in ("k", "m", "g", "t"):
+            upper = unit.upper()
+            raise UnitsError(
+                f"ambiguous size {value!r}: write {number}{upper}iB (powers of 1024) "
+                f"or {number}{'k' if upper == 'K' else upper}B (powers of 1000)"
+            )
+        raise UnitsError(
+            f"unknown size unit {unit!r} in {value!r} (known: B, KiB, MiB, GiB, TiB, kB, MB, GB, TB)"
+        )
+    scaled = float(number) * _SIZE_SUFFIXES[key]
+    if scaled < 0:
+        raise UnitsError(f"a size must be >= 0 bytes, got {value!r}")
+    if scaled != math.floor(scaled):
+        raise UnitsError(f"size {value!r} is not a whole number of bytes")
+    if not math.isfinite(scaled) or scaled >= 2**63:
+        raise UnitsError(f"size {value!r} is too large")
+    return int(scaled)
+
+
+def parse_duration(value: str | float | int) -> float:
+    """Return a duration in seconds from ``1.5e-6``, ``"1.5us"``, ``"200 ms"``, ``"5000ns"``."""
+    if isinstance(value, bool):
+        raise UnitsError(f"cannot read {value!r} as a duration")
+    if isinstance(value, (int, float)):
+        return float(value)
+    if not isinstance(value, str):
+        raise UnitsError(f"cannot read {value!r} as a duration")
+    number, unit = _split(value, "a duration (e.g. 1.5e-6, 1.5us, 200ms)")
+    factor = _DURATION_UNITS.get(unit.lower() if unit != "µs" else unit)
+    if factor is None:
+        raise UnitsError(f"unknown time unit {unit!r} in {value!r} (known: s, ms, us, ns, ps)")
+    return float(number) * factor
+
+
+def parse_rate(value: str | float | int) -> float:
+    """Return a rate in bytes per second from ``117e6``, ``"936.4 Mbps"``, ``"1GB/s"``."""
+    if isinstance(value, bool):
+        raise UnitsError(f"cannot read {value!r} as a rate")
+    if isinstance(value, (int, float)):
+        return float(value)
+    if not isinstance(value, str):
+        raise UnitsError(f"cannot read {value!r} as a rate")
+    number, unit = _split(value, "a rate (e.g. 117e6, 936.4Mbps, 1GB/s)")
+    factor = _RATE_UNITS.get(unit.lower())
+    if factor is None:
+        raise UnitsError(
+            f"unknown rate unit {unit!r} in {value!r} (known: B/s, kB/s, MB/s, GB/s, KiB/s, "
+            "MiB/s, GiB/s, bps, kbps, Mbps, Gbps)"
+        )
+    return float(number) * factor
+
+
+def seconds_to_ps(seconds: float) -> int:
+    """Seconds to integer picoseconds, rounded to the nearest picosecond."""
+    return int(round(seconds * PS_PER_SECOND))
+
+
+def ps_to_seconds(ps: int) -> float:
+    """Integer picoseconds to seconds."""
+    return ps / PS_PER_SECOND
+
+
+# (unit, seconds per unit), largest first
+_DISPLAY_UNITS = (("s", 1.0), ("ms", 1e-3), ("us", 1e-6), ("ns", 1e-9))
+
+
+def duration_unit(seconds: float) -> tuple[str, float]:
+    """The display unit for ``seconds``: s, ms, us or ns, so the number is >= 1 (if possible)."""
+    magnitude = abs(seconds)
+    for name, scale in _DISPLAY_UNITS:
+        if magnitude >= scale:
+            return name, scale
+    return "ns", 1e-9
+
+
+def format_duration(seconds: float, unit: str | None = None, decimals: int = 3) -> str:
+    """``0.00054378`` -> ``"543.780 us"``; ``unit`` forces one of s, ms, us, ns."""
+    if unit is None:
+        unit, scale = duration_unit(seconds)
+    else:
+        scale = dict(_DISPLAY_UNITS)[unit]
+    return f"{seconds / scale:.{decimals}f} {unit}"
+
+
+def format_size(nbytes: int) -> str:
+    """``65536`` -> ``"64 KiB"``, ``1536`` -> ``"1.5 KiB"``, ``100`` -> ``"100 B"``."""
+    for name, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if nbytes >= scale:
+            value = nbytes / scale
+            text = f"{value:.0f}" if value == int(value) else f"{value:.2f}".rstrip("0")
+            return f"{text} {name}"
+    return f"{nbytes} B"
