@@ -13,8 +13,13 @@
 
 pub mod collectives;
 pub mod goal;
+pub mod loggops;
+pub mod matching;
+pub mod outcome;
 pub mod schedule;
+mod stdsort;
 pub mod time;
 
 pub use schedule::{DepKind, Op, OpId, OpKind, OpRef, Schedule, ScheduleBuilder, ANY};
+pub use outcome::{Deadlock, MessageRecord, Outcome, RtoEvent, SimError, StuckOp};
 pub use time::Time;

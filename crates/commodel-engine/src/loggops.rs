@@ -1,0 +1,404 @@
+//! LogGOPS with LogGOPSim's exact semantics (model `loggops`).
+//!
+//! Parameters (Hoefler et al., LogGOPSim):
+//! * `L` — latency: a message's first byte arrives `o + L` after its send starts;
+//! * `o` — CPU overhead per message, at sender and receiver;
+//! * `g` — gap between two messages on a NIC (per direction);
+//! * `G` — gap per byte (the inverse of bandwidth);
+//! * `O` — CPU overhead per byte;
+//! * `S` — rendezvous threshold: messages larger than `S` bytes complete at
+//!   the sender only once the receiver has matched them.
+//!
+//! The simulation follows LogGOPSim's event loop step by step, so the same
+//! GOAL schedule and parameters give the same finish time for every rank:
+//!
+//! * Events are ordered by (time, insertion stamp). Every newly created event
+//!   gets the next stamp; an event that must wait for a busy CPU or NIC is
+//!   re-queued at the later time with its old stamp.
+//! * Operations that become executable are collected per rank and sorted by
+//!   type (send < recv < calc) with libstdc++'s unstable sort ([`crate::stdsort`]).
+//!   A calc or recv is queued at the rank's CPU-free time `nexto`; a send at
+//!   `max(nexto, nextgs)`.
+//! * A send whose CPU and NIC are free at its time charges `o + (s-1)·O` to
+//!   the CPU and `g + (s-1)·G` to the NIC and puts a message event at
+//!   `t + o + L`; an eager send (s ≤ S) is finished at once.
+//! * A message event whose receiving CPU and NIC are free charges
+//!   `o + max((s-1)·O, (s-1)·G)` to the CPU and `g + (s-1)·G` to the NIC, then
+//!   matches the posted receives; unmatched, it waits as unexpected.
+//! * A receive matches the unexpected messages when it starts; unmatched, it
+//!   is posted. A match of a rendezvous message finishes the remote send and
+//!   moves the sender's `nexto` and `nextgs` up to the current time.
+//! * A rank's finish time is the largest `nexto` of its CPUs.
+//!
+//! Arithmetic on `(s-1)` wraps as in LogGOPSim's unsigned 64-bit code, so a
+//! zero-byte message gets `(s-1)·G = -G` there too.
+
+use crate::matching::Matcher;
+use crate::outcome::{Deadlock, MessageRecord, Outcome, SimError, StuckOp};
+use crate::schedule::{OpId, OpKind, Schedule, ANY};
+use crate::stdsort;
+use crate::time::Time;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// LogGOPS parameters, in picoseconds (`G`, `O` in picoseconds per byte).
+#[allow(non_snake_case)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LogGops {
+    pub L: Time,
+    pub o: Time,
+    pub g: Time,
+    pub G: Time,
+    pub O: Time,
+    /// Rendezvous threshold in bytes: messages larger than S use rendezvous.
+    pub S: u64,
+}
+
+impl LogGops {
+    /// LogGOPSim's defaults (L=2500, o=1500, g=1000, G=6, O=0 ns; S=65535 B).
+    pub fn loggopsim_defaults() -> Self {
+        LogGops { L: 2_500_000, o: 1_500_000, g: 1_000_000, G: 6_000, O: 0, S: 65535 }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Op,
+    Msg,
+}
+
+/// A queued event: ordered by (time, stamp) only.
+#[derive(Clone, Copy)]
+struct Event {
+    time: Time,
+    stamp: u64,
+    op: OpId,
+    /// Owning host for operations; receiving host for messages.
+    host: u32,
+    /// Send start time (messages only).
+    start: Time,
+    kind: Kind,
+}
+
+impl PartialEq for Event {
+    fn eq(&self, o: &Self) -> bool {
+        (self.time, self.stamp) == (o.time, o.stamp)
+    }
+}
+impl Eq for Event {}
+impl PartialOrd for Event {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Event {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        (self.time, self.stamp).cmp(&(o.time, o.stamp))
+    }
+}
+
+const NOT_STARTED: u8 = 0;
+const STARTED: u8 = 1;
+const DONE: u8 = 2;
+
+struct Sim<'a> {
+    s: &'a Schedule,
+    p: LogGops,
+    ncpu: usize,
+    nnic: usize,
+    nexto: Vec<Time>,
+    nextgr: Vec<Time>,
+    nextgs: Vec<Time>,
+    remaining: Vec<u32>,
+    state: Vec<u8>,
+    ready: Vec<Vec<OpId>>,
+    check: Vec<u32>,
+    queue: BinaryHeap<Reverse<Event>>,
+    stamp: u64,
+    /// Posted receives (payload: recv op).
+    rq: Matcher,
+    /// Unexpected messages (payload: send op); their arrival time in `uq_time`.
+    uq: Matcher,
+    events: u64,
+    record: bool,
+    send_start: Vec<Time>,
+    messages: Vec<MessageRecord>,
+}
+
+/// Simulate `schedule` under LogGOPS with LogGOPSim's semantics.
+pub fn simulate(schedule: &Schedule, params: &LogGops, record_messages: bool) -> Result<Outcome, SimError> {
+    let p = schedule.num_ranks() as usize;
+    let ncpu = schedule.max_cpu() as usize + 1;
+    let nnic = schedule.max_nic() as usize + 1;
+    let n = schedule.num_ops();
+    // Which ranks may see wildcard queries: receives with a wildcard search
+    // the unexpected queue; sends with a wildcard tag search posted receives.
+    let mut uq_wild = vec![false; p];
+    let mut rq_wild = vec![false; p];
+    for r in 0..p as u32 {
+        for op in schedule.ops_of(r) {
+            match schedule.kind(op) {
+                OpKind::Recv if schedule.peer(op) == ANY || schedule.tag(op) == ANY => uq_wild[r as usize] = true,
+                OpKind::Send if schedule.tag(op) == ANY => rq_wild[schedule.peer(op) as usize] = true,
+                _ => {}
+            }
+        }
+    }
+    let mut sim = Sim {
+        s: schedule,
+        p: *params,
+        ncpu,
+        nnic,
+        nexto: vec![0; p * ncpu],
+        nextgr: vec![0; p * nnic],
+        nextgs: vec![0; p * nnic],
+        remaining: (0..n as OpId).map(|i| schedule.dep_count(i)).collect(),
+        state: vec![NOT_STARTED; n],
+        ready: vec![Vec::new(); p],
+        check: Vec::new(),
+        queue: BinaryHeap::new(),
+        stamp: 0,
+        rq: Matcher::new(&rq_wild),
+        uq: Matcher::new(&uq_wild),
+        events: 0,
+        record: record_messages,
+        send_start: if record_messages { vec![0; n] } else { Vec::new() },
+        messages: Vec::new(),
+    };
+    sim.run()
+}
+
+impl<'a> Sim<'a> {
+    #[inline]
+    fn cpu(&self, host: u32, op: OpId) -> usize {
+        host as usize * self.ncpu + self.s.cpu(op) as usize
+    }
+    #[inline]
+    fn nic(&self, host: u32, op: OpId) -> usize {
+        host as usize * self.nnic + self.s.nic(op) as usize
+    }
+
+    fn push(&mut self, time: Time, op: OpId, host: u32, start: Time, kind: Kind) {
+        let stamp = self.stamp;
+        self.stamp += 1;
+        self.queue.push(Reverse(Event { time, stamp, op, host, start, kind }));
+    }
+
+    fn started(&mut self, op: OpId, host: u32) {
+        self.state[op as usize] = STARTED;
+        for &d in self.s.irequirers(op) {
+            self.release(d, host);
+        }
+        self.check.push(host);
+    }
+
+    fn done(&mut self, op: OpId, host: u32) {
+        self.state[op as usize] = DONE;
+        for &d in self.s.requirers(op) {
+            self.release(d, host);
+        }
+        self.check.push(host);
+    }
+
+    #[inline]
+    fn release(&mut self, op: OpId, host: u32) {
+        let r = &mut self.remaining[op as usize];
+        *r -= 1;
+        if *r == 0 {
+            self.ready[host as usize].push(op);
+        }
+    }
+
+    /// Queue the newly executable operations of `host`, as LogGOPSim does.
+    fn issue(&mut self, host: u32, initial: bool) {
+        let mut ready = std::mem::take(&mut self.ready[host as usize]);
+        stdsort::sort_by_key(&mut ready, |&op| self.s.kind(op));
+        for &op in &ready {
+            let cpu = self.nexto[self.cpu(host, op)];
+            let time = if initial {
+                0
+            } else if self.s.kind(op) == OpKind::Send {
+                cpu.max(self.nextgs[self.nic(host, op)])
+            } else {
+                cpu
+            };
+            self.push(time, op, host, 0, Kind::Op);
+        }
+        ready.clear();
+        self.ready[host as usize] = ready;
+    }
+
+    fn run(mut self) -> Result<Outcome, SimError> {
+        let p = self.s.num_ranks();
+        for host in 0..p {
+            for op in self.s.ops_of(host) {
+                if self.s.dep_count(op) == 0 {
+                    self.ready[host as usize].push(op);
+                }
+            }
+            self.events += self.s.ops_of(host).len() as u64;
+            self.issue(host, true);
+        }
+        while let Some(Reverse(ev)) = self.queue.pop() {
+            match ev.kind {
+                Kind::Op => match self.s.kind(ev.op) {
+                    OpKind::Calc => self.calc(ev),
+                    OpKind::Send => self.send(ev),
+                    OpKind::Recv => self.recv(ev),
+                },
+                Kind::Msg => self.message(ev),
+            }
+            if !self.check.is_empty() {
+                let mut hosts = std::mem::take(&mut self.check);
+                hosts.sort_unstable();
+                hosts.dedup();
+                for &h in &hosts {
+                    self.issue(h, false);
+                }
+                hosts.clear();
+                self.check = hosts;
+            }
+        }
+        self.finish()
+    }
+
+    fn calc(&mut self, mut ev: Event) {
+        let c = self.cpu(ev.host, ev.op);
+        if self.nexto[c] <= ev.time {
+            self.nexto[c] = ev.time + self.s.size(ev.op) * crate::time::PS_PER_NS;
+            self.started(ev.op, ev.host);
+            self.done(ev.op, ev.host);
+        } else {
+            ev.time = self.nexto[c];
+            self.queue.push(Reverse(ev));
+        }
+    }
+
+    fn send(&mut self, mut ev: Event) {
+        let (c, g) = (self.cpu(ev.host, ev.op), self.nic(ev.host, ev.op));
+        let free = self.nexto[c].max(self.nextgs[g]);
+        if free > ev.time {
+            ev.time = free;
+            self.queue.push(Reverse(ev));
+            return;
+        }
+        self.started(ev.op, ev.host);
+        let size = self.s.size(ev.op);
+        let m1 = size.wrapping_sub(1);
+        let p = self.p;
+        self.nexto[c] = ev.time.wrapping_add(p.o).wrapping_add(m1.wrapping_mul(p.O));
+        self.nextgs[g] = ev.time.wrapping_add(p.g).wrapping_add(m1.wrapping_mul(p.G));
+        if self.record {
+            self.send_start[ev.op as usize] = ev.time;
+        }
+        self.events += 1;
+        let dst = self.s.peer(ev.op);
+        self.push(ev.time + p.o + p.L, ev.op, dst, ev.time, Kind::Msg);
+        if size <= p.S {
+            self.done(ev.op, ev.host);
+        }
+    }
+
+    fn recv(&mut self, ev: Event) {
+        let host = ev.host;
+        self.started(ev.op, host);
+        let (src, tag) = (self.s.peer(ev.op), self.s.tag(ev.op));
+        match self.uq.take(host, src, tag) {
+            Some(send) => {
+                if self.s.size(ev.op) > self.p.S {
+                    // Rendezvous: the waiting sender is released now.
+                    let sender = self.s.rank_of(send);
+                    self.done(send, sender);
+                    let sc = sender as usize * self.ncpu + self.s.cpu(ev.op) as usize;
+                    let sg = sender as usize * self.nnic + self.s.nic(ev.op) as usize;
+                    self.nexto[sc] = self.nexto[sc].max(ev.time);
+                    self.nextgs[sg] = self.nextgs[sg].max(ev.time);
+                }
+                self.done(ev.op, host);
+                if self.record {
+                    let end = self.nexto[self.cpu(host, ev.op)].max(ev.time);
+                    self.record_message(send, ev.op, end);
+                }
+            }
+            None => self.rq.push(host, src, tag, ev.op),
+        }
+    }
+
+    fn message(&mut self, mut ev: Event) {
+        let host = ev.host;
+        let send = ev.op;
+        // The receiving side uses the send operation's cpu and nic indices, as LogGOPSim does.
+        let (c, g) = (self.cpu(host, send), self.nic(host, send));
+        let free = self.nexto[c].max(self.nextgr[g]);
+        if free > ev.time {
+            ev.time = free;
+            self.queue.push(Reverse(ev));
+            return;
+        }
+        let size = self.s.size(send);
+        let m1 = size.wrapping_sub(1);
+        let p = self.p;
+        self.nexto[c] = ev.time.wrapping_add(p.o).wrapping_add(m1.wrapping_mul(p.O).max(m1.wrapping_mul(p.G)));
+        self.nextgr[g] = ev.time.wrapping_add(p.g).wrapping_add(m1.wrapping_mul(p.G));
+        self.events += 1;
+        let sender = self.s.rank_of(send);
+        match self.rq.take(host, sender, self.s.tag(send)) {
+            Some(recv) => {
+                if size > p.S {
+                    self.done(send, sender);
+                    let sc = sender as usize * self.ncpu + self.s.cpu(send) as usize;
+                    let sg = sender as usize * self.nnic + self.s.nic(send) as usize;
+                    self.nexto[sc] = self.nexto[sc].max(ev.time);
+                    self.nextgs[sg] = self.nextgs[sg].max(ev.time);
+                }
+                self.done(recv, host);
+                if self.record {
+                    let end = self.nexto[c];
+                    self.record_message(send, recv, end);
+                }
+            }
+            None => self.uq.push(host, sender, self.s.tag(send), send),
+        }
+    }
+
+    fn record_message(&mut self, send: OpId, recv: OpId, end: Time) {
+        let s = self.s;
+        self.messages.push(MessageRecord {
+            src: s.rank_of(send),
+            dst: s.peer(send),
+            bytes: s.size(send),
+            tag: s.tag(send),
+            start: self.send_start[send as usize],
+            end,
+            send,
+            recv,
+            rto: false,
+        });
+    }
+
+    fn finish(self) -> Result<Outcome, SimError> {
+        let p = self.s.num_ranks();
+        let mut stuck = Vec::new();
+        for r in 0..p {
+            for op in self.s.ops_of(r) {
+                if self.state[op as usize] != DONE {
+                    stuck.push(StuckOp::new(self.s, op, self.state[op as usize] == STARTED));
+                }
+            }
+        }
+        let mut unreceived = Vec::new();
+        for r in 0..p {
+            for (_, _, send) in self.uq.entries(r) {
+                unreceived.push(StuckOp::new(self.s, send, true));
+            }
+        }
+        if !stuck.is_empty() || !unreceived.is_empty() {
+            return Err(SimError::Deadlock(Deadlock { stuck, unreceived }));
+        }
+        let finish: Vec<Time> =
+            (0..p as usize).map(|r| self.nexto[r * self.ncpu..(r + 1) * self.ncpu].iter().copied().max().unwrap_or(0)).collect();
+        let mut messages = self.messages;
+        messages.sort_by_key(|m| (m.start, m.send));
+        Ok(Outcome::new("loggops", finish, self.events, messages, Vec::new()))
+    }
+}

@@ -1,0 +1,143 @@
+//! What a simulation returns: per-rank finish times, per-message records,
+//! RTO events — or why it could not finish.
+
+use crate::schedule::{OpId, OpKind, Schedule};
+use crate::time::Time;
+use std::fmt;
+
+/// One delivered message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MessageRecord {
+    pub src: u32,
+    pub dst: u32,
+    pub bytes: u64,
+    pub tag: u32,
+    /// When the send started.
+    pub start: Time,
+    /// When the matching receive completed.
+    pub end: Time,
+    pub send: OpId,
+    pub recv: OpId,
+    /// Whether a retransmission timeout delayed it.
+    pub rto: bool,
+}
+
+/// A retransmission timeout and the message it delays.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RtoEvent {
+    pub src: u32,
+    pub dst: u32,
+    pub bytes: u64,
+    pub tag: u32,
+    pub send: OpId,
+    /// When the timeout started (the message's finish time without it).
+    pub at: Time,
+    pub delay: Time,
+}
+
+/// The result of a simulation.
+#[derive(Clone, Debug)]
+pub struct Outcome {
+    pub model: &'static str,
+    /// Finish time of each rank.
+    pub finish: Vec<Time>,
+    /// Largest finish time.
+    pub makespan: Time,
+    /// Events processed (operations plus message transfers).
+    pub events: u64,
+    /// Delivered messages (empty unless recording was asked for).
+    pub messages: Vec<MessageRecord>,
+    pub rto_events: Vec<RtoEvent>,
+}
+
+impl Outcome {
+    pub fn new(model: &'static str, finish: Vec<Time>, events: u64, messages: Vec<MessageRecord>, rto_events: Vec<RtoEvent>) -> Self {
+        let makespan = finish.iter().copied().max().unwrap_or(0);
+        Outcome { model, finish, makespan, events, messages, rto_events }
+    }
+    /// The rank that finishes last (the lowest such rank on ties).
+    pub fn slowest_rank(&self) -> u32 {
+        self.finish.iter().enumerate().max_by_key(|&(i, &t)| (t, std::cmp::Reverse(i))).map(|(i, _)| i as u32).unwrap_or(0)
+    }
+}
+
+/// An operation that never completed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StuckOp {
+    pub rank: u32,
+    /// Label, or `#<local index>`.
+    pub label: String,
+    pub kind: OpKind,
+    pub peer: u32,
+    pub tag: u32,
+    pub started: bool,
+}
+
+impl StuckOp {
+    pub fn new(s: &Schedule, op: OpId, started: bool) -> Self {
+        StuckOp { rank: s.rank_of(op), label: s.describe(op), kind: s.kind(op), peer: s.peer(op), tag: s.tag(op), started }
+    }
+}
+
+impl fmt::Display for StuckOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let any = |v: u32| if v == crate::ANY { "-1".to_string() } else { v.to_string() };
+        match self.kind {
+            OpKind::Send => write!(f, "rank {} {} (send to {} tag {})", self.rank, self.label, self.peer, any(self.tag)),
+            OpKind::Recv => write!(f, "rank {} {} (recv from {} tag {})", self.rank, self.label, any(self.peer), any(self.tag)),
+            OpKind::Calc => write!(f, "rank {} {} (calc)", self.rank, self.label),
+        }
+    }
+}
+
+/// Why a schedule could not finish.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Deadlock {
+    /// Operations that never finished (receives nobody sent to, sends waiting
+    /// for a receive, operations waiting on those).
+    pub stuck: Vec<StuckOp>,
+    /// Sends whose message arrived but was never received.
+    pub unreceived: Vec<StuckOp>,
+}
+
+const SHOW: usize = 12;
+
+impl fmt::Display for Deadlock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut ranks: Vec<u32> = self.stuck.iter().chain(&self.unreceived).map(|s| s.rank).collect();
+        ranks.sort_unstable();
+        ranks.dedup();
+        write!(f, "the schedule cannot finish: {} operation(s) stuck", self.stuck.len())?;
+        if !self.unreceived.is_empty() {
+            write!(f, " and {} message(s) never received", self.unreceived.len())?;
+        }
+        let shown: Vec<String> = ranks.iter().take(SHOW).map(|r| r.to_string()).collect();
+        write!(f, " on rank(s) {}{}", shown.join(", "), if ranks.len() > SHOW { ", ..." } else { "" })?;
+        // Root causes first: started operations (a receive nobody sends to, a
+        // send waiting for its receiver), then those waiting on them.
+        let mut list: Vec<&StuckOp> = self.stuck.iter().filter(|s| s.started).collect();
+        list.extend(self.stuck.iter().filter(|s| !s.started));
+        for s in list.iter().take(SHOW) {
+            write!(f, "\n  {}: {}", if s.started { "blocked" } else { "waiting" }, s)?;
+        }
+        if list.len() > SHOW {
+            write!(f, "\n  ... and {} more", list.len() - SHOW)?;
+        }
+        for s in self.unreceived.iter().take(SHOW) {
+            write!(f, "\n  never received: {}", s)?;
+        }
+        if self.unreceived.len() > SHOW {
+            write!(f, "\n  ... and {} more", self.unreceived.len() - SHOW)?;
+        }
+        Ok(())
+    }
+}
+
+/// Why a simulation failed.
+#[derive(Clone, Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("{0}")]
+    Deadlock(Deadlock),
+    #[error("{0}")]
+    Model(String),
+}
