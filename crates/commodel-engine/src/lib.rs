@@ -12,9 +12,11 @@
 //! S of LogGOPS; o_s(m), o_r(m), g(m) of PLogP; b(h), d(h) of PlogPT).
 
 pub mod collectives;
+pub mod engine;
 pub mod goal;
 pub mod loggops;
 pub mod matching;
+pub mod models;
 pub mod outcome;
 pub mod schedule;
 mod stdsort;

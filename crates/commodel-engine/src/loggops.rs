@@ -57,7 +57,14 @@ pub struct LogGops {
 impl LogGops {
     /// LogGOPSim's defaults (L=2500, o=1500, g=1000, G=6, O=0 ns; S=65535 B).
     pub fn loggopsim_defaults() -> Self {
-        LogGops { L: 2_500_000, o: 1_500_000, g: 1_000_000, G: 6_000, O: 0, S: 65535 }
+        LogGops {
+            L: 2_500_000,
+            o: 1_500_000,
+            g: 1_000_000,
+            G: 6_000,
+            O: 0,
+            S: 65535,
+        }
     }
 }
 
@@ -75,8 +82,6 @@ struct Event {
     op: OpId,
     /// Owning host for operations; receiving host for messages.
     host: u32,
-    /// Send start time (messages only).
-    start: Time,
     kind: Kind,
 }
 
@@ -126,7 +131,11 @@ struct Sim<'a> {
 }
 
 /// Simulate `schedule` under LogGOPS with LogGOPSim's semantics.
-pub fn simulate(schedule: &Schedule, params: &LogGops, record_messages: bool) -> Result<Outcome, SimError> {
+pub fn simulate(
+    schedule: &Schedule,
+    params: &LogGops,
+    record_messages: bool,
+) -> Result<Outcome, SimError> {
     let p = schedule.num_ranks() as usize;
     let ncpu = schedule.max_cpu() as usize + 1;
     let nnic = schedule.max_nic() as usize + 1;
@@ -138,13 +147,17 @@ pub fn simulate(schedule: &Schedule, params: &LogGops, record_messages: bool) ->
     for r in 0..p as u32 {
         for op in schedule.ops_of(r) {
             match schedule.kind(op) {
-                OpKind::Recv if schedule.peer(op) == ANY || schedule.tag(op) == ANY => uq_wild[r as usize] = true,
-                OpKind::Send if schedule.tag(op) == ANY => rq_wild[schedule.peer(op) as usize] = true,
+                OpKind::Recv if schedule.peer(op) == ANY || schedule.tag(op) == ANY => {
+                    uq_wild[r as usize] = true
+                }
+                OpKind::Send if schedule.tag(op) == ANY => {
+                    rq_wild[schedule.peer(op) as usize] = true
+                }
                 _ => {}
             }
         }
     }
-    let mut sim = Sim {
+    let sim = Sim {
         s: schedule,
         p: *params,
         ncpu,
@@ -162,7 +175,11 @@ pub fn simulate(schedule: &Schedule, params: &LogGops, record_messages: bool) ->
         uq: Matcher::new(&uq_wild),
         events: 0,
         record: record_messages,
-        send_start: if record_messages { vec![0; n] } else { Vec::new() },
+        send_start: if record_messages {
+            vec![0; n]
+        } else {
+            Vec::new()
+        },
         messages: Vec::new(),
     };
     sim.run()
@@ -178,10 +195,16 @@ impl<'a> Sim<'a> {
         host as usize * self.nnic + self.s.nic(op) as usize
     }
 
-    fn push(&mut self, time: Time, op: OpId, host: u32, start: Time, kind: Kind) {
+    fn push(&mut self, time: Time, op: OpId, host: u32, kind: Kind) {
         let stamp = self.stamp;
         self.stamp += 1;
-        self.queue.push(Reverse(Event { time, stamp, op, host, start, kind }));
+        self.queue.push(Reverse(Event {
+            time,
+            stamp,
+            op,
+            host,
+            kind,
+        }));
     }
 
     fn started(&mut self, op: OpId, host: u32) {
@@ -222,7 +245,7 @@ impl<'a> Sim<'a> {
             } else {
                 cpu
             };
-            self.push(time, op, host, 0, Kind::Op);
+            self.push(time, op, host, Kind::Op);
         }
         ready.clear();
         self.ready[host as usize] = ready;
@@ -293,7 +316,7 @@ impl<'a> Sim<'a> {
         }
         self.events += 1;
         let dst = self.s.peer(ev.op);
-        self.push(ev.time + p.o + p.L, ev.op, dst, ev.time, Kind::Msg);
+        self.push(ev.time + p.o + p.L, ev.op, dst, Kind::Msg);
         if size <= p.S {
             self.done(ev.op, ev.host);
         }
@@ -338,7 +361,10 @@ impl<'a> Sim<'a> {
         let size = self.s.size(send);
         let m1 = size.wrapping_sub(1);
         let p = self.p;
-        self.nexto[c] = ev.time.wrapping_add(p.o).wrapping_add(m1.wrapping_mul(p.O).max(m1.wrapping_mul(p.G)));
+        self.nexto[c] = ev
+            .time
+            .wrapping_add(p.o)
+            .wrapping_add(m1.wrapping_mul(p.O).max(m1.wrapping_mul(p.G)));
         self.nextgr[g] = ev.time.wrapping_add(p.g).wrapping_add(m1.wrapping_mul(p.G));
         self.events += 1;
         let sender = self.s.rank_of(send);
@@ -395,10 +421,23 @@ impl<'a> Sim<'a> {
         if !stuck.is_empty() || !unreceived.is_empty() {
             return Err(SimError::Deadlock(Deadlock { stuck, unreceived }));
         }
-        let finish: Vec<Time> =
-            (0..p as usize).map(|r| self.nexto[r * self.ncpu..(r + 1) * self.ncpu].iter().copied().max().unwrap_or(0)).collect();
+        let finish: Vec<Time> = (0..p as usize)
+            .map(|r| {
+                self.nexto[r * self.ncpu..(r + 1) * self.ncpu]
+                    .iter()
+                    .copied()
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
         let mut messages = self.messages;
         messages.sort_by_key(|m| (m.start, m.send));
-        Ok(Outcome::new("loggops", finish, self.events, messages, Vec::new()))
+        Ok(Outcome::new(
+            "loggops",
+            finish,
+            self.events,
+            messages,
+            Vec::new(),
+        ))
     }
 }

@@ -58,7 +58,8 @@ pub struct Matcher {
 
 #[inline]
 fn matches(entry_src: u32, entry_tag: u32, q_src: u32, q_tag: u32) -> bool {
-    (q_src == ANY || entry_src == ANY || entry_src == q_src) && (q_tag == ANY || entry_tag == ANY || entry_tag == q_tag)
+    (q_src == ANY || entry_src == ANY || entry_src == q_src)
+        && (q_tag == ANY || entry_tag == ANY || entry_tag == q_tag)
 }
 
 impl Matcher {
@@ -69,7 +70,10 @@ impl Matcher {
             nodes: Vec::new(),
             free: Vec::new(),
             counts: vec![RankCounts::default(); wildcard_queries.len()],
-            ordered: wildcard_queries.iter().map(|&w| if w { Some(BTreeMap::new()) } else { None }).collect(),
+            ordered: wildcard_queries
+                .iter()
+                .map(|&w| if w { Some(BTreeMap::new()) } else { None })
+                .collect(),
             next_seq: 0,
         }
     }
@@ -87,7 +91,14 @@ impl Matcher {
     pub fn push(&mut self, rank: u32, src: u32, tag: u32, payload: u32) {
         let seq = self.next_seq;
         self.next_seq += 1;
-        let node = Node { seq, payload, src, tag, next: NIL, live: true };
+        let node = Node {
+            seq,
+            payload,
+            src,
+            tag,
+            next: NIL,
+            live: true,
+        };
         let idx = match self.free.pop() {
             Some(i) => {
                 self.nodes[i as usize] = node;
@@ -106,7 +117,10 @@ impl Matcher {
             (false, true) => c.any_tag += 1,
             _ => {}
         }
-        let list = self.lists.entry((rank, src, tag)).or_insert(List { head: NIL, tail: NIL });
+        let list = self.lists.entry((rank, src, tag)).or_insert(List {
+            head: NIL,
+            tail: NIL,
+        });
         if list.tail == NIL {
             list.head = idx;
         } else {

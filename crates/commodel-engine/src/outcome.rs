@@ -51,13 +51,31 @@ pub struct Outcome {
 }
 
 impl Outcome {
-    pub fn new(model: &'static str, finish: Vec<Time>, events: u64, messages: Vec<MessageRecord>, rto_events: Vec<RtoEvent>) -> Self {
+    pub fn new(
+        model: &'static str,
+        finish: Vec<Time>,
+        events: u64,
+        messages: Vec<MessageRecord>,
+        rto_events: Vec<RtoEvent>,
+    ) -> Self {
         let makespan = finish.iter().copied().max().unwrap_or(0);
-        Outcome { model, finish, makespan, events, messages, rto_events }
+        Outcome {
+            model,
+            finish,
+            makespan,
+            events,
+            messages,
+            rto_events,
+        }
     }
     /// The rank that finishes last (the lowest such rank on ties).
     pub fn slowest_rank(&self) -> u32 {
-        self.finish.iter().enumerate().max_by_key(|&(i, &t)| (t, std::cmp::Reverse(i))).map(|(i, _)| i as u32).unwrap_or(0)
+        self.finish
+            .iter()
+            .enumerate()
+            .max_by_key(|&(i, &t)| (t, std::cmp::Reverse(i)))
+            .map(|(i, _)| i as u32)
+            .unwrap_or(0)
     }
 }
 
@@ -75,16 +93,43 @@ pub struct StuckOp {
 
 impl StuckOp {
     pub fn new(s: &Schedule, op: OpId, started: bool) -> Self {
-        StuckOp { rank: s.rank_of(op), label: s.describe(op), kind: s.kind(op), peer: s.peer(op), tag: s.tag(op), started }
+        StuckOp {
+            rank: s.rank_of(op),
+            label: s.describe(op),
+            kind: s.kind(op),
+            peer: s.peer(op),
+            tag: s.tag(op),
+            started,
+        }
     }
 }
 
 impl fmt::Display for StuckOp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let any = |v: u32| if v == crate::ANY { "-1".to_string() } else { v.to_string() };
+        let any = |v: u32| {
+            if v == crate::ANY {
+                "-1".to_string()
+            } else {
+                v.to_string()
+            }
+        };
         match self.kind {
-            OpKind::Send => write!(f, "rank {} {} (send to {} tag {})", self.rank, self.label, self.peer, any(self.tag)),
-            OpKind::Recv => write!(f, "rank {} {} (recv from {} tag {})", self.rank, self.label, any(self.peer), any(self.tag)),
+            OpKind::Send => write!(
+                f,
+                "rank {} {} (send to {} tag {})",
+                self.rank,
+                self.label,
+                self.peer,
+                any(self.tag)
+            ),
+            OpKind::Recv => write!(
+                f,
+                "rank {} {} (recv from {} tag {})",
+                self.rank,
+                self.label,
+                any(self.peer),
+                any(self.tag)
+            ),
             OpKind::Calc => write!(f, "rank {} {} (calc)", self.rank, self.label),
         }
     }
@@ -104,21 +149,44 @@ const SHOW: usize = 12;
 
 impl fmt::Display for Deadlock {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut ranks: Vec<u32> = self.stuck.iter().chain(&self.unreceived).map(|s| s.rank).collect();
+        let mut ranks: Vec<u32> = self
+            .stuck
+            .iter()
+            .chain(&self.unreceived)
+            .map(|s| s.rank)
+            .collect();
         ranks.sort_unstable();
         ranks.dedup();
-        write!(f, "the schedule cannot finish: {} operation(s) stuck", self.stuck.len())?;
+        write!(
+            f,
+            "the schedule cannot finish: {} operation(s) stuck",
+            self.stuck.len()
+        )?;
         if !self.unreceived.is_empty() {
-            write!(f, " and {} message(s) never received", self.unreceived.len())?;
+            write!(
+                f,
+                " and {} message(s) never received",
+                self.unreceived.len()
+            )?;
         }
         let shown: Vec<String> = ranks.iter().take(SHOW).map(|r| r.to_string()).collect();
-        write!(f, " on rank(s) {}{}", shown.join(", "), if ranks.len() > SHOW { ", ..." } else { "" })?;
+        write!(
+            f,
+            " on rank(s) {}{}",
+            shown.join(", "),
+            if ranks.len() > SHOW { ", ..." } else { "" }
+        )?;
         // Root causes first: started operations (a receive nobody sends to, a
         // send waiting for its receiver), then those waiting on them.
         let mut list: Vec<&StuckOp> = self.stuck.iter().filter(|s| s.started).collect();
         list.extend(self.stuck.iter().filter(|s| !s.started));
         for s in list.iter().take(SHOW) {
-            write!(f, "\n  {}: {}", if s.started { "blocked" } else { "waiting" }, s)?;
+            write!(
+                f,
+                "\n  {}: {}",
+                if s.started { "blocked" } else { "waiting" },
+                s
+            )?;
         }
         if list.len() > SHOW {
             write!(f, "\n  ... and {} more", list.len() - SHOW)?;

@@ -60,13 +60,34 @@ pub struct Op {
 
 impl Op {
     pub fn send(dst: u32, bytes: u64, tag: u32) -> Op {
-        Op { kind: OpKind::Send, peer: dst, tag, size: bytes, cpu: 0, nic: 0 }
+        Op {
+            kind: OpKind::Send,
+            peer: dst,
+            tag,
+            size: bytes,
+            cpu: 0,
+            nic: 0,
+        }
     }
     pub fn recv(src: u32, bytes: u64, tag: u32) -> Op {
-        Op { kind: OpKind::Recv, peer: src, tag, size: bytes, cpu: 0, nic: 0 }
+        Op {
+            kind: OpKind::Recv,
+            peer: src,
+            tag,
+            size: bytes,
+            cpu: 0,
+            nic: 0,
+        }
     }
     pub fn calc(nanoseconds: u64) -> Op {
-        Op { kind: OpKind::Calc, peer: 0, tag: 0, size: nanoseconds, cpu: 0, nic: 0 }
+        Op {
+            kind: OpKind::Calc,
+            peer: 0,
+            tag: 0,
+            size: nanoseconds,
+            cpu: 0,
+            nic: 0,
+        }
     }
 }
 
@@ -96,7 +117,12 @@ pub enum BuildError {
     #[error("a dependency links rank {a} to rank {b}: dependencies are local to a rank")]
     CrossRankDependency { a: u32, b: u32 },
     #[error("rank {rank}: {what} peer {peer} is out of range: the schedule has {num_ranks} ranks")]
-    PeerOutOfRange { rank: u32, what: &'static str, peer: u32, num_ranks: u32 },
+    PeerOutOfRange {
+        rank: u32,
+        what: &'static str,
+        peer: u32,
+        num_ranks: u32,
+    },
     #[error("rank {rank}: dependency cycle through operations {ops:?}")]
     Cycle { rank: u32, ops: Vec<u32> },
     #[error("the schedule has {count} operations; at most {max} fit")]
@@ -121,7 +147,10 @@ pub struct ScheduleBuilder {
 
 impl ScheduleBuilder {
     pub fn new(num_ranks: u32) -> Self {
-        ScheduleBuilder { ranks: vec![RankBuild::default(); num_ranks as usize], error: None }
+        ScheduleBuilder {
+            ranks: vec![RankBuild::default(); num_ranks as usize],
+            error: None,
+        }
     }
 
     pub fn num_ranks(&self) -> u32 {
@@ -138,7 +167,10 @@ impl ScheduleBuilder {
     pub fn push(&mut self, rank: u32, op: Op) -> OpRef {
         let r = &mut self.ranks[rank as usize];
         r.ops.push(op);
-        OpRef { rank, index: (r.ops.len() - 1) as u32 }
+        OpRef {
+            rank,
+            index: (r.ops.len() - 1) as u32,
+        }
     }
 
     pub fn send(&mut self, rank: u32, dst: u32, bytes: u64, tag: u32) -> OpRef {
@@ -166,15 +198,22 @@ impl ScheduleBuilder {
     /// Add a dependency; checked (same rank, indices exist) in [`build`](Self::build).
     pub fn dep(&mut self, a: OpRef, b: OpRef, kind: DepKind) {
         if a.rank != b.rank {
-            self.error.get_or_insert(BuildError::CrossRankDependency { a: a.rank, b: b.rank });
+            self.error.get_or_insert(BuildError::CrossRankDependency {
+                a: a.rank,
+                b: b.rank,
+            });
             return;
         }
-        self.ranks[a.rank as usize].deps.push((a.index, b.index, kind));
+        self.ranks[a.rank as usize]
+            .deps
+            .push((a.index, b.index, kind));
     }
 
     /// Give an operation a label (kept for error messages and the GOAL writer).
     pub fn label(&mut self, op: OpRef, label: &str) {
-        self.ranks[op.rank as usize].labels.push((op.index, label.into()));
+        self.ranks[op.rank as usize]
+            .labels
+            .push((op.index, label.into()));
     }
 
     /// Check and freeze the schedule.
@@ -188,7 +227,10 @@ impl ScheduleBuilder {
         let p = self.ranks.len() as u32;
         let total: u64 = self.ranks.iter().map(|r| r.ops.len() as u64).sum();
         if total >= u32::MAX as u64 {
-            return Err(BuildError::TooLarge { count: total, max: u32::MAX as u64 - 1 });
+            return Err(BuildError::TooLarge {
+                count: total,
+                max: u32::MAX as u64 - 1,
+            });
         }
         let n = total as usize;
         let mut s = Schedule {
@@ -217,10 +259,20 @@ impl ScheduleBuilder {
             for op in &r.ops {
                 match op.kind {
                     OpKind::Send if op.peer >= p => {
-                        return Err(BuildError::PeerOutOfRange { rank, what: "send", peer: op.peer, num_ranks: p })
+                        return Err(BuildError::PeerOutOfRange {
+                            rank,
+                            what: "send",
+                            peer: op.peer,
+                            num_ranks: p,
+                        })
                     }
                     OpKind::Recv if op.peer >= p && op.peer != ANY => {
-                        return Err(BuildError::PeerOutOfRange { rank, what: "recv", peer: op.peer, num_ranks: p })
+                        return Err(BuildError::PeerOutOfRange {
+                            rank,
+                            what: "recv",
+                            peer: op.peer,
+                            num_ranks: p,
+                        })
                     }
                     _ => {}
                 }
@@ -237,7 +289,11 @@ impl ScheduleBuilder {
             for &(a, b, _) in &r.deps {
                 for x in [a, b] {
                     if x >= count {
-                        return Err(BuildError::NoSuchOp { rank, index: x, count });
+                        return Err(BuildError::NoSuchOp {
+                            rank,
+                            index: x,
+                            count,
+                        });
                     }
                 }
             }
@@ -326,7 +382,14 @@ impl Schedule {
     }
     pub fn op(&self, id: OpId) -> Op {
         let i = id as usize;
-        Op { kind: self.kind[i], peer: self.peer[i], tag: self.tag[i], size: self.size[i], cpu: self.cpu[i], nic: self.nic[i] }
+        Op {
+            kind: self.kind[i],
+            peer: self.peer[i],
+            tag: self.tag[i],
+            size: self.size[i],
+            cpu: self.cpu[i],
+            nic: self.nic[i],
+        }
     }
     #[inline]
     pub fn kind(&self, id: OpId) -> OpKind {
@@ -375,12 +438,19 @@ impl Schedule {
             self.requirers(b)
                 .iter()
                 .map(move |&a| (a, b, DepKind::Requires))
-                .chain(self.irequirers(b).iter().map(move |&a| (a, b, DepKind::IRequires)))
+                .chain(
+                    self.irequirers(b)
+                        .iter()
+                        .map(move |&a| (a, b, DepKind::IRequires)),
+                )
         })
     }
     /// The label given to `id`, if any.
     pub fn label(&self, id: OpId) -> Option<&str> {
-        self.labels.binary_search_by_key(&id, |(i, _)| *i).ok().map(|k| &*self.labels[k].1)
+        self.labels
+            .binary_search_by_key(&id, |(i, _)| *i)
+            .ok()
+            .map(|k| &*self.labels[k].1)
     }
     /// A name for `id` in messages: its label, or `#<local index>`.
     pub fn describe(&self, id: OpId) -> String {
@@ -399,13 +469,18 @@ impl Schedule {
     }
     /// Total bytes sent by all send operations.
     pub fn bytes_sent(&self) -> u64 {
-        (0..self.num_ops()).filter(|&i| self.kind[i] == OpKind::Send).map(|i| self.size[i]).sum()
+        (0..self.num_ops())
+            .filter(|&i| self.kind[i] == OpKind::Send)
+            .map(|i| self.size[i])
+            .sum()
     }
 
     /// Kahn's algorithm per rank; reports one cycle's operations on failure.
     fn check_acyclic(&self) -> Result<(), BuildError> {
         let mut indeg: Vec<u32> = self.dep_count.clone();
-        let mut stack: Vec<OpId> = (0..self.num_ops() as OpId).filter(|&i| indeg[i as usize] == 0).collect();
+        let mut stack: Vec<OpId> = (0..self.num_ops() as OpId)
+            .filter(|&i| indeg[i as usize] == 0)
+            .collect();
         let mut seen = 0usize;
         while let Some(b) = stack.pop() {
             seen += 1;
@@ -426,7 +501,9 @@ impl Schedule {
                 prereq[a as usize] = Some(b);
             }
         }
-        let start = (0..self.num_ops() as OpId).find(|&i| indeg[i as usize] > 0).unwrap_or(0);
+        let start = (0..self.num_ops() as OpId)
+            .find(|&i| indeg[i as usize] > 0)
+            .unwrap_or(0);
         let mut order = vec![u32::MAX; self.num_ops()];
         let mut path = Vec::new();
         let mut cur = start;
@@ -438,16 +515,26 @@ impl Schedule {
                 None => break,
             }
         }
-        let from = if order[cur as usize] != u32::MAX { order[cur as usize] as usize } else { 0 };
+        let from = if order[cur as usize] != u32::MAX {
+            order[cur as usize] as usize
+        } else {
+            0
+        };
         let mut ops: Vec<u32> = path[from..].iter().map(|&o| self.local_index(o)).collect();
         ops.reverse();
-        Err(BuildError::Cycle { rank: self.rank_of(start), ops })
+        Err(BuildError::Cycle {
+            rank: self.rank_of(start),
+            ops,
+        })
     }
 }
 
 impl fmt::Debug for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Schedule").field("num_ranks", &self.num_ranks).field("num_ops", &self.num_ops()).finish()
+        f.debug_struct("Schedule")
+            .field("num_ranks", &self.num_ranks)
+            .field("num_ops", &self.num_ops())
+            .finish()
     }
 }
 
@@ -486,13 +573,19 @@ mod tests {
         let a = b.calc(0, 1);
         let c = b.calc(1, 1);
         b.requires(a, c);
-        assert!(matches!(b.build(), Err(BuildError::CrossRankDependency { a: 0, b: 1 })));
+        assert!(matches!(
+            b.build(),
+            Err(BuildError::CrossRankDependency { a: 0, b: 1 })
+        ));
     }
 
     #[test]
     fn rejects_peer_out_of_range() {
         let mut b = ScheduleBuilder::new(2);
         b.send(0, 2, 1, 0);
-        assert!(matches!(b.build(), Err(BuildError::PeerOutOfRange { peer: 2, .. })));
+        assert!(matches!(
+            b.build(),
+            Err(BuildError::PeerOutOfRange { peer: 2, .. })
+        ));
     }
 }

@@ -24,7 +24,13 @@ pub fn sort_by_key<T: Copy, K: Ord + Copy>(v: &mut [T], key: impl Fn(&T) -> K) {
     final_insertion_sort(v, &less);
 }
 
-fn introsort_loop<T: Copy>(v: &mut [T], first: usize, mut last: usize, mut depth: usize, less: &impl Fn(&T, &T) -> bool) {
+fn introsort_loop<T: Copy>(
+    v: &mut [T],
+    first: usize,
+    mut last: usize,
+    mut depth: usize,
+    less: &impl Fn(&T, &T) -> bool,
+) {
     while last - first > THRESHOLD {
         if depth == 0 {
             heap_sort(&mut v[first..last], less);
@@ -37,13 +43,25 @@ fn introsort_loop<T: Copy>(v: &mut [T], first: usize, mut last: usize, mut depth
     }
 }
 
-fn partition_pivot<T: Copy>(v: &mut [T], first: usize, last: usize, less: &impl Fn(&T, &T) -> bool) -> usize {
+fn partition_pivot<T: Copy>(
+    v: &mut [T],
+    first: usize,
+    last: usize,
+    less: &impl Fn(&T, &T) -> bool,
+) -> usize {
     let mid = first + (last - first) / 2;
     move_median_to_first(v, first, first + 1, mid, last - 1, less);
     unguarded_partition(v, first + 1, last, first, less)
 }
 
-fn move_median_to_first<T: Copy>(v: &mut [T], result: usize, a: usize, b: usize, c: usize, less: &impl Fn(&T, &T) -> bool) {
+fn move_median_to_first<T: Copy>(
+    v: &mut [T],
+    result: usize,
+    a: usize,
+    b: usize,
+    c: usize,
+    less: &impl Fn(&T, &T) -> bool,
+) {
     let pick = if less(&v[a], &v[b]) {
         if less(&v[b], &v[c]) {
             b
@@ -62,7 +80,13 @@ fn move_median_to_first<T: Copy>(v: &mut [T], result: usize, a: usize, b: usize,
     v.swap(result, pick);
 }
 
-fn unguarded_partition<T: Copy>(v: &mut [T], mut first: usize, mut last: usize, pivot: usize, less: &impl Fn(&T, &T) -> bool) -> usize {
+fn unguarded_partition<T: Copy>(
+    v: &mut [T],
+    mut first: usize,
+    mut last: usize,
+    pivot: usize,
+    less: &impl Fn(&T, &T) -> bool,
+) -> usize {
     loop {
         while less(&v[first], &v[pivot]) {
             first += 1;
@@ -133,7 +157,13 @@ fn heap_sort<T: Copy>(v: &mut [T], less: &impl Fn(&T, &T) -> bool) {
     }
 }
 
-fn adjust_heap<T: Copy>(v: &mut [T], mut hole: usize, len: usize, val: T, less: &impl Fn(&T, &T) -> bool) {
+fn adjust_heap<T: Copy>(
+    v: &mut [T],
+    mut hole: usize,
+    len: usize,
+    val: T,
+    less: &impl Fn(&T, &T) -> bool,
+) {
     let top = hole;
     let mut child = hole;
     while child < (len - 1) / 2 {

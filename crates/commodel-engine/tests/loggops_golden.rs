@@ -6,14 +6,21 @@ use commodel_engine::{ScheduleBuilder, ANY};
 const NS: u64 = 1_000;
 
 fn params() -> LogGops {
-    LogGops { L: 5000 * NS, o: 1500 * NS, g: 1000 * NS, G: 8 * NS, O: 0, S: 65535 }
+    LogGops {
+        L: 5000 * NS,
+        o: 1500 * NS,
+        g: 1000 * NS,
+        G: 8 * NS,
+        O: 0,
+        S: 65535,
+    }
 }
 
 /// The extended two-rank example of issue 2 (LogGOPSim: 543780 / 550336 ns).
 #[test]
 fn issue_example_matches_loggopsim() {
     let mut b = ScheduleBuilder::new(2);
-    let s1 = b.send(0, 1, 65536, 7);
+    b.send(0, 1, 65536, 7);
     let r1 = b.recv(0, 1, 65536, 7);
     let c1 = b.calc(0, 10000);
     b.requires(c1, r1);

@@ -1,0 +1,361 @@
+//! The message-level event engine, shared by the models that price whole
+//! messages (`plogp`, `hockney`, and the contention models built on a
+//! [`Network`]).
+//!
+//! Semantics, following PlogPT's Isend/Irecv/Wait rules (Nomura et al.,
+//! eq. 10-15), with GOAL dependencies playing the role of Waits:
+//!
+//! * An operation is *ready* once every operation it `requires` has finished
+//!   and every operation it `irequires` has started. It starts then (Isend and
+//!   Irecv cost nothing to enter, eq. 12); a `calc` starts when its CPU is free
+//!   and runs for its duration.
+//! * An eager send (size ≤ S) hands its message to the [`Network`] at once. The
+//!   network decides when the send finishes (eq. 13: `f = l + g_c(m)`) and when
+//!   the data has arrived at the receiver (eq. 15: `f + L` without contention).
+//! * A rendezvous send (size > S) first sends a request; it reaches the
+//!   receiver after the control latency, is matched there, and once the
+//!   receive is posted a clear-to-send returns after the control latency; only
+//!   then is the data handed to the network.
+//! * Messages are matched at the receiver when they arrive (eager) or when
+//!   their request arrives (rendezvous), against posted receives in posting
+//!   order ([`Matcher`]); a receive posted later searches the arrived messages
+//!   in arrival order. A receive finishes at the later of its start and its
+//!   message's arrival.
+//! * A rank finishes when its last operation finishes.
+//!
+//! Ties: events at the same picosecond are handled in the order they were
+//! created; network completions due at a time come before engine events at
+//! that time, in transfer order. Results are bit-for-bit repeatable.
+
+use crate::matching::Matcher;
+use crate::outcome::{Deadlock, MessageRecord, Outcome, RtoEvent, SimError, StuckOp};
+use crate::schedule::{OpId, OpKind, Schedule, ANY};
+use crate::time::{Time, PS_PER_NS};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Index of a transfer handed to a [`Network`] (the send operation's id).
+pub type XferId = OpId;
+
+/// What a network reports about a transfer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum XferEvent {
+    /// The sender is done with the message (its send operation finishes).
+    SendDone(XferId),
+    /// The whole message is at the receiver.
+    Arrived(XferId),
+    /// A retransmission timeout delays the transfer (reported, not acted on).
+    Rto { xfer: XferId, at: Time, delay: Time },
+}
+
+/// Prices transfers: when each send finishes and each message arrives.
+pub trait Network {
+    /// Model name for reports.
+    fn name(&self) -> &'static str;
+    /// Latency of a small control message (rendezvous request / clear-to-send).
+    fn control_latency(&self, src: u32, dst: u32) -> Time;
+    /// A transfer of `bytes` from rank `src` to rank `dst` starts at `now`.
+    fn start(&mut self, now: Time, xfer: XferId, src: u32, dst: u32, bytes: u64);
+    /// The time of the next pending [`XferEvent`], if any.
+    fn next_time(&self) -> Option<Time>;
+    /// Append the events due at `now` (`now` is `next_time()`), in a deterministic order.
+    fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>);
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Ev {
+    /// The operation is ready (dependencies satisfied).
+    Ready(OpId),
+    /// The calc operation ends.
+    CalcEnd(OpId),
+    /// The rendezvous request of this send reaches the receiver.
+    Request(OpId),
+    /// The clear-to-send for this send reaches the sender: data may go.
+    ClearToSend(OpId),
+}
+
+const NOT_STARTED: u8 = 0;
+const STARTED: u8 = 1;
+const DONE: u8 = 2;
+
+/// Simulate `schedule` with the given network and rendezvous threshold `S`
+/// (bytes; `None`: every message is eager).
+pub fn simulate<N: Network>(
+    schedule: &Schedule,
+    net: &mut N,
+    rendezvous: Option<u64>,
+    record_messages: bool,
+) -> Result<Outcome, SimError> {
+    Engine::new(schedule, net, rendezvous, record_messages).run()
+}
+
+struct Engine<'a, N: Network> {
+    s: &'a Schedule,
+    net: &'a mut N,
+    rdv: u64,
+    queue: BinaryHeap<Reverse<(Time, u64, Ev)>>,
+    stamp: u64,
+    remaining: Vec<u32>,
+    state: Vec<u8>,
+    /// Per op: start time (recvs/sends), later finish.
+    start: Vec<Time>,
+    finish_rank: Vec<Time>,
+    cpu_free: Vec<Time>,
+    ncpu: usize,
+    /// Posted receives not yet matched (payload: recv op).
+    posted: Matcher,
+    /// Arrived (eager) or announced (rendezvous) messages not yet matched (payload: send op).
+    unexpected: Matcher,
+    /// Per send op: matched receive (u32::MAX if none yet).
+    partner: Vec<OpId>,
+    events: u64,
+    record: bool,
+    messages: Vec<MessageRecord>,
+    rtos: Vec<RtoEvent>,
+    buf: Vec<XferEvent>,
+}
+
+const NONE: OpId = u32::MAX;
+
+impl<'a, N: Network> Engine<'a, N> {
+    fn new(s: &'a Schedule, net: &'a mut N, rendezvous: Option<u64>, record: bool) -> Self {
+        let p = s.num_ranks() as usize;
+        let n = s.num_ops();
+        let mut wild = vec![false; p];
+        let mut tag_wild = vec![false; p];
+        for r in 0..p as u32 {
+            for op in s.ops_of(r) {
+                match s.kind(op) {
+                    OpKind::Recv if s.peer(op) == ANY || s.tag(op) == ANY => {
+                        wild[r as usize] = true
+                    }
+                    OpKind::Send if s.tag(op) == ANY => tag_wild[s.peer(op) as usize] = true,
+                    _ => {}
+                }
+            }
+        }
+        let ncpu = s.max_cpu() as usize + 1;
+        Engine {
+            s,
+            net,
+            rdv: rendezvous.unwrap_or(u64::MAX),
+            queue: BinaryHeap::new(),
+            stamp: 0,
+            remaining: (0..n as OpId).map(|i| s.dep_count(i)).collect(),
+            state: vec![NOT_STARTED; n],
+            start: vec![0; n],
+            finish_rank: vec![0; p],
+            cpu_free: vec![0; p * ncpu],
+            ncpu,
+            posted: Matcher::new(&tag_wild),
+            unexpected: Matcher::new(&wild),
+            partner: vec![NONE; n],
+            events: 0,
+            record,
+            messages: Vec::new(),
+            rtos: Vec::new(),
+            buf: Vec::new(),
+        }
+    }
+
+    fn push(&mut self, t: Time, ev: Ev) {
+        self.queue.push(Reverse((t, self.stamp, ev)));
+        self.stamp += 1;
+    }
+
+    fn run(mut self) -> Result<Outcome, SimError> {
+        for op in 0..self.s.num_ops() as OpId {
+            if self.remaining[op as usize] == 0 {
+                self.push(0, Ev::Ready(op));
+            }
+        }
+        loop {
+            let te = self.queue.peek().map(|Reverse((t, _, _))| *t);
+            let tn = self.net.next_time();
+            match (te, tn) {
+                (None, None) => break,
+                (_, Some(n)) if te.is_none_or(|e| n <= e) => {
+                    let mut buf = std::mem::take(&mut self.buf);
+                    self.net.advance(n, &mut buf);
+                    for &x in &buf {
+                        self.on_network(n, x);
+                    }
+                    buf.clear();
+                    self.buf = buf;
+                }
+                _ => {
+                    let Reverse((t, _, ev)) = self.queue.pop().expect("peeked");
+                    self.on_event(t, ev);
+                }
+            }
+        }
+        self.finish()
+    }
+
+    fn on_event(&mut self, t: Time, ev: Ev) {
+        self.events += 1;
+        match ev {
+            Ev::Ready(op) => match self.s.kind(op) {
+                OpKind::Calc => {
+                    let c = self.s.rank_of(op) as usize * self.ncpu + self.s.cpu(op) as usize;
+                    let begin = t.max(self.cpu_free[c]);
+                    let end = begin + self.s.size(op) * PS_PER_NS;
+                    self.cpu_free[c] = end;
+                    self.started(op, begin);
+                    self.push(end, Ev::CalcEnd(op));
+                }
+                OpKind::Send => {
+                    self.started(op, t);
+                    let (src, dst) = (self.s.rank_of(op), self.s.peer(op));
+                    if self.s.size(op) <= self.rdv {
+                        self.net.start(t, op, src, dst, self.s.size(op));
+                    } else {
+                        let l = self.net.control_latency(src, dst);
+                        self.push(t + l, Ev::Request(op));
+                    }
+                }
+                OpKind::Recv => {
+                    self.started(op, t);
+                    let rank = self.s.rank_of(op);
+                    match self.unexpected.take(rank, self.s.peer(op), self.s.tag(op)) {
+                        Some(send) => self.matched(t, send, op),
+                        None => self.posted.push(rank, self.s.peer(op), self.s.tag(op), op),
+                    }
+                }
+            },
+            Ev::CalcEnd(op) => self.finished(op, t),
+            Ev::Request(send) => self.envelope(t, send),
+            Ev::ClearToSend(send) => {
+                let (src, dst) = (self.s.rank_of(send), self.s.peer(send));
+                self.net.start(t, send, src, dst, self.s.size(send));
+            }
+        }
+    }
+
+    fn on_network(&mut self, t: Time, x: XferEvent) {
+        self.events += 1;
+        match x {
+            XferEvent::SendDone(send) => self.finished(send, t),
+            XferEvent::Arrived(send) => {
+                if self.s.size(send) <= self.rdv {
+                    self.envelope(t, send);
+                } else {
+                    let recv = self.partner[send as usize];
+                    self.complete_recv(t, send, recv);
+                }
+            }
+            XferEvent::Rto { xfer, at, delay } => {
+                let s = self.s;
+                self.rtos.push(RtoEvent {
+                    src: s.rank_of(xfer),
+                    dst: s.peer(xfer),
+                    bytes: s.size(xfer),
+                    tag: s.tag(xfer),
+                    send: xfer,
+                    at,
+                    delay,
+                });
+            }
+        }
+    }
+
+    /// A message (eager data, or rendezvous request) reaches its receiver: match it.
+    fn envelope(&mut self, t: Time, send: OpId) {
+        let (src, dst, tag) = (self.s.rank_of(send), self.s.peer(send), self.s.tag(send));
+        match self.posted.take(dst, src, tag) {
+            Some(recv) => self.matched(t, send, recv),
+            None => self.unexpected.push(dst, src, tag, send),
+        }
+    }
+
+    /// `send` and `recv` matched at `t` (both are known to the receiver).
+    fn matched(&mut self, t: Time, send: OpId, recv: OpId) {
+        self.partner[send as usize] = recv;
+        if self.s.size(send) <= self.rdv {
+            // Eager: matching happens on arrival, or later when the recv is posted.
+            self.complete_recv(t, send, recv);
+        } else {
+            let l = self
+                .net
+                .control_latency(self.s.peer(send), self.s.rank_of(send));
+            self.push(t + l, Ev::ClearToSend(send));
+        }
+    }
+
+    fn complete_recv(&mut self, t: Time, send: OpId, recv: OpId) {
+        if self.record {
+            let s = self.s;
+            self.messages.push(MessageRecord {
+                src: s.rank_of(send),
+                dst: s.peer(send),
+                bytes: s.size(send),
+                tag: s.tag(send),
+                start: self.start[send as usize],
+                end: t,
+                send,
+                recv,
+                rto: self.rtos.iter().any(|r| r.send == send),
+            });
+        }
+        self.finished(recv, t);
+    }
+
+    fn started(&mut self, op: OpId, t: Time) {
+        self.state[op as usize] = STARTED;
+        self.start[op as usize] = t;
+        let rank = self.s.rank_of(op) as usize;
+        self.finish_rank[rank] = self.finish_rank[rank].max(t);
+        for i in 0..self.s.irequirers(op).len() {
+            let d = self.s.irequirers(op)[i];
+            self.release(d, t);
+        }
+    }
+
+    fn finished(&mut self, op: OpId, t: Time) {
+        self.state[op as usize] = DONE;
+        let rank = self.s.rank_of(op) as usize;
+        self.finish_rank[rank] = self.finish_rank[rank].max(t);
+        for i in 0..self.s.requirers(op).len() {
+            let d = self.s.requirers(op)[i];
+            self.release(d, t);
+        }
+    }
+
+    fn release(&mut self, op: OpId, t: Time) {
+        let r = &mut self.remaining[op as usize];
+        *r -= 1;
+        if *r == 0 {
+            self.push(t, Ev::Ready(op));
+        }
+    }
+
+    fn finish(self) -> Result<Outcome, SimError> {
+        let s = self.s;
+        let mut stuck = Vec::new();
+        for op in 0..s.num_ops() as OpId {
+            if self.state[op as usize] != DONE {
+                stuck.push(StuckOp::new(s, op, self.state[op as usize] == STARTED));
+            }
+        }
+        let mut unreceived = Vec::new();
+        for r in 0..s.num_ranks() {
+            for (_, _, send) in self.unexpected.entries(r) {
+                if self.state[send as usize] == DONE {
+                    unreceived.push(StuckOp::new(s, send, true));
+                }
+            }
+        }
+        if !stuck.is_empty() || !unreceived.is_empty() {
+            return Err(SimError::Deadlock(Deadlock { stuck, unreceived }));
+        }
+        let mut messages = self.messages;
+        messages.sort_by_key(|m| (m.start, m.send));
+        Ok(Outcome::new(
+            self.net.name(),
+            self.finish_rank,
+            self.events,
+            messages,
+            self.rtos,
+        ))
+    }
+}

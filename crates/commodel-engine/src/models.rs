@@ -1,0 +1,204 @@
+//! Message-level models without contention: PLogP and Hockney.
+//!
+//! Both are [`Network`]s with single-port NICs: a rank injects one message at
+//! a time and receives one at a time.
+//!
+//! * `plogp` (Kielmann et al.): a message of m bytes occupies the sender's NIC
+//!   for the gap g(m); the send finishes then (PlogPT eq. 13 with g in place
+//!   of g_c) and the data is at the receiver L later (eq. 15). The receiving
+//!   NIC takes messages one at a time, each for g(m). o_s(m) and o_r(m) are
+//!   contained in g(m) and L (Kielmann: RTT(0) = 2(L + g(0))); they are kept
+//!   in the platform for reports.
+//! * `hockney`: T(m) = alpha + beta·m; the NIC is busy for beta·m.
+//!
+//! PLogP tables are given at measured sizes; between them values are
+//! interpolated linearly, below the first size the first value holds, and
+//! above the last size the slope of the last two points continues (never
+//! below the last value). Interpolation is done in integers (picoseconds,
+//! rounded down) so results are exact and repeatable.
+
+use crate::engine::{Network, XferEvent, XferId};
+use crate::time::Time;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// A table y(m) given at increasing sizes m, in picoseconds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Table {
+    sizes: Vec<u64>,
+    values: Vec<Time>,
+}
+
+impl Table {
+    /// `sizes` strictly increasing, same length as `values`, at least one point.
+    pub fn new(sizes: Vec<u64>, values: Vec<Time>) -> Result<Table, String> {
+        if sizes.is_empty() || sizes.len() != values.len() {
+            return Err(format!(
+                "a table needs one value per size (got {} sizes, {} values)",
+                sizes.len(),
+                values.len()
+            ));
+        }
+        if let Some(i) = sizes.windows(2).position(|w| w[0] >= w[1]) {
+            return Err(format!(
+                "sizes must increase: sizes[{}] = {} is not below sizes[{}] = {}",
+                i,
+                sizes[i],
+                i + 1,
+                sizes[i + 1]
+            ));
+        }
+        Ok(Table { sizes, values })
+    }
+
+    /// A one-point table: the same value at every size.
+    pub fn constant(v: Time) -> Table {
+        Table {
+            sizes: vec![0],
+            values: vec![v],
+        }
+    }
+
+    /// y(m), interpolated as described in the module documentation.
+    pub fn at(&self, m: u64) -> Time {
+        let n = self.sizes.len();
+        let k = self.sizes.partition_point(|&s| s <= m);
+        if k == 0 {
+            return self.values[0];
+        }
+        if k == n && (n == 1 || m == self.sizes[n - 1]) {
+            return self.values[n - 1];
+        }
+        let (i, j) = if k == n { (n - 2, n - 1) } else { (k - 1, k) };
+        let (x0, x1) = (self.sizes[i] as i128, self.sizes[j] as i128);
+        let (y0, y1) = (self.values[i] as i128, self.values[j] as i128);
+        let y = y0 + (y1 - y0) * (m as i128 - x0) / (x1 - x0);
+        let y = if k == n { y.max(y1) } else { y };
+        y.clamp(0, u64::MAX as i128) as Time
+    }
+}
+
+/// How long a message occupies a NIC, and the latency after it.
+pub trait Cost {
+    fn name(&self) -> &'static str;
+    fn gap(&self, bytes: u64) -> Time;
+    fn latency(&self) -> Time;
+}
+
+/// PLogP: L and g(m) (o_s(m), o_r(m) are contained in them).
+#[allow(non_snake_case)]
+#[derive(Clone, Debug)]
+pub struct PLogP {
+    pub L: Time,
+    pub g: Table,
+}
+
+impl Cost for PLogP {
+    fn name(&self) -> &'static str {
+        "plogp"
+    }
+    fn gap(&self, bytes: u64) -> Time {
+        self.g.at(bytes)
+    }
+    fn latency(&self) -> Time {
+        self.L
+    }
+}
+
+/// Hockney: alpha + beta·m (alpha in ps, beta in ps per byte).
+#[derive(Clone, Debug)]
+pub struct Hockney {
+    pub alpha: Time,
+    pub beta: f64,
+}
+
+impl Cost for Hockney {
+    fn name(&self) -> &'static str {
+        "hockney"
+    }
+    fn gap(&self, bytes: u64) -> Time {
+        (self.beta * bytes as f64).round() as Time
+    }
+    fn latency(&self) -> Time {
+        self.alpha
+    }
+}
+
+/// Single-port NICs priced by a [`Cost`]; no sharing between messages.
+pub struct NicNetwork<C: Cost> {
+    cost: C,
+    send_free: Vec<Time>,
+    recv_free: Vec<Time>,
+    /// (time, kind 0 = send done / 1 = arrived, transfer)
+    pending: BinaryHeap<Reverse<(Time, u8, XferId)>>,
+}
+
+impl<C: Cost> NicNetwork<C> {
+    pub fn new(cost: C, ranks: u32) -> Self {
+        NicNetwork {
+            cost,
+            send_free: vec![0; ranks as usize],
+            recv_free: vec![0; ranks as usize],
+            pending: BinaryHeap::new(),
+        }
+    }
+}
+
+impl<C: Cost> Network for NicNetwork<C> {
+    fn name(&self) -> &'static str {
+        self.cost.name()
+    }
+    fn control_latency(&self, _src: u32, _dst: u32) -> Time {
+        self.cost.latency()
+    }
+    fn start(&mut self, now: Time, xfer: XferId, src: u32, dst: u32, bytes: u64) {
+        let gap = self.cost.gap(bytes);
+        let begin = now.max(self.send_free[src as usize]);
+        let sent = begin + gap;
+        self.send_free[src as usize] = sent;
+        let arrive = (begin + self.cost.latency()).max(self.recv_free[dst as usize]) + gap;
+        self.recv_free[dst as usize] = arrive;
+        self.pending.push(Reverse((sent, 0, xfer)));
+        self.pending.push(Reverse((arrive, 1, xfer)));
+    }
+    fn next_time(&self) -> Option<Time> {
+        self.pending.peek().map(|Reverse((t, _, _))| *t)
+    }
+    fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>) {
+        while let Some(&Reverse((t, kind, x))) = self.pending.peek() {
+            if t != now {
+                break;
+            }
+            self.pending.pop();
+            out.push(if kind == 0 {
+                XferEvent::SendDone(x)
+            } else {
+                XferEvent::Arrived(x)
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_interpolates_and_extrapolates() {
+        let t = Table::new(vec![0, 100, 200], vec![10, 20, 40]).unwrap();
+        assert_eq!(t.at(0), 10);
+        assert_eq!(t.at(50), 15);
+        assert_eq!(t.at(100), 20);
+        assert_eq!(t.at(150), 30);
+        assert_eq!(t.at(200), 40);
+        assert_eq!(t.at(300), 60);
+        let flat = Table::new(vec![10, 20], vec![50, 40]).unwrap();
+        assert_eq!(flat.at(5), 50);
+        assert_eq!(
+            flat.at(40),
+            40,
+            "never below the last value when extrapolating"
+        );
+        assert!(Table::new(vec![5, 5], vec![1, 2]).is_err());
+    }
+}
