@@ -1,0 +1,7 @@
+"""``python -m commodel`` runs the ``commodel`` command."""
+
+import sys
+
+from .cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,39 @@
+"""``commodel demo``: compare Alltoall A and B on the PlogPT paper's cluster."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import positive_int, write_output
+
+HELP = "predict Alltoall A and B on the PlogPT paper's 32-node cluster, 1 KiB .. 1 MiB"
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser("demo", help=HELP, description=HELP + ".")
+    parser.add_argument(
+        "--platform", "-p", default="nomura2007", metavar="FILE|NAME", help="default nomura2007"
+    )
+    parser.add_argument("--ranks", "-P", type=positive_int, default=32, help="default 32")
+    parser.add_argument(
+        "--model",
+        "-M",
+        action="append",
+        metavar="NAME",
+        help="model to compare (repeatable; default: the demo's models)",
+    )
+    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..demo import format_demo, run_demo
+    from ..platform import load_platform, model_spec
+
+    for model in args.model or []:
+        model_spec(model)
+    platform = load_platform(args.platform)
+    rows = run_demo(platform=platform, ranks=args.ranks, models=args.model)
+    write_output(format_demo(rows, platform.name, args.ranks), args.output)
+    return 0

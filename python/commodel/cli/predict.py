@@ -1,0 +1,70 @@
+"""``commodel predict``: predict a schedule's communication time on a platform."""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import write_output
+
+HELP = "predict a GOAL schedule's time on a platform under a model"
+
+EPILOG = """\
+models:
+  loggops   LogGOPS with LogGOPSim's semantics (platform section `loggops`)
+  plogp     Kielmann's parameterized LogP, no contention (section `plogp`)
+  hockney   alpha + beta * m per message (section `hockney`)
+
+examples:
+  commodel predict a2a.goal --platform nomura2007 --model plogp
+  commodel predict a2a.goal --platform my-cluster.yaml --model loggops --json -o a2a.json
+  commodel schedule bcast-binomial --ranks 64 --size 1MiB | commodel predict - --platform nomura2007
+
+Built-in platforms: nomura2007, loggopsim-default (examples/platforms/). The JSON fields
+are described in docs/formats.md.
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "predict",
+        help=HELP,
+        description=HELP + ".",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("schedule", metavar="SCHEDULE", help="GOAL file ('-' for stdin)")
+    parser.add_argument(
+        "--platform",
+        "-p",
+        required=True,
+        metavar="FILE|NAME",
+        help="platform file, or the name of a built-in platform",
+    )
+    parser.add_argument(
+        "--model", "-M", default="loggops", metavar="NAME", help="model (default loggops)"
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the prediction as JSON (docs/formats.md)"
+    )
+    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..platform import load_platform, model_spec
+    from ..predict import predict
+    from ..report.summary import prediction_summary
+    from ..schedules import read_goal
+
+    model_spec(args.model)  # an unknown model fails before the schedule is read
+    platform = load_platform(args.platform)
+    schedule = read_goal(args.schedule)
+    prediction = predict(schedule, platform, model=args.model, record_messages=args.json)
+    if args.json:
+        text = prediction.to_json(indent=2) + "\n"
+    else:
+        name = "<stdin>" if args.schedule == "-" else args.schedule
+        text = prediction_summary(prediction, name, schedule.num_ops, schedule.bytes_sent)
+    write_output(text, args.output)
+    return 0

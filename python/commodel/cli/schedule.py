@@ -1,0 +1,89 @@
+"""``commodel schedule``: write a collective's schedule as GOAL text."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .common import nonnegative_int, positive_int, size_arg, write_output
+
+HELP = "write a collective operation's messages as a GOAL schedule"
+
+EPILOG = """\
+examples:
+  commodel schedule --list
+  commodel schedule alltoall-xor-pairwise --ranks 32 --size 64KiB -o a2a.goal
+  commodel schedule bcast-pipeline --ranks 16 --size 1MiB --segment 64KiB
+  commodel schedule random-pairs --ranks 64 --size 1MiB --degree 4 --seed 7
+
+The output is GOAL text as LogGOPSim's txt2bin reads it (docs/formats.md).
+"""
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "schedule",
+        help=HELP,
+        description=HELP + ".",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("name", nargs="?", metavar="NAME", help="collective, see --list")
+    parser.add_argument("--list", action="store_true", help="list the collectives and exit")
+    parser.add_argument("--ranks", "-P", type=positive_int, metavar="P", help="number of ranks")
+    parser.add_argument(
+        "--size", "-m", type=size_arg, metavar="BYTES", help="message size: 65536, 64KiB, 1MiB"
+    )
+    parser.add_argument("--root", type=nonnegative_int, default=0, help="root rank (default 0)")
+    parser.add_argument(
+        "--seed", type=nonnegative_int, default=0, help="random seed (random-pairs; default 0)"
+    )
+    parser.add_argument(
+        "--segment", type=size_arg, metavar="BYTES", help="segment size of pipelined algorithms"
+    )
+    parser.add_argument(
+        "--degree", type=positive_int, default=1, help="passes of random-pairs (default 1)"
+    )
+    parser.add_argument(
+        "--splits", type=positive_int, default=2, help="sub-gathers of gather-split (default 2)"
+    )
+    parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    parser.set_defaults(func=run, _parser=parser)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..report.tables import format_table
+    from ..schedules import collective, collective_names
+    from ..units import format_size
+
+    if args.list:
+        rows = collective_names()
+        write_output(format_table(["name", "summary"], rows, align="ll") + "\n", args.output)
+        return 0
+    parser: argparse.ArgumentParser = args._parser
+    missing = [
+        flag
+        for flag, value in (("NAME", args.name), ("--ranks", args.ranks), ("--size", args.size))
+        if value is None
+    ]
+    if missing:
+        parser.error(f"missing {', '.join(missing)} (or use --list)")
+    schedule = collective(
+        args.name,
+        args.ranks,
+        args.size,
+        root=args.root,
+        seed=args.seed,
+        segment=args.segment,
+        degree=args.degree,
+        splits=args.splits,
+    )
+    write_output(schedule.to_goal(), args.output)
+    if args.output not in (None, "-"):
+        print(
+            f"wrote {args.output}: {args.name}, {schedule.num_ranks} ranks, "
+            f"{schedule.num_ops} operations, {format_size(schedule.bytes_sent)} sent",
+            file=sys.stderr,
+        )
+    return 0

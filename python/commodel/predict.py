@@ -1,0 +1,160 @@
+"""Predictions: run a schedule through the engine under a model and a platform.
+
+:func:`predict` returns a :class:`Prediction` whose times are in seconds (the engine works
+in integer picoseconds; ``makespan_ps`` keeps the exact value). ``Prediction.to_json()``
+writes the fields of docs/formats.md (``model``, ``makespan_s``, ``ranks``, ``messages``,
+``rto_events``) plus ``events`` and ``makespan_ps``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from .errors import ScheduleError, engine_errors
+from .platform import Platform, load_platform, model_spec
+from .units import ps_to_seconds
+
+if TYPE_CHECKING:
+    from ._engine import Schedule
+
+
+@dataclass(frozen=True)
+class RankFinish:
+    """When a rank finished its last operation."""
+
+    rank: int
+    finish_s: float
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message: its sender started it at ``start_s``, the receive completed at ``end_s``."""
+
+    src: int
+    dst: int
+    bytes: int
+    tag: int
+    start_s: float
+    end_s: float
+    rto: bool = False
+
+
+@dataclass(frozen=True)
+class Prediction:
+    """The outcome of one schedule under one model."""
+
+    model: str
+    makespan_s: float
+    ranks: list[RankFinish]
+    messages: list[Message] = field(default_factory=list)
+    rto_events: list[dict[str, Any]] = field(default_factory=list)
+    events: int = 0
+    makespan_ps: int = 0
+    platform: str = ""
+
+    @property
+    def slowest_rank(self) -> RankFinish:
+        """The rank that finishes last (the lowest rank number among ties)."""
+        if not self.ranks:
+            raise ScheduleError("the schedule has no ranks")
+        return max(self.ranks, key=lambda r: (r.finish_s, -r.rank))
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of docs/formats.md, as Python data."""
+        return {
+            "model": self.model,
+            "platform": self.platform,
+            "makespan_s": self.makespan_s,
+            "makespan_ps": self.makespan_ps,
+            "events": self.events,
+            "ranks": [{"rank": r.rank, "finish_s": r.finish_s} for r in self.ranks],
+            "messages": [
+                {
+                    "src": m.src,
+                    "dst": m.dst,
+                    "bytes": m.bytes,
+                    "tag": m.tag,
+                    "start_s": m.start_s,
+                    "end_s": m.end_s,
+                    "rto": m.rto,
+                }
+                for m in self.messages
+            ],
+            "rto_events": [dict(e) for e in self.rto_events],
+        }
+
+    def to_json(self, indent: int | None = None) -> str:
+        """The prediction as one JSON object (docs/formats.md)."""
+        return json.dumps(self.to_dict(), indent=indent)
+
+
+def _seconds_fields(event: dict[str, Any]) -> dict[str, Any]:
+    """Engine dicts carry ``*_ps`` integers; report them as ``*_s`` seconds."""
+    out: dict[str, Any] = {}
+    for key, value in event.items():
+        if key.endswith("_ps") and isinstance(value, int):
+            out[key[:-3] + "_s"] = ps_to_seconds(value)
+        else:
+            out[key] = value
+    return out
+
+
+def prediction_from_engine(result: dict[str, Any], platform: str = "") -> Prediction:
+    """Build a :class:`Prediction` from the dict that ``commodel._engine.simulate`` returns."""
+    ranks = [RankFinish(rank, ps_to_seconds(ps)) for rank, ps in enumerate(result["finish_ps"])]
+    messages = [
+        Message(
+            src=int(src),
+            dst=int(dst),
+            bytes=int(nbytes),
+            tag=int(tag),
+            start_s=ps_to_seconds(start),
+            end_s=ps_to_seconds(end),
+            rto=bool(rto),
+        )
+        for src, dst, nbytes, tag, start, end, rto in result.get("messages", [])
+    ]
+    return Prediction(
+        model=str(result["model"]),
+        makespan_s=ps_to_seconds(result["makespan_ps"]),
+        ranks=ranks,
+        messages=messages,
+        rto_events=[_seconds_fields(e) for e in result.get("rto_events", [])],
+        events=int(result.get("events", 0)),
+        makespan_ps=int(result["makespan_ps"]),
+        platform=platform,
+    )
+
+
+def predict(
+    schedule: Schedule | str | os.PathLike,
+    platform: Platform | str | os.PathLike,
+    model: str = "loggops",
+    record_messages: bool = True,
+) -> Prediction:
+    """Predict ``schedule`` (a Schedule or a GOAL file) on ``platform`` under ``model``.
+
+    ``platform`` is a :class:`~commodel.platform.Platform`, a platform file or the name of a
+    built-in platform (``nomura2007``, ``loggopsim-default``). Models: ``loggops``,
+    ``plogp``, ``hockney`` (``commodel.models()`` lists them).
+    """
+    from . import _engine
+    from .schedules import read_goal
+
+    spec = model_spec(model)
+    plat = load_platform(platform)
+    params = plat.engine_params(spec.name)
+    sched = read_goal(schedule) if isinstance(schedule, (str, os.PathLike)) else schedule
+    with engine_errors():
+        result = _engine.simulate(sched, spec.name, params, record_messages=record_messages)
+    return prediction_from_engine(result, platform=plat.name)
+
+
+def models() -> list[tuple[str, str]]:
+    """The models :func:`predict` knows: ``(name, one-line summary)``."""
+    from .platform import MODELS
+
+    return [(name, MODELS[name].summary) for name in sorted(MODELS)]

@@ -1,0 +1,53 @@
+"""The readable summary of a prediction (``commodel predict`` without ``--json``)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ..units import duration_unit, format_duration, format_size
+from .tables import format_table
+
+if TYPE_CHECKING:
+    from ..predict import Prediction
+
+# Up to this many ranks every rank's finish time is listed; above, the slowest ones.
+ALL_RANKS_UP_TO = 32
+SLOWEST_SHOWN = 10
+
+
+def prediction_summary(
+    prediction: Prediction,
+    schedule_name: str = "",
+    num_ops: int | None = None,
+    bytes_sent: int | None = None,
+) -> str:
+    """Makespan, slowest rank and per-rank finish times, in a unit that fits the makespan."""
+    unit, _ = duration_unit(prediction.makespan_s)
+    slowest = prediction.slowest_rank
+    nranks = len(prediction.ranks)
+    lines = []
+    if schedule_name:
+        details = [f"{nranks} ranks"]
+        if num_ops is not None:
+            details.append(f"{num_ops} operations")
+        if bytes_sent is not None:
+            details.append(f"{format_size(bytes_sent)} sent")
+        lines.append(f"schedule  {schedule_name} ({', '.join(details)})")
+    if prediction.platform:
+        lines.append(f"platform  {prediction.platform}")
+    lines.append(f"model     {prediction.model}")
+    lines.append(f"makespan  {format_duration(prediction.makespan_s, unit)}")
+    lines.append(f"slowest   rank {slowest.rank}")
+    if prediction.rto_events:
+        lines.append(f"RTOs      {len(prediction.rto_events)}")
+    lines.append(f"events    {prediction.events}")
+    lines.append("")
+    if nranks <= ALL_RANKS_UP_TO:
+        shown = prediction.ranks
+        lines.append("finish time of every rank:")
+    else:
+        shown = sorted(prediction.ranks, key=lambda r: (-r.finish_s, r.rank))[:SLOWEST_SHOWN]
+        lines.append(f"the {SLOWEST_SHOWN} slowest of {nranks} ranks:")
+    rows = [(r.rank, format_duration(r.finish_s, unit)) for r in shown]
+    lines.append(format_table(["rank", "finish"], rows, align="rr", indent="  "))
+    return "\n".join(lines) + "\n"
