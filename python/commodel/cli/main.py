@@ -115,13 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
             if exc.name == module_name:
                 continue  # this subcommand does not exist in this version
             sub = subparsers.add_parser(name, help=f"(unavailable: {exc})", add_help=False)
-            sub.set_defaults(func=_unavailable(name, exc))
-            sub.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+            sub.set_defaults(func=_unavailable(name, exc), _any_arguments=True)
             continue
         except Exception as exc:  # a broken module must not take the other subcommands down
             sub = subparsers.add_parser(name, help="(unavailable: failed to load)", add_help=False)
-            sub.set_defaults(func=_unavailable(name, exc))
-            sub.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+            sub.set_defaults(func=_unavailable(name, exc), _any_arguments=True)
             continue
         module.register(subparsers)
     return parser
@@ -142,7 +140,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = os.environ.get("COMMODEL_DEBUG", "") not in ("", "0")
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra and not getattr(args, "_any_arguments", False):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
         if getattr(args, "func", None) is None:
             parser.print_usage(sys.stderr)
             print(

@@ -57,8 +57,10 @@ def run(args: argparse.Namespace) -> int:
     from ..report.summary import prediction_summary
     from ..schedules import read_goal
 
-    model_spec(args.model)  # an unknown model fails before the schedule is read
+    # an unknown model or a platform that lacks the model's section fails first
+    model_spec(args.model)
     platform = load_platform(args.platform)
+    platform.engine_params(args.model)
     schedule = read_goal(args.schedule)
     prediction = predict(schedule, platform, model=args.model, record_messages=args.json)
     if args.json:

@@ -1,0 +1,331 @@
+"""The `commodel` command: exit codes, error messages, predict output, the LogGOPS golden case."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import commodel.cli as cli_package
+from conftest import EXAMPLES, ROOT, needs_engine
+
+# `commodel.cli.main` the attribute is the entry-point function; this is the module
+cli_main = importlib.import_module("commodel.cli.main")
+
+GOLDEN_GOAL = EXAMPLES / "schedules" / "loggops-example.goal"
+LOGGOPSIM_DEFAULT = EXAMPLES / "platforms" / "loggopsim-default.yaml"
+
+
+# --- no engine needed --------------------------------------------------------------------
+
+
+def test_help_teaches(cli) -> None:
+    result = cli("--help")
+    assert result.code == 0
+    for text in ("pipeline:", "examples:", "schedule", "predict", "demo", "docs/formats.md"):
+        assert text in result.out
+
+
+def test_version(cli) -> None:
+    import commodel
+
+    result = cli("--version")
+    assert result.code == 0
+    assert result.out.strip() == f"commodel {commodel.__version__}"
+
+
+def test_no_subcommand_is_a_usage_error(cli) -> None:
+    result = cli()
+    assert result.code == 2
+    assert "a subcommand is required" in result.err
+
+
+def test_unknown_subcommand(cli) -> None:
+    result = cli("predcit")
+    assert result.code == 2
+    assert "invalid choice: 'predcit'" in result.err
+
+
+def test_subcommand_help(cli) -> None:
+    for name in ("schedule", "predict", "demo"):
+        result = cli(name, "--help")
+        assert result.code == 0, name
+        assert f"commodel {name}" in result.out
+
+
+def test_predict_requires_platform(cli) -> None:
+    result = cli("predict", str(GOLDEN_GOAL))
+    assert result.code == 2
+    assert "--platform" in result.err
+
+
+def test_predict_missing_schedule_file_is_named(cli, tmp_path: Path) -> None:
+    missing = tmp_path / "nope.goal"
+    result = cli("predict", missing, "--platform", "loggopsim-default")
+    assert result.code == 2
+    assert result.err == f"commodel: error: {missing}: no such schedule file\n"
+
+
+def test_predict_unknown_model(cli) -> None:
+    result = cli("predict", GOLDEN_GOAL, "--platform", "nomura2007", "--model", "logp")
+    assert result.code == 2
+    assert result.err.startswith("commodel: error: unknown model 'logp' (known: ")
+    assert "loggops" in result.err and "Traceback" not in result.err
+
+
+def test_predict_bad_platform_names_file_and_field(cli, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("commodel_platform: 1\nname: bad\nnodes: 2\nhockney: {alpha: -1, beta: 0}\n")
+    result = cli("predict", GOLDEN_GOAL, "--platform", bad, "--model", "hockney")
+    assert result.code == 2
+    assert result.err == (f"commodel: error: {bad}: hockney.alpha: must be >= 0 seconds, got -1\n")
+
+
+def test_predict_platform_without_the_models_section(cli, tmp_path: Path) -> None:
+    only_hockney = tmp_path / "h.yaml"
+    only_hockney.write_text(
+        "commodel_platform: 1\nname: h\nnodes: 2\nhockney: {alpha: 1, beta: 0}\n"
+    )
+    result = cli("predict", GOLDEN_GOAL, "--platform", only_hockney, "--model", "plogp")
+    assert result.code == 2
+    assert result.err == (
+        f"commodel: error: platform h ({only_hockney}) has no `plogp` section; "
+        "model plogp needs it\n"
+    )
+
+
+def test_schedule_bad_size(cli) -> None:
+    result = cli("schedule", "alltoall-xor-pairwise", "--ranks", "4", "--size", "64K")
+    assert result.code == 2
+    assert "ambiguous size '64K'" in result.err
+
+
+def test_schedule_missing_arguments(cli) -> None:
+    result = cli("schedule", "alltoall-xor-pairwise")
+    assert result.code == 2
+    assert "missing --ranks, --size (or use --list)" in result.err
+
+
+def test_schedule_negative_ranks(cli) -> None:
+    result = cli("schedule", "bcast-binomial", "--ranks", "-3", "--size", "8")
+    assert result.code == 2
+
+
+def test_unexpected_error_asks_for_a_report(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    import commodel.platform
+
+    def broken(_name: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.delenv("COMMODEL_DEBUG", raising=False)
+    monkeypatch.setattr(commodel.platform, "load_platform", broken)
+    result = cli("predict", GOLDEN_GOAL, "--platform", "nomura2007")
+    assert result.code == 1
+    assert "commodel: internal error: RuntimeError: boom" in result.err
+    assert "please report it" in result.err
+    assert "Traceback" not in result.err
+
+
+def test_debug_shows_the_traceback(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    import commodel.platform
+
+    def broken(_name: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setenv("COMMODEL_DEBUG", "1")
+    monkeypatch.setattr(commodel.platform, "load_platform", broken)
+    with pytest.raises(RuntimeError, match="boom"):
+        cli_main.main(["predict", str(GOLDEN_GOAL), "--platform", "nomura2007"])
+
+
+def test_interrupt_exits_130(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    import commodel.platform
+
+    def interrupted(_name: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commodel.platform, "load_platform", interrupted)
+    result = cli("predict", GOLDEN_GOAL, "--platform", "nomura2007")
+    assert result.code == 130
+    assert result.err == "commodel: interrupted\n"
+
+
+def test_missing_optional_dependency_fails_only_that_subcommand(
+    cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A subcommand whose module needs an uninstalled package: a message, exit 2."""
+    (tmp_path / "needsdep.py").write_text("import not_installed_dependency_xyz\n")
+    monkeypatch.setattr(cli_package, "__path__", [*cli_package.__path__, str(tmp_path)])
+    monkeypatch.setattr(cli_main, "SUBCOMMANDS", [*cli_main.SUBCOMMANDS, "needsdep"])
+    monkeypatch.delitem(sys.modules, "commodel.cli.needsdep", raising=False)
+    assert cli("--help").code == 0
+    result = cli("needsdep", "--anything")
+    assert result.code == 2
+    assert result.err == (
+        "commodel: error: the Python module 'not_installed_dependency_xyz' is not installed "
+        "(needed for commodel needsdep); install it with: pip install "
+        "not_installed_dependency_xyz\n"
+    )
+
+
+def test_help_does_not_import_heavy_modules() -> None:
+    code = (
+        "import sys; from commodel.cli.main import build_parser; build_parser(); "
+        "heavy = [m for m in ('matplotlib', 'mpi4py', 'duckdb', 'scipy') if m in sys.modules]; "
+        "print(heavy)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=_env()
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), env.get("PYTHONPATH", "")])
+    return env
+
+
+def test_python_dash_m() -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "commodel", "--version"],
+        capture_output=True,
+        text=True,
+        env=_env(),
+    )
+    assert out.returncode == 0
+    assert out.stdout.startswith("commodel ")
+
+
+# --- engine-backed -----------------------------------------------------------------------
+
+
+@needs_engine
+def test_loggops_golden_example_json(cli) -> None:
+    """Issue 2's LogGOPS example: rank 0 finishes at 543780 ns, rank 1 at 550336 ns."""
+    result = cli(
+        "predict", GOLDEN_GOAL, "--platform", LOGGOPSIM_DEFAULT, "--model", "loggops", "--json"
+    )
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert data["model"] == "loggops"
+    assert [r["rank"] for r in data["ranks"]] == [0, 1]
+    assert [round(r["finish_s"] * 1e12) for r in data["ranks"]] == [543_780_000, 550_336_000]
+    assert round(data["makespan_s"] * 1e12) == 550_336_000
+    assert data["makespan_ps"] == 550_336_000
+
+
+@needs_engine
+def test_loggops_golden_example_summary(cli) -> None:
+    result = cli("predict", GOLDEN_GOAL, "--platform", "loggopsim-default", "--model", "loggops")
+    assert result.code == 0, result.err
+    assert "makespan  550.336 us" in result.out
+    assert "slowest   rank 1" in result.out
+    lines = [line.split() for line in result.out.splitlines()]
+    assert ["0", "543.780", "us"] in lines
+    assert ["1", "550.336", "us"] in lines
+
+
+@needs_engine
+def test_predict_json_fields(cli) -> None:
+    result = cli("predict", GOLDEN_GOAL, "--platform", "loggopsim-default", "--json")
+    data = json.loads(result.out)
+    assert {"model", "makespan_s", "ranks", "messages", "rto_events"} <= set(data)
+    assert isinstance(data["makespan_s"], float)
+    assert data["rto_events"] == []
+    # three messages: 64 KiB each way and the 8-byte one; every byte is accounted for
+    assert len(data["messages"]) == 3
+    for message in data["messages"]:
+        assert set(message) == {"src", "dst", "bytes", "tag", "start_s", "end_s", "rto"}
+        assert message["rto"] is False
+        assert 0 <= message["start_s"] <= message["end_s"] <= data["makespan_s"]
+    assert sorted((m["src"], m["dst"], m["bytes"], m["tag"]) for m in data["messages"]) == [
+        (0, 1, 8, 8),
+        (0, 1, 65536, 7),
+        (1, 0, 65536, 7),
+    ]
+
+
+@needs_engine
+def test_predict_output_file_and_stdin(cli, tmp_path: Path, monkeypatch) -> None:
+    out = tmp_path / "p.json"
+    result = cli("predict", GOLDEN_GOAL, "-p", "loggopsim-default", "--json", "-o", out)
+    assert result.code == 0 and result.out == ""
+    assert json.loads(out.read_text())["makespan_ps"] == 550_336_000
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.StringIO(GOLDEN_GOAL.read_text()))
+    result = cli("predict", "-", "-p", "loggopsim-default", "--json")
+    assert json.loads(result.out)["makespan_ps"] == 550_336_000
+
+
+@needs_engine
+def test_bad_goal_file_names_file_line_column(cli, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.goal"
+    bad.write_text("num_ranks 1\nrank 0 {\nx: sned 8b to 0\n}\n")
+    result = cli("predict", bad, "--platform", "loggopsim-default")
+    assert result.code == 2
+    assert result.err.startswith(f"commodel: error: {bad}:3:")
+    assert "Traceback" not in result.err
+
+
+@needs_engine
+def test_deadlock_is_exit_2(cli, tmp_path: Path) -> None:
+    stuck = tmp_path / "stuck.goal"
+    stuck.write_text("num_ranks 2\nrank 0 {\nr1: recv 8b from 1 tag 0\n}\nrank 1 {\n}\n")
+    result = cli("predict", stuck, "--platform", "loggopsim-default")
+    assert result.code == 2
+    assert "r1" in result.err
+
+
+@needs_engine
+def test_schedule_then_predict(cli, tmp_path: Path) -> None:
+    goal = tmp_path / "a2a.goal"
+    result = cli("schedule", "alltoall-xor-pairwise", "--ranks", "8", "--size", "1KiB", "-o", goal)
+    assert result.code == 0, result.err
+    assert result.err.startswith(f"wrote {goal}: alltoall-xor-pairwise, 8 ranks, ")
+    assert goal.read_text().startswith("num_ranks 8\n")
+    result = cli("predict", goal, "--platform", "loggopsim-default", "--model", "plogp", "--json")
+    data = json.loads(result.out)
+    assert len(data["messages"]) == 8 * 7
+    assert sum(m["bytes"] for m in data["messages"]) == 8 * 7 * 1024
+
+
+@needs_engine
+def test_schedule_list(cli) -> None:
+    result = cli("schedule", "--list")
+    assert result.code == 0
+    names = {line.split()[0] for line in result.out.splitlines()[2:] if line.strip()}
+    assert {"alltoall-xor-pairwise", "alltoall-xor-post-all"} <= names
+
+
+@needs_engine
+def test_schedule_unknown_collective(cli) -> None:
+    result = cli("schedule", "alltoall-magic", "--ranks", "4", "--size", "8")
+    assert result.code == 2
+    assert "alltoall-magic" in result.err
+
+
+@needs_engine
+def test_many_ranks_summary_shows_the_ten_slowest(cli, tmp_path: Path) -> None:
+    goal = tmp_path / "bcast.goal"
+    cli("schedule", "bcast-binomial", "--ranks", "64", "--size", "1KiB", "-o", goal)
+    result = cli("predict", goal, "--platform", "loggopsim-default")
+    assert result.code == 0, result.err
+    assert "the 10 slowest of 64 ranks:" in result.out
+    table = result.out.split("the 10 slowest of 64 ranks:")[1].strip().splitlines()[2:]
+    assert len(table) == 10
+
+
+@needs_engine
+def test_demo_prints_the_table(cli) -> None:
+    result = cli("demo", "--ranks", "4")
+    assert result.code == 0, result.err
+    assert "alltoall-xor-pairwise" in result.out and "alltoall-xor-post-all" in result.out
+    rows = [line for line in result.out.splitlines() if line.strip().endswith("x)")]
+    assert len(rows) == 11  # 1 KiB .. 1 MiB
