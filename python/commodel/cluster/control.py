@@ -1,0 +1,262 @@
+"""The cluster operations behind ``commodel cluster up|down|status|exec|mpirun``."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from . import fabric, launcher, settings, state
+from .spec import ClusterSpec, check_cluster_id, load_spec
+from .util import ClusterError, require_root
+
+
+class Interrupted(ClusterError):
+    """``up`` was stopped by a signal; what it built has been removed."""
+
+    exit_code = 130
+
+
+@contextlib.contextmanager
+def _signals_raise():
+    """Turn SIGTERM/SIGHUP/SIGINT into an exception so that ``finally`` blocks run."""
+
+    def handler(signum: int, _frame: Any) -> None:
+        raise Interrupted(f"interrupted by {signal.Signals(signum).name}; cleaned up")
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        previous[sig] = signal.signal(sig, handler)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def up(spec_path: str | Path, name: str | None = None) -> dict[str, Any]:
+    """Build the cluster of a spec file; return its state record.
+
+    On any failure or signal, everything created so far is removed before the error is
+    raised; after a SIGKILL, ``down`` finds the leftovers from the state file (written
+    first) and by name prefix.
+    """
+    spec = load_spec(spec_path)
+    require_root("commodel cluster up")
+    cluster_id = check_cluster_id(name or spec.default_id())
+    if state.read_state(cluster_id) is not None or fabric.our_namespaces(cluster_id):
+        raise ClusterError(
+            f"cluster {cluster_id} already exists (or is left over from a crash): run "
+            f"`commodel cluster down --name {cluster_id}` first, or pick another --name"
+        )
+    plan = fabric.make_plan(spec, cluster_id)
+    record = _record(spec, spec_path, cluster_id, plan)
+    started = time.monotonic()
+    with _signals_raise():
+        try:
+            state.write_state(cluster_id, record)
+            fabric.build(plan, spec, record)
+            record["agent"] = str(launcher.write_agent(record))
+            record["status"] = "up"
+            record["build_seconds"] = round(time.monotonic() - started, 3)
+            state.write_state(cluster_id, record)
+        except BaseException:
+            with _signals_blocked():
+                fabric.teardown(cluster_id)
+            raise
+    return record
+
+
+@contextlib.contextmanager
+def _signals_blocked():
+    """Ignore further SIGINT/SIGTERM/SIGHUP while cleaning up."""
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        previous[sig] = signal.signal(sig, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _record(
+    spec: ClusterSpec, spec_path: str | Path, cluster_id: str, plan: fabric.Plan
+) -> dict[str, Any]:
+    topo = spec.topology
+    return {
+        "id": cluster_id,
+        "status": "building",
+        "pid": os.getpid(),
+        "created_unix": round(time.time(), 3),
+        "spec_path": str(Path(spec_path).resolve()),
+        "spec_name": spec.name,
+        "description": spec.description,
+        "topology": topo.kind,
+        "racks": [list(r) for r in topo.racks] if topo.kind == "racks" else None,
+        "level_rates_bit_s": list(topo.level_rates_bit_s) if topo.kind == "binary-tree" else None,
+        "backbone_rate_bit_s": topo.backbone_rate_bit_s if topo.kind == "racks" else None,
+        "nic_rate_bit_s": spec.nic_rate_bit_s,
+        "buffers": {
+            "host_nic": spec.host_nic_buffer,
+            "switch_port": spec.switch_port_buffer,
+            "backbone_port": spec.backbone_port_buffer,
+        },
+        "congestion_control": spec.congestion_control,
+        "rto_min_ms": spec.rto_min_ms,
+        "mtu": spec.mtu,
+        **plan.to_json(),
+    }
+
+
+def known_clusters() -> list[str]:
+    """Clusters with a state file or with namespaces of ours."""
+    return sorted(set(state.listed_clusters()) | set(fabric.cluster_ids_from_namespaces()))
+
+
+def resolve_name(name: str | None) -> str:
+    """The cluster meant: ``name``, or the only one up."""
+    if name:
+        return check_cluster_id(name)
+    clusters = known_clusters()
+    if len(clusters) == 1:
+        return clusters[0]
+    if not clusters:
+        raise ClusterError("no emulated cluster is up (start one with `commodel cluster up`)")
+    raise ClusterError(f"several clusters are up ({', '.join(clusters)}): choose one with --name")
+
+
+def load_record(name: str | None) -> dict[str, Any]:
+    cluster_id = resolve_name(name)
+    record = state.read_state(cluster_id)
+    if record is None:
+        raise ClusterError(
+            f"cluster {cluster_id} has no state file in {state.state_dir()} (left over from a "
+            f"crash?): remove it with `commodel cluster down --name {cluster_id}`"
+        )
+    if record.get("status") != "up":
+        raise ClusterError(
+            f"cluster {cluster_id} is not up (status {record.get('status')!r}; a crashed `up`?): "
+            f"remove it with `commodel cluster down --name {cluster_id}`"
+        )
+    return record
+
+
+def down(name: str | None = None, all_clusters: bool = False) -> dict[str, Any]:
+    """Remove one cluster (or all of ours) and restore the settings we changed."""
+    require_root("commodel cluster down")
+    if all_clusters:
+        targets = known_clusters()
+    elif name:
+        targets = [check_cluster_id(name)]
+    else:
+        clusters = known_clusters()
+        if len(clusters) > 1:
+            raise ClusterError(
+                f"several clusters are up ({', '.join(clusters)}): choose one with --name, "
+                "or remove them all with --all"
+            )
+        targets = clusters
+    removed = []
+    with _signals_blocked():
+        for cluster_id in targets:
+            removed.append(fabric.teardown(cluster_id))
+        with state.locked():
+            restored = settings.restore_all()
+    return {"removed": removed, "restored": restored}
+
+
+def status(name: str | None = None, counters: bool = True) -> dict[str, Any]:
+    """The cluster's record with live drop and TCP timeout counters."""
+    require_root("commodel cluster status")
+    record = load_record(name)
+    if counters:
+        stats: dict[str, dict[str, Any]] = {}
+        for ns in {s["ns"] for s in record["shapers"]}:
+            stats[ns] = fabric.qdisc_stats(ns)
+        for shaper in record["shapers"]:
+            shaper["stats"] = stats.get(shaper["ns"], {}).get(shaper["dev"], {})
+        for host in record["hosts"]:
+            host["tcp"] = fabric.tcp_counters(host["ns"])
+    return record
+
+
+def exec_in_host(name: str | None, host: str, command: list[str]) -> int:
+    require_root("commodel cluster exec")
+    return launcher.exec_in_host(load_record(name), host, command)
+
+
+def mpirun(name: str | None, command: list[str], **options: Any) -> int:
+    require_root("commodel cluster mpirun")
+    return launcher.mpirun(load_record(name), command, **options)
+
+
+# --------------------------------------------------------------------------------------
+# Text output
+
+
+def format_rate(bit_s: float) -> str:
+    for unit, scale in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if bit_s >= scale:
+            value = bit_s / scale
+            return f"{value:.4g} {unit}"
+    return f"{bit_s:.0f} bit/s"
+
+
+def format_status(record: dict[str, Any]) -> str:
+    lines = []
+    topo = record["topology"]
+    if topo == "racks":
+        shape = (
+            f"racks {len(record['racks'])} x {'/'.join(str(len(r)) for r in record['racks'])} "
+            f"hosts, backbone {format_rate(record['backbone_rate_bit_s'])}"
+        )
+    else:
+        rates = ", ".join(
+            f"b({h + 1})={format_rate(r)}" for h, r in enumerate(record["level_rates_bit_s"])
+        )
+        shape = f"binary tree, {rates}"
+    lines.append(
+        f"cluster {record['id']}: {len(record['hosts'])} hosts, {shape}, "
+        f"NIC {format_rate(record['nic_rate_bit_s'])}"
+    )
+    lines.append(f"  spec {record['spec_path']}")
+    buffers = record["buffers"]
+    lines.append(
+        f"  tcp {record['congestion_control']}, rto_min {record['rto_min_ms']:g} ms "
+        f"({record.get('rto_min_by', '?')}), mtu {record['mtu']}; buffers host NIC "
+        f"{buffers['host_nic']} B, switch port {buffers['switch_port']} B, backbone port "
+        f"{buffers['backbone_port']} B"
+    )
+    lines.append(
+        f"  namespaces {record['ctl_ns']} (mpirun), {record['switch_ns']} (switches), "
+        f"{record['hosts'][0]['ns']} ..."
+    )
+    lines.append("")
+    lines.append(
+        f"  {'host':<8} {'namespace':<22} {'data ip':<15} {'mgmt ip':<15} {'switch':<10} "
+        f"{'RTOs':>6} {'retrans':>8}"
+    )
+    for h in record["hosts"]:
+        tcp = h.get("tcp", {})
+        lines.append(
+            f"  {h['name']:<8} {h['ns']:<22} {h['data_ip']:<15} {h['mgmt_ip']:<15} "
+            f"{str(h['switch']).removeprefix('cm-'):<10} "
+            f"{tcp.get('TcpExtTCPTimeouts', '-'):>6} {tcp.get('TcpRetransSegs', '-'):>8}"
+        )
+    lines.append("")
+    lines.append(
+        f"  {'egress':<16} {'configured':>12} {'tbf rate':>12} {'burst':>6} {'limit':>8} "
+        f"{'sent bytes':>12} {'drops':>6}"
+    )
+    for s in record["shapers"]:
+        st = s.get("stats", {})
+        lines.append(
+            f"  {s['direction']:<16} {format_rate(s['nominal_bit_s']):>12} "
+            f"{format_rate(s['rate_bit_s']):>12} {s['burst']:>6} {s['limit']:>8} "
+            f"{st.get('bytes', '-'):>12} {st.get('drops', '-'):>6}"
+        )
+    return "\n".join(lines) + "\n"
