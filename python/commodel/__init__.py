@@ -7,8 +7,8 @@ The Python face of the engine::
     prediction = commodel.predict(schedule, "nomura2007", model="plogp")
     print(prediction.makespan_s, prediction.slowest_rank)
 
-Names are imported on first use, so ``import commodel`` (and ``commodel --help``) stay fast
-and the pure-Python parts (platform files, units, errors) work without the compiled engine.
+The compiled engine is loaded on first use, so ``import commodel`` (and ``commodel --help``)
+stay fast and the pure-Python parts (platform files, units, errors) work without it.
 """
 
 from __future__ import annotations
@@ -24,48 +24,42 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
 
-if TYPE_CHECKING:  # the names below, for type checkers and editors
+# Light modules: none of them loads the compiled engine or YAML at import time. The
+# function `predict` must be bound after the module `commodel.predict` is imported, so
+# that `commodel.predict` is the function.
+from .platform import Platform, load_platform
+from .predict import Message, Prediction, RankFinish, models, predict
+from .schedules import collective, collective_names, parse_goal, read_goal, write_goal
+
+if TYPE_CHECKING:
     from ._engine import Schedule  # noqa: F401
-    from .platform import Platform, load_platform  # noqa: F401
-    from .predict import Message, Prediction, RankFinish, models, predict  # noqa: F401
-    from .schedules import (  # noqa: F401
-        collective,
-        collective_names,
-        parse_goal,
-        read_goal,
-        write_goal,
-    )
 
-# public name -> module that defines it
-_LAZY = {
-    "Schedule": "._engine",
-    "Platform": ".platform",
-    "load_platform": ".platform",
-    "Prediction": ".predict",
-    "RankFinish": ".predict",
-    "Message": ".predict",
-    "predict": ".predict",
-    "models": ".predict",
-    "collective": ".schedules",
-    "collective_names": ".schedules",
-    "parse_goal": ".schedules",
-    "read_goal": ".schedules",
-    "write_goal": ".schedules",
-}
-
-__all__ = ["CommodelError", "__version__", *sorted(_LAZY)]
+__all__ = [
+    "CommodelError",
+    "Message",
+    "Platform",
+    "Prediction",
+    "RankFinish",
+    "Schedule",
+    "__version__",
+    "collective",
+    "collective_names",
+    "load_platform",
+    "models",
+    "parse_goal",
+    "predict",
+    "read_goal",
+    "write_goal",
+]
 
 
 def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'commodel' has no attribute {name!r}")
-    import importlib
+    if name == "Schedule":  # the compiled engine's class, loaded on first use
+        from ._engine import Schedule
 
-    value = getattr(importlib.import_module(module_name, __name__), name)
-    globals()[name] = value
-    return value
+        return Schedule
+    raise AttributeError(f"module 'commodel' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+    return sorted(set(globals()) | {"Schedule"})

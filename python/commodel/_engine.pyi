@@ -35,8 +35,11 @@ def collective(
     segment: int | None = None,
     degree: int = 1,
     splits: int = 2,
+    max_requests: int = 0,
+    reduce_ns_per_byte: float = 0.0,
 ) -> Schedule: ...
 def collective_names() -> list[tuple[str, str]]: ...
+def model_names() -> list[str]: ...
 def simulate(
     schedule: Schedule,
     model: str,

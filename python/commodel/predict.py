@@ -141,13 +141,13 @@ def predict(
     built-in platform (``nomura2007``, ``loggopsim-default``). Models: ``loggops``,
     ``plogp``, ``hockney`` (``commodel.models()`` lists them).
     """
-    from . import _engine
     from .schedules import read_goal
 
     spec = model_spec(model)
     plat = load_platform(platform)
     params = plat.engine_params(spec.name)
     sched = read_goal(schedule) if isinstance(schedule, (str, os.PathLike)) else schedule
+    from . import _engine
     with engine_errors():
         result = _engine.simulate(sched, spec.name, params, record_messages=record_messages)
     return prediction_from_engine(result, platform=plat.name)

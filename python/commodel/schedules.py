@@ -64,13 +64,17 @@ def collective(
     segment: int | str | None = None,
     degree: int = 1,
     splits: int = 2,
+    max_requests: int = 0,
+    reduce_ns_per_byte: float = 0.0,
 ) -> Schedule:
     """Generate the schedule of collective ``name`` on ``ranks`` ranks, ``size`` bytes.
 
     ``size`` is the per-rank message size as the collective defines it (see
     ``commodel schedule --list``); ``segment`` is the pipeline segment size of segmented
     algorithms, ``degree`` the number of passes of ``random-pairs``, ``splits`` the number
-    of sub-gathers of ``gather-split``.
+    of sub-gathers of ``gather-split``, ``max_requests`` the limit of outstanding requests
+    of ``alltoall-linear-sync`` (0: unlimited), ``reduce_ns_per_byte`` the cost of the
+    reduction operation of the allreduce algorithms (a ``calc`` per reduced block; 0: none).
     """
     from . import _engine
 
@@ -78,7 +82,16 @@ def collective(
     seg = None if segment is None else parse_size(segment)
     with engine_errors():
         return _engine.collective(
-            name, ranks, nbytes, root=root, seed=seed, segment=seg, degree=degree, splits=splits
+            name,
+            ranks,
+            nbytes,
+            root=root,
+            seed=seed,
+            segment=seg,
+            degree=degree,
+            splits=splits,
+            max_requests=max_requests,
+            reduce_ns_per_byte=reduce_ns_per_byte,
         )
 
 

@@ -47,6 +47,20 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--splits", type=positive_int, default=2, help="sub-gathers of gather-split (default 2)"
     )
+    parser.add_argument(
+        "--max-requests",
+        type=nonnegative_int,
+        default=0,
+        metavar="N",
+        help="outstanding requests of alltoall-linear-sync (default 0: unlimited)",
+    )
+    parser.add_argument(
+        "--reduce-ns-per-byte",
+        type=float,
+        default=0.0,
+        metavar="NS",
+        help="cost of the reduction in allreduce algorithms (default 0: none)",
+    )
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     parser.set_defaults(func=run, _parser=parser)
     return parser
@@ -78,6 +92,8 @@ def run(args: argparse.Namespace) -> int:
         segment=args.segment,
         degree=args.degree,
         splits=args.splits,
+        max_requests=args.max_requests,
+        reduce_ns_per_byte=args.reduce_ns_per_byte,
     )
     write_output(schedule.to_goal(), args.output)
     if args.output not in (None, "-"):

@@ -1,0 +1,218 @@
+"""The Python API: commodel.predict, schedules, typed results, errors, the engine stubs."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+
+import pytest
+
+import commodel
+from commodel import errors
+from commodel.predict import Message, Prediction, RankFinish, prediction_from_engine
+from conftest import EXAMPLES, ROOT, needs_engine
+
+GOLDEN_GOAL = EXAMPLES / "schedules" / "loggops-example.goal"
+
+
+# --- no engine needed --------------------------------------------------------------------
+
+
+def test_lazy_public_names() -> None:
+    for name in ("predict", "read_goal", "parse_goal", "collective", "load_platform"):
+        assert name in dir(commodel)
+        assert name in commodel.__all__
+    with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
+        _ = commodel.nonsense  # type: ignore[attr-defined]
+    assert commodel.load_platform("nomura2007").nodes == 32
+
+
+def test_prediction_from_engine_dict() -> None:
+    """The conversion of the engine's dict: picoseconds to seconds, tuples to Message."""
+    result = {
+        "model": "plogp",
+        "makespan_ps": 3_000_000,
+        "finish_ps": [3_000_000, 2_500_000, 3_000_000],
+        "events": 12,
+        "messages": [(0, 1, 1024, -1, 0, 2_000_000, False), (2, 0, 8, 5, 10, 3_000_000, True)],
+        "rto_events": [{"src": 2, "dst": 0, "bytes": 8, "tag": 5, "at_ps": 10, "delay_ps": 7}],
+    }
+    p = prediction_from_engine(result, platform="x")
+    assert p.makespan_s == 3e-6
+    assert p.ranks == [RankFinish(0, 3e-6), RankFinish(1, 2.5e-6), RankFinish(2, 3e-6)]
+    assert p.slowest_rank == RankFinish(0, 3e-6)  # the lowest rank among ties
+    assert p.messages[0] == Message(0, 1, 1024, -1, 0.0, 2e-6, False)
+    assert p.messages[1].rto is True
+    assert p.rto_events == [
+        {"src": 2, "dst": 0, "bytes": 8, "tag": 5, "at_s": 1e-11, "delay_s": 7e-12}
+    ]
+    data = json.loads(p.to_json())
+    assert data["ranks"][1] == {"rank": 1, "finish_s": 2.5e-6}
+    assert data["messages"][0] == {
+        "src": 0,
+        "dst": 1,
+        "bytes": 1024,
+        "tag": -1,
+        "start_s": 0.0,
+        "end_s": 2e-6,
+        "rto": False,
+    }
+
+
+def test_empty_prediction_has_no_slowest_rank() -> None:
+    with pytest.raises(errors.ScheduleError):
+        _ = Prediction("loggops", 0.0, []).slowest_rank
+
+
+def test_unknown_model_before_anything_runs() -> None:
+    with pytest.raises(errors.ModelError, match="unknown model 'nope'"):
+        commodel.predict(GOLDEN_GOAL, "loggopsim-default", model="nope")
+
+
+def test_missing_goal_file() -> None:
+    with pytest.raises(errors.GoalError, match="missing.goal: no such schedule file"):
+        commodel.read_goal("missing.goal")
+
+
+def test_engine_error_mapping_by_class_name() -> None:
+    """from_engine keeps the message and picks the subclass of the same name."""
+
+    class EngineError(Exception):
+        __module__ = "commodel._engine"
+
+    class DeadlockError(EngineError):
+        __module__ = "commodel._engine"
+
+    converted = errors.from_engine(DeadlockError("rank 1 waits at r1"))
+    assert type(converted) is errors.DeadlockError
+    assert str(converted) == "rank 1 waits at r1"
+    assert errors.is_engine_error(DeadlockError("x"))
+    assert not errors.is_engine_error(ValueError("x"))
+    with pytest.raises(errors.DeadlockError), errors.engine_errors():
+        raise DeadlockError("stuck")
+
+
+# --- engine-backed -----------------------------------------------------------------------
+
+
+@needs_engine
+def test_version_matches_the_crates() -> None:
+    from commodel import _engine
+
+    cargo = (ROOT / "Cargo.toml").read_text()
+    version = re.search(r'^version = "([^"]+)"', cargo, re.M).group(1)
+    assert commodel.__version__ == version == _engine.__version__
+
+
+@needs_engine
+def test_stub_matches_the_compiled_module() -> None:
+    """Every public name of commodel._engine is in _engine.pyi, and the reverse."""
+    from commodel import _engine
+
+    tree = ast.parse((ROOT / "python" / "commodel" / "_engine.pyi").read_text())
+    stubbed = {
+        node.name
+        for node in tree.body
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and not node.name.startswith("_")
+    }
+    compiled = {name for name in dir(_engine) if not name.startswith("_")}
+    assert stubbed == compiled
+
+
+@needs_engine
+def test_predict_golden_loggops() -> None:
+    p = commodel.predict(GOLDEN_GOAL, "loggopsim-default", model="loggops")
+    assert isinstance(p, Prediction)
+    assert [round(r.finish_s * 1e12) for r in p.ranks] == [543_780_000, 550_336_000]
+    assert p.makespan_ps == 550_336_000
+    assert p.slowest_rank.rank == 1
+    assert all(isinstance(m, Message) for m in p.messages)
+    assert sum(m.bytes for m in p.messages) == 2 * 65536 + 8
+    assert p.platform == "loggopsim-default"
+
+
+@needs_engine
+def test_without_messages() -> None:
+    p = commodel.predict(GOLDEN_GOAL, "loggopsim-default", record_messages=False)
+    assert p.messages == []
+    assert p.makespan_ps == 550_336_000
+
+
+@pytest.mark.parametrize("ranks", [2, 8, 32])
+@needs_engine
+def test_plogp_alltoall_closed_forms(ranks: int) -> None:
+    """PlogPT eq. 18 and 19 under plogp: A = (P-1)(g(m)+L), B = (P-1) g(m) + L, exactly."""
+    platform = commodel.load_platform("loggopsim-default")
+    m = 1024
+    params = platform.engine_params("plogp")
+    g, latency = params["g"][params["sizes"].index(m)], params["L"]
+    a = commodel.collective("alltoall-xor-pairwise", ranks, m)
+    b = commodel.collective("alltoall-xor-post-all", ranks, m)
+    assert commodel.predict(a, platform, "plogp").makespan_ps == (ranks - 1) * (g + latency)
+    assert commodel.predict(b, platform, "plogp").makespan_ps == (ranks - 1) * g + latency
+
+
+@needs_engine
+def test_hockney_one_message() -> None:
+    goal = "num_ranks 2\nrank 0 {\ns: send 1000b to 1\n}\nrank 1 {\nr: recv 1000b from 0\n}\n"
+    p = commodel.predict(commodel.parse_goal(goal), "loggopsim-default", model="hockney")
+    # alpha + beta m = 7.992 us + 1000 * 8 ns
+    assert p.makespan_ps == 7_992_000 + 1000 * 8_000
+
+
+@needs_engine
+def test_written_schedule_predicts_the_same(tmp_path) -> None:
+    schedule = commodel.collective("bcast-binomial", 16, "64KiB")
+    path = tmp_path / "b.goal"
+    commodel.write_goal(schedule, path)
+    again = commodel.read_goal(path)
+    assert (again.num_ranks, again.num_ops, again.bytes_sent) == (
+        schedule.num_ranks,
+        schedule.num_ops,
+        schedule.bytes_sent,
+    )
+    for model in ("loggops", "plogp", "hockney"):
+        first = commodel.predict(schedule, "nomura2007", model)
+        second = commodel.predict(again, "nomura2007", model)
+        assert first.makespan_ps == second.makespan_ps
+        assert first.ranks == second.ranks
+
+
+@needs_engine
+def test_goal_error_is_a_commodel_error() -> None:
+    with pytest.raises(errors.GoalError) as info:
+        commodel.parse_goal("num_ranks 1\nrank 0 {\nx: sned 8b to 0\n}\n", "bad.goal")
+    assert isinstance(info.value, errors.CommodelError)
+    assert str(info.value).startswith("bad.goal:3:")
+
+
+@needs_engine
+def test_deadlock_error_names_rank_and_label() -> None:
+    goal = "num_ranks 2\nrank 0 {\nwaiting: recv 8b from 1 tag 3\n}\nrank 1 {\n}\n"
+    with pytest.raises(errors.DeadlockError) as info:
+        commodel.predict(commodel.parse_goal(goal), "loggopsim-default")
+    assert "waiting" in str(info.value)
+    assert "0" in str(info.value)
+
+
+@needs_engine
+def test_unknown_collective() -> None:
+    with pytest.raises(errors.CollectiveError, match="alltoall-magic"):
+        commodel.collective("alltoall-magic", 4, 8)
+
+
+@needs_engine
+def test_collective_catalog() -> None:
+    names = dict(commodel.collective_names())
+    assert "alltoall-xor-pairwise" in names and "alltoall-xor-post-all" in names
+    assert all(summary for summary in names.values())
+
+
+@needs_engine
+def test_models_known_to_python_and_engine_agree() -> None:
+    from commodel import _engine
+
+    python_models = {name for name, _ in commodel.models()}
+    assert {"loggops", "plogp", "hockney"} <= python_models
+    assert python_models <= set(_engine.model_names())
