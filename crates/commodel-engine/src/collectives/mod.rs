@@ -1,1 +1,500 @@
-//! Collective schedule generators (in progress).
+//! Collective schedule generators: MPI collectives written out as GOAL
+//! schedules, one [`Schedule`] per (algorithm, ranks, size).
+//!
+//! ```
+//! use commodel_engine::collectives::{generate, CollectiveOptions};
+//! let s = generate("bcast-binomial", 8, 65536, &CollectiveOptions::default()).unwrap();
+//! assert_eq!(s.num_ranks(), 8);
+//! assert_eq!(s.bytes_sent(), 7 * 65536);
+//! ```
+//!
+//! [`catalog`] lists every name with a one-line summary. The families:
+//!
+//! * `alltoall-xor-pairwise`, `alltoall-xor-post-all` — Alltoall_A and
+//!   Alltoall_B of Nomura et al. (PlogPT, Fig. 13-14); P must be a power of two.
+//! * Open MPI's `coll/base` algorithms used by the `tuned` component, named
+//!   `<collective>-<algorithm>` after Open MPI's names with dashes. The
+//!   communication patterns (who sends what to whom, in which order, which
+//!   operation waits for which) follow Open MPI's main branch as read in
+//!   2025 (`ompi/mca/coll/base/coll_base_*.c`); the code here is our own.
+//! * `gather-split` (Lastovetsky et al., section 7) and `random-pairs`
+//!   (Zhu et al., section 7).
+//!
+//! # Modelling conventions
+//!
+//! * **Sizes.** `size` is the per-rank message size in bytes as MPI counts it:
+//!   alltoall — bytes each rank sends to each other rank; gather/scatter/
+//!   allgather — bytes each rank contributes or gets; bcast/allreduce — the
+//!   whole buffer; random-pairs — bytes of each transfer; barrier — ignored.
+//!   Data are treated as `MPI_BYTE`, so where Open MPI splits a count into
+//!   blocks or halves we split bytes the same way (early blocks one byte
+//!   larger when the split is uneven).
+//! * **Waits.** `MPI_Isend`/`MPI_Irecv` become GOAL `send`/`recv`; each
+//!   `MPI_Wait`/`MPI_Waitall` becomes `requires` edges from every operation the
+//!   program posts afterwards to the waited operations. A blocking `MPI_Send`
+//!   or `MPI_Recv` is one operation that the rank's next operations require.
+//!   `MPI_Sendrecv` (Open MPI's irecv + send + wait) is a recv and a send that
+//!   start together and that the next operations both require. A final
+//!   `MPI_Waitall` adds nothing: a rank finishes when all its operations have.
+//!   (The rules are implemented once, in `program.rs`.)
+//! * **Tags.** Open MPI uses one tag per collective and relies on MPI's
+//!   non-overtaking order. We number tags by step (round, segment, pass,
+//!   sub-gather) instead, so every send matches its receive without relying
+//!   on posting order. The engine's matching gives the same pairs either way.
+//! * **Reductions.** After receiving data to reduce (allreduce), a rank runs
+//!   a `calc` of `ceil(bytes * reduce_ns_per_byte)` ns; with the default
+//!   `reduce_ns_per_byte = 0.0` no calc is emitted at all.
+//! * **Local copies.** Open MPI copies a rank's own block locally; we emit no
+//!   operation for it, and never a send to self.
+//! * **Roots.** Rooted collectives (gather, scatter, bcast) use
+//!   `opts.root`; the trees are Open MPI's, rotated so the root is virtual rank 0.
+//! * **P = 1.** Every collective is then a local copy: the schedule has one
+//!   rank and no operation (random-pairs too: there is no other node to pick).
+//!
+//! # Where Open MPI needs a power of two
+//!
+//! * `allgather-recursive-doubling` for P not a power of two: Open MPI falls
+//!   back to the radix-2 Bruck algorithm; so do we (the schedule is
+//!   `allgather-bruck`'s).
+//! * `allreduce-recursive-doubling`: Open MPI's non-power-of-two steps
+//!   (extra ranks fold into their neighbours first and get the result last)
+//!   are implemented.
+//! * `allreduce-ring` with `size < P` bytes: Open MPI falls back to recursive
+//!   doubling; so do we.
+//! * `allreduce-rabenseifner`: non-power-of-two steps implemented; `size`
+//!   below the largest power of two <= P is an error (Open MPI documents
+//!   `count >= 2^floor(log2 P)` as the algorithm's limitation).
+//! * `alltoall-xor-*`: the xor pairing needs a power of two; other P is an error.
+//!
+//! # Parameters chosen
+//!
+//! * `bcast-pipeline`: segments of `opts.segment` bytes, default
+//!   [`DEFAULT_PIPELINE_SEGMENT`] = 8 KiB (our choice; Open MPI's forced-algorithm
+//!   default is 0, "no segmentation", which would make the pipeline a plain
+//!   chain). `bcast-binomial` is unsegmented unless `opts.segment` is given
+//!   (Open MPI's forced default).
+//! * `gather-linear-sync`: first segment `opts.segment` bytes, default
+//!   [`DEFAULT_GATHER_SYNC_FIRST_SEGMENT`] = 1 KiB (the small segment size of
+//!   Open MPI's fixed decision rules; the forced default 0 means "whole message
+//!   in the first segment"). The second segment is the rest, sent even when
+//!   empty (0 bytes), as Open MPI does.
+//! * `alltoall-linear-sync`: at most `opts.max_requests` outstanding receives
+//!   and as many sends; 0 (Open MPI's default) means no limit, and then the
+//!   schedule equals `alltoall-basic-linear`'s. With a limit K, Open MPI
+//!   refills a request slot with `MPI_Waitany`; we model it as "request i + K
+//!   waits for request i" (completions assumed in posting order).
+
+mod allgather;
+mod allreduce;
+mod alltoall;
+mod barrier;
+mod bcast;
+mod gather;
+mod program;
+mod random;
+mod scatter;
+mod trees;
+
+use crate::schedule::{BuildError, Schedule};
+use program::Mpi;
+
+/// Default segment of `bcast-pipeline`, in bytes.
+pub const DEFAULT_PIPELINE_SEGMENT: u64 = 8 * 1024;
+/// Default first segment of `gather-linear-sync`, in bytes.
+pub const DEFAULT_GATHER_SYNC_FIRST_SEGMENT: u64 = 1024;
+
+/// Options of [`generate`]; each generator reads the fields it needs.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CollectiveOptions {
+    /// Root rank of rooted collectives (gather, scatter, bcast). Default 0.
+    pub root: u32,
+    /// Seed of `random-pairs`. Default 0.
+    pub seed: u64,
+    /// Segment size in bytes: `bcast-pipeline` (default 8 KiB),
+    /// `bcast-binomial` (default unsegmented), first segment of
+    /// `gather-linear-sync` (default 1 KiB). Must be > 0 when given.
+    pub segment: Option<u64>,
+    /// Passes d of `random-pairs`. Default 1.
+    pub degree: u32,
+    /// Number k of sub-gathers of `gather-split`. Default 2.
+    pub splits: u32,
+    /// Outstanding requests of `alltoall-linear-sync`; 0 = no limit (Open MPI's default).
+    pub max_requests: u32,
+    /// Local reduction cost of allreduce in ns per byte received. Default 0.0 (no calc ops).
+    pub reduce_ns_per_byte: f64,
+}
+
+impl Default for CollectiveOptions {
+    fn default() -> Self {
+        CollectiveOptions {
+            root: 0,
+            seed: 0,
+            segment: None,
+            degree: 1,
+            splits: 2,
+            max_requests: 0,
+            reduce_ns_per_byte: 0.0,
+        }
+    }
+}
+
+/// One entry of the [`catalog`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CollectiveInfo {
+    pub name: &'static str,
+    pub summary: &'static str,
+}
+
+const fn info(name: &'static str, summary: &'static str) -> CollectiveInfo {
+    CollectiveInfo { name, summary }
+}
+
+static CATALOG: &[CollectiveInfo] = &[
+    info("alltoall-xor-pairwise", "PlogPT Alltoall_A: P-1 rounds, exchange with rank xor i, both waited (P power of two)"),
+    info("alltoall-xor-post-all", "PlogPT Alltoall_B: post all P-1 receives, then blocking sends to rank xor i (P power of two)"),
+    info("alltoall-basic-linear", "Open MPI basic_linear: all receives and sends posted at once, then one waitall"),
+    info("alltoall-pairwise", "Open MPI pairwise: P-1 sendrecv steps, send to rank+i, receive from rank-i"),
+    info("alltoall-modified-bruck", "Open MPI modified_bruck: ceil(log2 P) sendrecv steps at distance 2^k carrying the blocks with bit k set"),
+    info("alltoall-linear-sync", "Open MPI linear_sync: like basic_linear with at most max_requests outstanding per direction"),
+    info("gather-basic-linear", "Open MPI basic_linear: every rank sends to the root, which receives in rank order"),
+    info("gather-binomial", "Open MPI binomial: in-order binomial tree, each node receives its subtrees then forwards"),
+    info("gather-linear-sync", "Open MPI linear_sync: root sends a 0-byte go to each rank in turn, which sends two segments"),
+    info("scatter-basic-linear", "Open MPI basic_linear: the root sends each rank its block in rank order"),
+    info("scatter-binomial", "Open MPI binomial: in-order binomial tree, each node forwards its subtrees' blocks, largest first"),
+    info("bcast-basic-linear", "Open MPI basic_linear: the root posts a send to every rank, then waits for all"),
+    info("bcast-binomial", "Open MPI binomial: binomial tree, children served together (segmented if segment is set)"),
+    info("bcast-pipeline", "Open MPI pipeline: a chain root -> root+1 -> ..., message cut into segments (default 8 KiB)"),
+    info("allgather-ring", "Open MPI ring: P-1 sendrecv steps passing one block to the right neighbour"),
+    info("allgather-recursive-doubling", "Open MPI recursive_doubling: log2 P exchanges with rank xor 2^k (Bruck if P is not a power of two)"),
+    info("allgather-bruck", "Open MPI bruck: ceil(log2 P) steps, send to rank-2^k, receive from rank+2^k, doubling blocks"),
+    info("allreduce-ring", "Open MPI ring: reduce-scatter ring then allgather ring over P blocks"),
+    info("allreduce-recursive-doubling", "Open MPI recursive_doubling: log2 of the power of two below P full-buffer exchanges"),
+    info("allreduce-rabenseifner", "Open MPI Rabenseifner: recursive-halving reduce-scatter then recursive-doubling allgather"),
+    info("barrier-dissemination", "Open MPI bruck barrier: ceil(log2 P) zero-byte sendrecv steps at distance 2^k"),
+    info("gather-split", "Lastovetsky: a gather of M bytes as k linear sub-gathers of M/k bytes, one after another"),
+    info("random-pairs", "Zhu: d passes; each node in turn picks a random other node, transfer kept with probability 1/2"),
+];
+
+/// Every collective [`generate`] knows, with a one-line description.
+pub fn catalog() -> &'static [CollectiveInfo] {
+    CATALOG
+}
+
+/// Why a collective could not be generated.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CollectiveError {
+    #[error("unknown collective '{name}'{}; valid names: {valid}", suggestion.map(|s| format!(" (did you mean '{s}'?)")).unwrap_or_default())]
+    UnknownName {
+        name: String,
+        suggestion: Option<&'static str>,
+        valid: String,
+    },
+    #[error("{name}: ranks must be at least 1, got 0")]
+    NoRanks { name: &'static str },
+    #[error("{name}: root {root} is out of range: ranks are 0..{}", ranks - 1)]
+    RootOutOfRange {
+        name: &'static str,
+        root: u32,
+        ranks: u32,
+    },
+    #[error(
+        "{name}: needs a power-of-two number of ranks, got {ranks} (nearest: {below} or {above})"
+    )]
+    NeedsPowerOfTwo {
+        name: &'static str,
+        ranks: u32,
+        below: u32,
+        above: u64,
+    },
+    #[error("{name}: size must be at least {min} bytes, got {size} ({why})")]
+    SizeTooSmall {
+        name: &'static str,
+        size: u64,
+        min: u64,
+        why: &'static str,
+    },
+    #[error("{name}: size {size} bytes times {ranks} ranks does not fit in 64 bits")]
+    SizeTooLarge {
+        name: &'static str,
+        size: u64,
+        ranks: u32,
+    },
+    #[error("{name}: option {field} = {value} is invalid: {why}")]
+    InvalidOption {
+        name: &'static str,
+        field: &'static str,
+        value: String,
+        why: &'static str,
+    },
+    #[error("{name}: {source}")]
+    Build {
+        name: &'static str,
+        source: BuildError,
+    },
+}
+
+impl From<BuildError> for CollectiveError {
+    fn from(source: BuildError) -> Self {
+        CollectiveError::Build {
+            name: "schedule",
+            source,
+        }
+    }
+}
+
+/// Everything a generator needs: the name (for errors), P, size, options.
+pub(crate) struct Ctx<'a> {
+    pub name: &'static str,
+    pub p: u32,
+    pub size: u64,
+    pub opts: &'a CollectiveOptions,
+}
+
+impl Ctx<'_> {
+    pub(crate) fn require_power_of_two(&self) -> Result<(), CollectiveError> {
+        if self.p.is_power_of_two() {
+            return Ok(());
+        }
+        let below = 1u32 << (31 - self.p.leading_zeros());
+        Err(CollectiveError::NeedsPowerOfTwo {
+            name: self.name,
+            ranks: self.p,
+            below,
+            above: 2 * below as u64,
+        })
+    }
+
+    pub(crate) fn invalid(
+        &self,
+        field: &'static str,
+        value: impl ToString,
+        why: &'static str,
+    ) -> CollectiveError {
+        CollectiveError::InvalidOption {
+            name: self.name,
+            field,
+            value: value.to_string(),
+            why,
+        }
+    }
+
+    /// Refuse up front a schedule of more operations than a [`Schedule`]
+    /// holds, before building it exhausts memory.
+    pub(crate) fn check_ops(&self, count: u64) -> Result<(), CollectiveError> {
+        let max = u32::MAX as u64 - 1;
+        if count > max {
+            return Err(CollectiveError::Build {
+                name: self.name,
+                source: BuildError::TooLarge { count, max },
+            });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn mpi(&self) -> Mpi {
+        Mpi::new(self.p, self.opts.reduce_ns_per_byte)
+    }
+}
+
+/// Generate the schedule of collective `name` on `ranks` ranks with
+/// per-rank message size `size` bytes (see the module documentation).
+pub fn generate(
+    name: &str,
+    ranks: u32,
+    size: u64,
+    opts: &CollectiveOptions,
+) -> Result<Schedule, CollectiveError> {
+    let Some(entry) = CATALOG.iter().find(|c| c.name == name) else {
+        return Err(unknown(name));
+    };
+    let ctx = Ctx {
+        name: entry.name,
+        p: ranks,
+        size,
+        opts,
+    };
+    check_common(&ctx)?;
+    let result = match entry.name {
+        "alltoall-xor-pairwise" => alltoall::xor_pairwise(&ctx),
+        "alltoall-xor-post-all" => alltoall::xor_post_all(&ctx),
+        "alltoall-basic-linear" => alltoall::basic_linear(&ctx),
+        "alltoall-pairwise" => alltoall::pairwise(&ctx),
+        "alltoall-modified-bruck" => alltoall::modified_bruck(&ctx),
+        "alltoall-linear-sync" => alltoall::linear_sync(&ctx),
+        "gather-basic-linear" => gather::basic_linear(&ctx),
+        "gather-binomial" => gather::binomial(&ctx),
+        "gather-linear-sync" => gather::linear_sync(&ctx),
+        "gather-split" => gather::split(&ctx),
+        "scatter-basic-linear" => scatter::basic_linear(&ctx),
+        "scatter-binomial" => scatter::binomial(&ctx),
+        "bcast-basic-linear" => bcast::basic_linear(&ctx),
+        "bcast-binomial" => bcast::binomial(&ctx),
+        "bcast-pipeline" => bcast::pipeline(&ctx),
+        "allgather-ring" => allgather::ring(&ctx),
+        "allgather-recursive-doubling" => allgather::recursive_doubling(&ctx),
+        "allgather-bruck" => allgather::bruck(&ctx),
+        "allreduce-ring" => allreduce::ring(&ctx),
+        "allreduce-recursive-doubling" => allreduce::recursive_doubling(&ctx),
+        "allreduce-rabenseifner" => allreduce::rabenseifner(&ctx),
+        "barrier-dissemination" => barrier::dissemination(&ctx),
+        "random-pairs" => random::random_pairs(&ctx),
+        other => unreachable!("catalog entry {other} has no generator"),
+    };
+    result.map_err(|e| match e {
+        CollectiveError::Build { source, .. } => CollectiveError::Build {
+            name: entry.name,
+            source,
+        },
+        e => e,
+    })
+}
+
+/// Checks shared by all generators: ranks, root, size, option ranges.
+fn check_common(ctx: &Ctx) -> Result<(), CollectiveError> {
+    let name = ctx.name;
+    if ctx.p == 0 {
+        return Err(CollectiveError::NoRanks { name });
+    }
+    let rooted =
+        name.starts_with("gather") || name.starts_with("scatter") || name.starts_with("bcast");
+    if rooted && ctx.opts.root >= ctx.p {
+        return Err(CollectiveError::RootOutOfRange {
+            name,
+            root: ctx.opts.root,
+            ranks: ctx.p,
+        });
+    }
+    if ctx.size == 0 && name != "barrier-dissemination" {
+        return Err(CollectiveError::SizeTooSmall {
+            name,
+            size: 0,
+            min: 1,
+            why: "a collective of 0 bytes moves nothing",
+        });
+    }
+    if ctx.size.checked_mul(ctx.p as u64).is_none() {
+        return Err(CollectiveError::SizeTooLarge {
+            name,
+            size: ctx.size,
+            ranks: ctx.p,
+        });
+    }
+    if ctx.opts.segment == Some(0) {
+        return Err(ctx.invalid("segment", 0, "a segment must hold at least one byte"));
+    }
+    let rate = ctx.opts.reduce_ns_per_byte;
+    if !(rate.is_finite() && rate >= 0.0) {
+        return Err(ctx.invalid("reduce_ns_per_byte", rate, "must be a finite number >= 0"));
+    }
+    Ok(())
+}
+
+fn unknown(name: &str) -> CollectiveError {
+    let suggestion = CATALOG
+        .iter()
+        .map(|c| (edit_distance(name, c.name), c.name))
+        .min()
+        .filter(|&(d, _)| d <= name.len().max(4) / 2 + 2)
+        .map(|(_, n)| n);
+    let valid = CATALOG
+        .iter()
+        .map(|c| c.name)
+        .collect::<Vec<_>>()
+        .join(", ");
+    CollectiveError::UnknownName {
+        name: name.to_string(),
+        suggestion,
+        valid,
+    }
+}
+
+/// Levenshtein distance (ASCII-insensitive to case), for "did you mean".
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.to_ascii_lowercase().replace('_', "-").chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// `(r + d) mod p` without overflow.
+pub(crate) fn add(r: u32, d: u32, p: u32) -> u32 {
+    ((r as u64 + d as u64) % p as u64) as u32
+}
+
+/// `(r - d) mod p` without overflow (d <= p).
+pub(crate) fn sub(r: u32, d: u32, p: u32) -> u32 {
+    ((r as u64 + p as u64 - d as u64) % p as u64) as u32
+}
+
+/// Bytes of block `i` when `total` bytes are cut into `n` blocks the way
+/// Open MPI's `COLL_BASE_COMPUTE_BLOCKCOUNT` does: the first `total % n`
+/// blocks get one byte more.
+pub(crate) fn block_bytes(total: u64, n: u64, i: u64) -> u64 {
+    total / n + u64::from(i < total % n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_close_names() {
+        match generate("bcast-binomal", 4, 8, &CollectiveOptions::default()) {
+            Err(CollectiveError::UnknownName {
+                suggestion, valid, ..
+            }) => {
+                assert_eq!(suggestion, Some("bcast-binomial"));
+                assert!(valid.contains("random-pairs"));
+            }
+            other => panic!("{other:?}"),
+        }
+        match generate("alltoall_pairwise", 4, 8, &CollectiveOptions::default()) {
+            Err(CollectiveError::UnknownName { suggestion, .. }) => {
+                assert_eq!(suggestion, Some("alltoall-pairwise"))
+            }
+            other => panic!("{other:?}"),
+        }
+        match generate(
+            "zzzzzzzzzzzzzzzzzzzzzzzzzzzz",
+            4,
+            8,
+            &CollectiveOptions::default(),
+        ) {
+            Err(CollectiveError::UnknownName { suggestion, .. }) => assert_eq!(suggestion, None),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn block_bytes_sum() {
+        for total in [1u64, 7, 64, 1000] {
+            for n in 1..10 {
+                assert_eq!((0..n).map(|i| block_bytes(total, n, i)).sum::<u64>(), total);
+            }
+        }
+    }
+
+    #[test]
+    fn catalog_names_are_unique_and_all_generate() {
+        let mut names: Vec<_> = catalog().iter().map(|c| c.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), catalog().len());
+        for c in catalog() {
+            assert!(
+                generate(c.name, 4, 64, &CollectiveOptions::default()).is_ok(),
+                "{}",
+                c.name
+            );
+        }
+    }
+}

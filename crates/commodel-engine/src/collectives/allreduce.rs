@@ -1,0 +1,202 @@
+//! Allreduce: Open MPI's algorithms. `size` is the whole buffer in bytes.
+//! After each receive of data to reduce, a rank runs `Mpi::reduce` (a calc
+//! op only when `opts.reduce_ns_per_byte` > 0).
+
+use super::{add, block_bytes, sub, CollectiveError, Ctx};
+use crate::schedule::Schedule;
+
+/// Largest power of two <= p (p >= 1).
+fn pow2_floor(p: u32) -> u32 {
+    1 << (31 - p.leading_zeros())
+}
+
+/// Open MPI ring. The buffer is cut into P blocks (`block_bytes`). Phase 1
+/// (reduce-scatter, tags 0..P-2): irecv from r-1; blocking send of block r to
+/// r+1; for k = 2..P-1: irecv the next block, wait for the previous one,
+/// reduce it, blocking send of it (block r-k+1) to r+1; wait for the last
+/// block (r+1) and reduce it. Phase 2 (allgather, tags P-1..2P-3): k =
+/// 0..P-2: sendrecv, send block r+1-k to r+1, receive block r-k from r-1.
+/// Each rank sends 2*size - block(r+1) - block(r+2) bytes.
+///
+/// With size < P bytes Open MPI switches to recursive doubling; so do we.
+pub(crate) fn ring(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let p = ctx.p;
+    if ctx.size < p as u64 {
+        return recursive_doubling(ctx);
+    }
+    ctx.check_ops(4 * p as u64 * (p as u64 - 1))?;
+    let block = |b: u32| block_bytes(ctx.size, p as u64, b as u64);
+    let mut mpi = ctx.mpi();
+    if p == 1 {
+        return mpi.finish();
+    }
+    for r in 0..p {
+        let (left, right) = (sub(r, 1, p), add(r, 1, p));
+        let mut pending = mpi.irecv(r, left, block(sub(r, 1, p)), 0);
+        mpi.send(r, right, block(r), 0);
+        for k in 2..p {
+            let next = mpi.irecv(r, left, block(sub(r, k, p)), k - 1);
+            mpi.wait(pending);
+            let prev = add(sub(r, k, p), 1, p);
+            mpi.reduce(r, block(prev));
+            mpi.send(r, right, block(prev), k - 1);
+            pending = next;
+        }
+        mpi.wait(pending);
+        mpi.reduce(r, block(right));
+        for k in 0..p - 1 {
+            let send_block = sub(add(r, 1, p), k, p);
+            let recv_block = sub(r, k, p);
+            let tag = p - 1 + k;
+            mpi.sendrecv(
+                r,
+                right,
+                block(send_block),
+                tag,
+                left,
+                block(recv_block),
+                tag,
+            );
+        }
+    }
+    mpi.finish()
+}
+
+/// Open MPI recursive_doubling. With p' the largest power of two <= P and
+/// e = P - p': ranks r < 2e fold first (even r: blocking send of the buffer
+/// to r+1, tag 0; odd r: blocking receive from r-1 and reduce); the p'
+/// remaining ranks (odd r < 2e as r/2, others as r-e) exchange the whole
+/// buffer with new rank xor 2^k (sendrecv, tag k+1) and reduce; finally odd
+/// r < 2e send the result to r-1 (tag log2 p' + 1). Each of the p' ranks
+/// sends log2(p') * size bytes in the exchange steps.
+pub(crate) fn recursive_doubling(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let p = ctx.p;
+    let adj = pow2_floor(p);
+    let extra = p - adj;
+    let steps = adj.trailing_zeros();
+    let last_tag = steps + 1;
+    let size = ctx.size;
+    let mut mpi = ctx.mpi();
+    for r in 0..p {
+        let newrank = if r < 2 * extra {
+            if r % 2 == 0 {
+                mpi.send(r, r + 1, size, 0);
+                None
+            } else {
+                mpi.recv(r, r - 1, size, 0);
+                mpi.reduce(r, size);
+                Some(r / 2)
+            }
+        } else {
+            Some(r - extra)
+        };
+        if let Some(v) = newrank {
+            for k in 0..steps {
+                let vremote = v ^ (1 << k);
+                let remote = if vremote < extra {
+                    vremote * 2 + 1
+                } else {
+                    vremote + extra
+                };
+                mpi.sendrecv(r, remote, size, k + 1, remote, size, k + 1);
+                mpi.reduce(r, size);
+            }
+        }
+        if r < 2 * extra {
+            if r % 2 == 0 {
+                mpi.recv(r, r + 1, size, last_tag);
+            } else {
+                mpi.send(r, r - 1, size, last_tag);
+            }
+        }
+    }
+    mpi.finish()
+}
+
+/// Open MPI Rabenseifner (`allreduce_intra_redscat_allgather`). With p',
+/// e = P - p' as in recursive doubling:
+///
+/// 1. ranks r < 2e: even r sendrecv with r+1 (send the right half, receive
+///    the left half; tag 0), reduce, then a blocking receive of the reduced
+///    right half from r+1 (tag 1); odd r sendrecv with r-1 (send left, receive
+///    right), reduce, blocking send of the right half to r-1 (tag 1), and
+///    drop out;
+/// 2. reduce-scatter by recursive halving: at step k (tag 2+k) exchange with
+///    new rank xor 2^k: the lower rank keeps (receives) the left half
+///    floor(w/2) of its window w and sends the rest, the higher one the
+///    other way round; reduce what was received;
+/// 3. allgather by recursive doubling, steps in reverse order (tags
+///    2+log2 p'..): send what was kept, receive what was sent;
+/// 4. odd r < 2e receive the whole result from r-1 (tag 2 + 2 log2 p').
+///
+/// Each of the p' ranks sends the sum of its windows: 2 (p'-1)/p' * size
+/// bytes when p' divides size. Needs size >= p' (Open MPI's documented
+/// limitation count >= p').
+pub(crate) fn rabenseifner(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let p = ctx.p;
+    let pof2 = pow2_floor(p);
+    if ctx.size < pof2 as u64 {
+        return Err(CollectiveError::SizeTooSmall {
+            name: ctx.name,
+            size: ctx.size,
+            min: pof2 as u64,
+            why:
+                "Rabenseifner halves the buffer log2(p') times; p' = largest power of two <= ranks",
+        });
+    }
+    let nsteps = pof2.trailing_zeros();
+    let rem = p - pof2;
+    let size = ctx.size;
+    let real = |v: u32| if v < rem { v * 2 } else { v + rem };
+    let mut mpi = ctx.mpi();
+    for r in 0..p {
+        let lhalf = size / 2;
+        let rhalf = size - lhalf;
+        let vrank = if r < 2 * rem {
+            if r % 2 == 1 {
+                mpi.sendrecv(r, r - 1, lhalf, 0, r - 1, rhalf, 0);
+                mpi.reduce(r, rhalf);
+                mpi.send(r, r - 1, rhalf, 1);
+                None
+            } else {
+                mpi.sendrecv(r, r + 1, rhalf, 0, r + 1, lhalf, 0);
+                mpi.reduce(r, lhalf);
+                mpi.recv(r, r + 1, rhalf, 1);
+                Some(r / 2)
+            }
+        } else {
+            Some(r - rem)
+        };
+        if let Some(v) = vrank {
+            let mut window = size;
+            let mut kept_sent = Vec::with_capacity(nsteps as usize);
+            for k in 0..nsteps {
+                let dest = real(v ^ (1 << k));
+                let (recv_bytes, send_bytes) = if r < dest {
+                    (window / 2, window - window / 2)
+                } else {
+                    (window - window / 2, window / 2)
+                };
+                mpi.sendrecv(r, dest, send_bytes, 2 + k, dest, recv_bytes, 2 + k);
+                mpi.reduce(r, recv_bytes);
+                kept_sent.push((recv_bytes, send_bytes));
+                window = recv_bytes;
+            }
+            for (i, k) in (0..nsteps).rev().enumerate() {
+                let dest = real(v ^ (1 << k));
+                let (kept, sent) = kept_sent[k as usize];
+                let tag = 2 + nsteps + i as u32;
+                mpi.sendrecv(r, dest, kept, tag, dest, sent, tag);
+            }
+        }
+        if r < 2 * rem {
+            let tag = 2 + 2 * nsteps;
+            if r % 2 == 1 {
+                mpi.recv(r, r - 1, size, tag);
+            } else {
+                mpi.send(r, r + 1, size, tag);
+            }
+        }
+    }
+    mpi.finish()
+}
