@@ -1,1 +1,31 @@
-//! GOAL text format: parser and writer (in progress).
+//! GOAL, the schedule text format of LogGOPSim and Schedgen: reader and writer.
+//!
+//! ```
+//! use commodel_engine::goal;
+//!
+//! let text = "num_ranks 2\nrank 0 {\ns: send 64KiB to 1 tag 7\n}\nrank 1 {\nr: recv 65536b from -1 tag -1\n}\n";
+//! let schedule = goal::parse(text, "example.goal").unwrap();
+//! assert_eq!(schedule.size(0), 65536);
+//! assert_eq!(
+//!     goal::write(&schedule),
+//!     "num_ranks 2\nrank 0 {\ns: send 65536b to 1 tag 7\n}\nrank 1 {\nr: recv 65536b from -1 tag -1\n}\n"
+//! );
+//! ```
+//!
+//! * [`parse`], [`parse_bytes`], [`read`] accept every file LogGOPSim's `txt2bin` accepts,
+//!   and also indentation, a `//` or `/* */` comment after a statement, and sizes with a
+//!   unit suffix (`64KiB`, `1MiB`, `2kB`, `1GB`). Errors ([`GoalError`]) display as
+//!   `file:line:column: <what was found>, expected <what>`.
+//! * [`write`] and [`write_to`] emit only what `txt2bin` accepts (except a `calc` with a
+//!   non-zero `nic`, which `txt2bin` cannot express). `parse(write(s))` has the same
+//!   operations, in the same order, and the same dependencies, in the same order, as `s`.
+//!
+//! The grammar and the extensions are described in `docs/formats.md`.
+
+mod error;
+mod parse;
+mod write;
+
+pub use error::{GoalError, GoalErrorKind};
+pub use parse::{parse, parse_bytes, read};
+pub use write::{is_valid_label, write, write_to};

@@ -1,0 +1,950 @@
+//! The GOAL reader: a hand-written, single-pass scanner over bytes.
+//!
+//! It accepts the language of LogGOPSim's `txt2bin` (see `docs/formats.md`), including its
+//! looser corners (`8 b`, `a:send8b to1`, `a requiresb`, several top-level items on one line),
+//! plus three extensions: indentation, a comment after a statement, and size suffixes.
+//! It is stricter than `txt2bin` where `txt2bin` silently produces a wrong schedule: rank
+//! blocks must come in order `0..P-1`, all of them and no more; labels must be unique within
+//! a rank; peers must be in range; numbers must fit their field.
+//!
+//! Every error names `file:line:column`, what was found and what was expected. The parser
+//! never panics: all indexing goes through `get`, all arithmetic is checked.
+
+use std::path::Path;
+
+use rustc_hash::FxHashMap;
+
+use super::error::{GoalError, GoalErrorKind};
+use crate::schedule::{DepKind, Op, OpKind, OpRef, Schedule, ScheduleBuilder, ANY};
+
+/// Words with a meaning in GOAL; a misplaced one is a syntax error, not an "unknown keyword".
+const KEYWORDS: [&[u8]; 12] = [
+    b"num_ranks",
+    b"rank",
+    b"send",
+    b"recv",
+    b"calc",
+    b"requires",
+    b"irequires",
+    b"tag",
+    b"cpu",
+    b"nic",
+    b"to",
+    b"from",
+];
+
+/// Words that cannot be labels (`txt2bin` reads them as keywords at the start of a statement).
+pub(crate) const RESERVED: [&str; 5] = ["send", "recv", "calc", "rank", "num_ranks"];
+
+/// Parse GOAL text. `file` is the name used in error messages.
+pub fn parse(text: &str, file: &str) -> Result<Schedule, GoalError> {
+    parse_bytes(text.as_bytes(), file)
+}
+
+/// Parse GOAL text given as bytes (bytes that are not UTF-8 may appear inside comments).
+pub fn parse_bytes(src: &[u8], file: &str) -> Result<Schedule, GoalError> {
+    Parser::new(src, file).run()
+}
+
+/// Read and parse a GOAL file.
+pub fn read(path: &Path) -> Result<Schedule, GoalError> {
+    let file = path.display().to_string();
+    match std::fs::read(path) {
+        Ok(bytes) => parse_bytes(&bytes, &file),
+        Err(e) => Err(GoalError::Io {
+            file,
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// What `num_ranks P` asks of the rank blocks, for error messages.
+fn blocks_note(p: u32) -> String {
+    if p == 1 {
+        "num_ranks 1 needs exactly one block, rank 0".to_string()
+    } else {
+        format!("num_ranks {p} needs blocks 0 to {}, in order", p - 1)
+    }
+}
+
+#[inline]
+fn is_ident_start(c: u8) -> bool {
+    c.is_ascii_alphabetic()
+}
+
+#[inline]
+fn is_ident_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// One dependency statement of the rank being parsed, kept for the cycle check.
+struct DepLine<'a> {
+    a: u32,
+    b: u32,
+    kind: DepKind,
+    /// Byte offset of the statement (its first label).
+    pos: usize,
+    a_label: &'a [u8],
+    b_label: &'a [u8],
+}
+
+struct Parser<'a> {
+    src: &'a [u8],
+    file: &'a str,
+    pos: usize,
+    num_ranks: u32,
+    /// Labels of the current rank: label -> (local index, byte offset of the definition).
+    labels: FxHashMap<&'a [u8], (u32, usize)>,
+    deps: Vec<DepLine<'a>>,
+    /// Scratch buffers of the cycle check, reused across ranks.
+    indegree: Vec<u32>,
+    edge_start: Vec<u32>,
+    edge_dependent: Vec<u32>,
+}
+
+/// The optional fields of a statement, in the only order GOAL allows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Tag,
+    Cpu,
+    Nic,
+}
+
+impl Field {
+    fn keyword(self) -> &'static str {
+        match self {
+            Field::Tag => "tag",
+            Field::Cpu => "cpu",
+            Field::Nic => "nic",
+        }
+    }
+}
+
+impl<'a> Parser<'a> {
+    fn new(src: &'a [u8], file: &'a str) -> Self {
+        Parser {
+            src,
+            file,
+            pos: 0,
+            num_ranks: 0,
+            labels: FxHashMap::default(),
+            deps: Vec::new(),
+            indegree: Vec::new(),
+            edge_start: Vec::new(),
+            edge_dependent: Vec::new(),
+        }
+    }
+
+    // ---------------------------------------------------------------- positions and errors
+
+    #[inline]
+    fn peek(&self) -> Option<u8> {
+        self.src.get(self.pos).copied()
+    }
+
+    #[inline]
+    fn byte_at(&self, i: usize) -> Option<u8> {
+        self.src.get(i).copied()
+    }
+
+    #[inline]
+    fn rest(&self) -> &'a [u8] {
+        self.src.get(self.pos..).unwrap_or(&[])
+    }
+
+    #[inline]
+    fn slice(&self, from: usize, to: usize) -> &'a [u8] {
+        self.src.get(from..to).unwrap_or(&[])
+    }
+
+    /// 1-based (line, column) of a byte offset; columns count characters.
+    fn line_col(&self, pos: usize) -> (u64, u64) {
+        let pos = pos.min(self.src.len());
+        let before = self.slice(0, pos);
+        let line = 1 + before.iter().filter(|&&c| c == b'\n').count() as u64;
+        let line_start = before
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |i| i + 1);
+        let column = 1 + self
+            .slice(line_start, pos)
+            .iter()
+            .filter(|&&c| (c & 0xC0) != 0x80)
+            .count() as u64;
+        (line, column)
+    }
+
+    fn line_of(&self, pos: usize) -> u64 {
+        self.line_col(pos).0
+    }
+
+    fn error(&self, pos: usize, kind: GoalErrorKind, found: String, expected: String) -> GoalError {
+        let (line, column) = self.line_col(pos);
+        GoalError::Parse {
+            kind,
+            file: self.file.to_string(),
+            line,
+            column,
+            found,
+            expected,
+        }
+    }
+
+    /// Describe the token at `pos` for an error message; the flag says whether it is a word.
+    fn describe(&self, pos: usize) -> (String, bool) {
+        let Some(c) = self.byte_at(pos) else {
+            return ("end of file".to_string(), false);
+        };
+        if c == b'\n' || (c == b'\r' && self.byte_at(pos + 1) == Some(b'\n')) {
+            return ("end of line".to_string(), false);
+        }
+        let run = |from: usize, ok: fn(u8) -> bool| {
+            let mut end = from;
+            while self.byte_at(end).is_some_and(ok) {
+                end += 1;
+            }
+            end
+        };
+        if is_ident_start(c) || c.is_ascii_digit() {
+            let end = run(pos, is_ident_char);
+            let word = String::from_utf8_lossy(self.slice(pos, end)).into_owned();
+            return (format!("\"{word}\""), is_ident_start(c));
+        }
+        if c == b'-' {
+            let end = run(pos + 1, |c| c.is_ascii_digit());
+            return (
+                format!("\"{}\"", String::from_utf8_lossy(self.slice(pos, end))),
+                false,
+            );
+        }
+        let tail = self.slice(pos, (pos + 4).min(self.src.len()));
+        let ch = match std::str::from_utf8(tail) {
+            Ok(s) => s.chars().next(),
+            Err(e) => std::str::from_utf8(tail.get(..e.valid_up_to()).unwrap_or(&[]))
+                .ok()
+                .and_then(|s| s.chars().next()),
+        };
+        match ch {
+            Some(ch) => (format!("\"{}\"", ch.escape_debug()), false),
+            None => (format!("byte 0x{c:02X}"), false),
+        }
+    }
+
+    /// An error for an unexpected token at `pos`: an unknown word is an `UnknownKeyword`.
+    fn unexpected(&self, pos: usize, expected: impl Into<String>) -> GoalError {
+        let (found, is_word) = self.describe(pos);
+        let word = self.word_at(pos);
+        if is_word && !KEYWORDS.contains(&word) {
+            self.error(
+                pos,
+                GoalErrorKind::UnknownKeyword,
+                format!("unknown keyword {found}"),
+                expected.into(),
+            )
+        } else {
+            self.error(pos, GoalErrorKind::Syntax, found, expected.into())
+        }
+    }
+
+    fn word_at(&self, pos: usize) -> &'a [u8] {
+        let mut end = pos;
+        if self.byte_at(pos).is_some_and(is_ident_start) {
+            while self.byte_at(end).is_some_and(is_ident_char) {
+                end += 1;
+            }
+        }
+        self.slice(pos, end)
+    }
+
+    // ---------------------------------------------------------------- lexical helpers
+
+    /// Skip spaces and tabs.
+    #[inline]
+    fn skip_ws(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t')) {
+            self.pos += 1;
+        }
+    }
+
+    /// Skip whitespace, line ends and comments: what may separate statements.
+    fn skip_blank(&mut self) -> Result<(), GoalError> {
+        loop {
+            match self.peek() {
+                Some(b' ' | b'\t' | b'\n') => self.pos += 1,
+                Some(b'\r') if self.byte_at(self.pos + 1) == Some(b'\n') => self.pos += 2,
+                Some(b'/') => match self.byte_at(self.pos + 1) {
+                    Some(b'/') => {
+                        while !matches!(self.peek(), None | Some(b'\n')) {
+                            self.pos += 1;
+                        }
+                    }
+                    Some(b'*') => {
+                        let open = self.pos;
+                        self.pos += 2;
+                        loop {
+                            match self.peek() {
+                                None => {
+                                    return Err(self.error(
+                                        self.pos,
+                                        GoalErrorKind::Syntax,
+                                        "end of file".to_string(),
+                                        format!(
+                                            "\"*/\" to close the comment opened on line {}",
+                                            self.line_of(open)
+                                        ),
+                                    ))
+                                }
+                                Some(b'*') if self.byte_at(self.pos + 1) == Some(b'/') => {
+                                    self.pos += 2;
+                                    break;
+                                }
+                                Some(_) => self.pos += 1,
+                            }
+                        }
+                    }
+                    _ => return Ok(()),
+                },
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// Read an identifier-like word (`[a-zA-Z][a-zA-Z0-9_]*`) at the cursor; empty if none.
+    #[inline]
+    fn word(&mut self) -> &'a [u8] {
+        let w = self.word_at(self.pos);
+        self.pos += w.len();
+        w
+    }
+
+    /// If the input continues with the keyword `kw`, not followed by a letter or `_`, consume it.
+    /// (Digits may follow: `txt2bin` reads `to1` as `to 1`.)
+    #[inline]
+    fn keyword(&mut self, kw: &[u8]) -> bool {
+        let rest = self.rest();
+        if rest.starts_with(kw)
+            && !rest
+                .get(kw.len())
+                .is_some_and(|&c| c.is_ascii_alphabetic() || c == b'_')
+        {
+            self.pos += kw.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Whether the cursor is at the end of a statement: a line end, the end of the file, or a
+    /// comment (which then runs to the end of the line or of the comment).
+    #[inline]
+    fn at_statement_end(&self) -> bool {
+        match self.peek() {
+            None | Some(b'\n') => true,
+            Some(b'\r') => self.byte_at(self.pos + 1) == Some(b'\n'),
+            Some(b'/') => matches!(self.byte_at(self.pos + 1), Some(b'/' | b'*')),
+            _ => false,
+        }
+    }
+
+    /// Read an unsigned decimal number of at most `max`; `what` names the field in errors.
+    fn number(&mut self, max: u64, what: &str, expected: &str) -> Result<u64, GoalError> {
+        let start = self.pos;
+        let mut value: Option<u64> = Some(0);
+        while let Some(c) = self.peek().filter(u8::is_ascii_digit) {
+            value = value
+                .and_then(|v| v.checked_mul(10))
+                .and_then(|v| v.checked_add(u64::from(c - b'0')));
+            self.pos += 1;
+        }
+        if self.pos == start {
+            return Err(self.unexpected(start, expected));
+        }
+        match value {
+            Some(v) if v <= max => Ok(v),
+            _ => {
+                let digits = String::from_utf8_lossy(self.slice(start, self.pos)).into_owned();
+                Err(self.error(
+                    start,
+                    GoalErrorKind::Overflow,
+                    format!("{what} {digits}"),
+                    format!("a {what} of at most {max}"),
+                ))
+            }
+        }
+    }
+
+    /// `-1` (any: `None`) or a number of at most `max`.
+    fn number_or_any(
+        &mut self,
+        max: u64,
+        what: &str,
+        expected: &str,
+    ) -> Result<Option<u64>, GoalError> {
+        if self.rest().starts_with(b"-1")
+            && !self
+                .byte_at(self.pos + 2)
+                .is_some_and(|c| c.is_ascii_digit())
+        {
+            self.pos += 2;
+            return Ok(None);
+        }
+        self.number(max, what, expected).map(Some)
+    }
+
+    /// A message size: a number, optional spaces, and a unit (`b`, `B`, `KiB`, `kB`, ...).
+    fn size(&mut self) -> Result<u64, GoalError> {
+        const UNITS: &str = "a unit: b (bytes), KiB, MiB, GiB, TiB, kB, KB, MB, GB or TB";
+        let start = self.pos;
+        let n = self.number(u64::MAX, "size", "a size in bytes (a number followed by b)")?;
+        self.skip_ws();
+        let factor: u64 = match self.peek() {
+            Some(b'b' | b'B') => {
+                self.pos += 1;
+                1
+            }
+            Some(p @ (b'k' | b'K' | b'M' | b'G' | b'T')) => {
+                let binary = p != b'k' && self.byte_at(self.pos + 1) == Some(b'i');
+                let unit_at = self.pos + 1 + usize::from(binary);
+                if self.byte_at(unit_at) != Some(b'B') {
+                    return Err(self.unexpected(self.pos, UNITS));
+                }
+                self.pos = unit_at + 1;
+                let exp = match p {
+                    b'k' | b'K' => 1,
+                    b'M' => 2,
+                    b'G' => 3,
+                    _ => 4,
+                };
+                if binary {
+                    1u64 << (10 * exp)
+                } else {
+                    1000u64.pow(exp)
+                }
+            }
+            _ => return Err(self.unexpected(self.pos, UNITS)),
+        };
+        match n.checked_mul(factor) {
+            Some(v) => Ok(v),
+            None => {
+                let text = String::from_utf8_lossy(self.slice(start, self.pos)).into_owned();
+                Err(self.error(
+                    start,
+                    GoalErrorKind::Overflow,
+                    format!("size {text}"),
+                    format!("a size of at most {} bytes", u64::MAX),
+                ))
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- the grammar
+
+    fn run(mut self) -> Result<Schedule, GoalError> {
+        self.skip_blank()?;
+        self.num_ranks = self.header()?;
+        let p = self.num_ranks;
+        let mut builder = ScheduleBuilder::new(p);
+        for rank in 0..p {
+            self.skip_blank()?;
+            let open = self.rank_header(rank)?;
+            self.block(rank, open, &mut builder)?;
+        }
+        self.skip_blank()?;
+        if self.peek().is_some() {
+            let at = self.pos;
+            if self.word_at(at) == b"rank" {
+                self.pos += 4;
+                self.skip_ws();
+                let n = String::from_utf8_lossy(self.slice(self.pos, self.pos + self.digits_len()))
+                    .into_owned();
+                return Err(self.error(
+                    at,
+                    GoalErrorKind::RankBlock,
+                    format!("rank block {n}"),
+                    format!("end of file ({})", blocks_note(p)),
+                ));
+            }
+            return Err(self.unexpected(at, "end of file"));
+        }
+        builder.build().map_err(|e| {
+            let kind = match e {
+                crate::schedule::BuildError::TooLarge { .. } => GoalErrorKind::TooLarge,
+                crate::schedule::BuildError::Cycle { .. } => GoalErrorKind::Cycle,
+                _ => GoalErrorKind::Syntax,
+            };
+            self.error(
+                self.src.len(),
+                kind,
+                e.to_string(),
+                "a schedule the engine can hold".to_string(),
+            )
+        })
+    }
+
+    fn digits_len(&self) -> usize {
+        self.rest()
+            .iter()
+            .take_while(|c| c.is_ascii_digit())
+            .count()
+    }
+
+    /// `num_ranks P`, the first item of a file.
+    fn header(&mut self) -> Result<u32, GoalError> {
+        let at = self.pos;
+        if self.word_at(at) != b"num_ranks" {
+            let (found, _) = self.describe(at);
+            return Err(self.error(
+                at,
+                GoalErrorKind::NumRanks,
+                found,
+                "\"num_ranks P\" (the first line of a GOAL file)".to_string(),
+            ));
+        }
+        self.pos += b"num_ranks".len();
+        self.skip_ws();
+        let num_at = self.pos;
+        let p = self.number(u64::from(u32::MAX - 1), "num_ranks", "the number of ranks")?;
+        if p == 0 {
+            return Err(self.error(
+                num_at,
+                GoalErrorKind::NumRanks,
+                "num_ranks 0".to_string(),
+                "at least 1 rank".to_string(),
+            ));
+        }
+        // Every rank needs its own block, at least "rank N{}": a larger count cannot be
+        // satisfied by this file, so say so now rather than allocate for it.
+        let most = self.src.len() as u64 / 8 + 1;
+        if p > most {
+            return Err(self.error(
+                num_at,
+                GoalErrorKind::NumRanks,
+                format!("num_ranks {p}"),
+                format!("at most {most} for a file of {} bytes (every rank needs a \"rank N {{ }}\" block)", self.src.len()),
+            ));
+        }
+        Ok(p as u32)
+    }
+
+    /// `rank N {`; returns the byte offset of `rank`.
+    fn rank_header(&mut self, rank: u32) -> Result<usize, GoalError> {
+        let p = self.num_ranks;
+        let at = self.pos;
+        if self.peek().is_none() {
+            let blocks = if rank == 1 {
+                "1 rank block".to_string()
+            } else {
+                format!("{rank} rank blocks")
+            };
+            return Err(self.error(
+                at,
+                GoalErrorKind::RankBlock,
+                format!("end of file after {blocks}"),
+                format!("rank block {rank} ({})", blocks_note(p)),
+            ));
+        }
+        if self.word_at(at) != b"rank" {
+            return Err(self.unexpected(at, format!("\"rank {rank} {{\"")));
+        }
+        self.pos += 4;
+        self.skip_ws();
+        let n_at = self.pos;
+        let n = self.number(u64::MAX, "rank", "a rank number")?;
+        if n != u64::from(rank) {
+            return Err(self.error(
+                n_at,
+                GoalErrorKind::RankBlock,
+                format!("rank block {n}"),
+                format!("rank block {rank} ({})", blocks_note(p)),
+            ));
+        }
+        self.skip_ws();
+        if self.peek() != Some(b'{') {
+            return Err(self.unexpected(self.pos, "\"{\""));
+        }
+        self.pos += 1;
+        Ok(at)
+    }
+
+    /// The statements of one rank up to and including the closing `}`.
+    fn block(
+        &mut self,
+        rank: u32,
+        open: usize,
+        builder: &mut ScheduleBuilder,
+    ) -> Result<(), GoalError> {
+        self.labels.clear();
+        self.deps.clear();
+        let mut count: u32 = 0;
+        loop {
+            self.skip_blank()?;
+            let at = self.pos;
+            let Some(c) = self.peek() else {
+                return Err(self.error(
+                    at,
+                    GoalErrorKind::Syntax,
+                    "end of file".to_string(),
+                    format!(
+                        "\"}}\" to close rank block {rank} (opened on line {})",
+                        self.line_of(open)
+                    ),
+                ));
+            };
+            if c == b'}' {
+                self.pos += 1;
+                return self.check_cycles(rank, count);
+            }
+            if !is_ident_start(c) {
+                return Err(self.unexpected(
+                    at,
+                    format!("a statement or \"}}\" closing rank block {rank}"),
+                ));
+            }
+            let word = self.word();
+            let kind = match word {
+                b"send" => Some(OpKind::Send),
+                b"recv" => Some(OpKind::Recv),
+                b"calc" => Some(OpKind::Calc),
+                b"rank" | b"num_ranks" => {
+                    return Err(self.error(
+                        at,
+                        GoalErrorKind::Syntax,
+                        format!(
+                            "\"{}\" inside rank block {rank}",
+                            String::from_utf8_lossy(word)
+                        ),
+                        format!("a statement or \"}}\" closing rank block {rank}"),
+                    ))
+                }
+                _ => None,
+            };
+            if let Some(kind) = kind {
+                self.operation(rank, kind, None, builder)?;
+                count = count.saturating_add(1);
+                continue;
+            }
+            // A label: `label: op` or `label requires|irequires label`.
+            self.skip_ws();
+            if self.peek() == Some(b':') {
+                self.pos += 1;
+                if let Some(&(_, first)) = self.labels.get(word) {
+                    return Err(self.error(
+                        at,
+                        GoalErrorKind::DuplicateLabel,
+                        format!(
+                            "duplicate label \"{}\" in rank {rank} (first defined on line {})",
+                            String::from_utf8_lossy(word),
+                            self.line_of(first)
+                        ),
+                        format!("a label not yet used in rank {rank}"),
+                    ));
+                }
+                self.skip_ws();
+                let kw_at = self.pos;
+                let kind = if self.keyword(b"send") {
+                    OpKind::Send
+                } else if self.keyword(b"recv") {
+                    OpKind::Recv
+                } else if self.keyword(b"calc") {
+                    OpKind::Calc
+                } else {
+                    return Err(self.unexpected(kw_at, "send, recv or calc"));
+                };
+                self.labels.insert(word, (count, at));
+                self.operation(rank, kind, Some(word), builder)?;
+                count = count.saturating_add(1);
+            } else if self.rest().starts_with(b"irequires") {
+                self.pos += b"irequires".len();
+                self.dependency(rank, at, word, DepKind::IRequires, builder)?;
+            } else if self.rest().starts_with(b"requires") {
+                self.pos += b"requires".len();
+                self.dependency(rank, at, word, DepKind::Requires, builder)?;
+            } else if self.peek().is_some_and(is_ident_start) {
+                return Err(
+                    self.unexpected(self.pos, "\":\" after a label, or requires or irequires")
+                );
+            } else {
+                return Err(self.unexpected(
+                    at,
+                    "send, recv, calc, \"label: ...\" or \"label requires label\"",
+                ));
+            }
+        }
+    }
+
+    /// The rest of a send, recv or calc statement after its keyword.
+    fn operation(
+        &mut self,
+        rank: u32,
+        kind: OpKind,
+        label: Option<&'a [u8]>,
+        builder: &mut ScheduleBuilder,
+    ) -> Result<(), GoalError> {
+        let p = self.num_ranks;
+        self.skip_ws();
+        let mut op = match kind {
+            OpKind::Calc => Op::calc(self.number(u64::MAX, "calc duration", "a duration in ns")?),
+            OpKind::Send | OpKind::Recv => {
+                let size = self.size()?;
+                self.skip_ws();
+                let (word, noun) = if kind == OpKind::Send {
+                    ("to", "destination")
+                } else {
+                    ("from", "source")
+                };
+                if !self.keyword(word.as_bytes()) {
+                    return Err(self.unexpected(self.pos, word));
+                }
+                self.skip_ws();
+                let peer_at = self.pos;
+                let (what, expected) = if kind == OpKind::Send {
+                    (
+                        "send to",
+                        format!("a destination rank from 0 to {} (num_ranks {p})", p - 1),
+                    )
+                } else {
+                    (
+                        "recv from",
+                        format!(
+                            "a source rank from 0 to {} (num_ranks {p}) or -1 (any source)",
+                            p - 1
+                        ),
+                    )
+                };
+                let peer = match self.number_or_any(u64::from(u32::MAX), noun, &expected)? {
+                    None if kind == OpKind::Recv => ANY,
+                    None => {
+                        return Err(self.error(
+                            peer_at,
+                            GoalErrorKind::RankOutOfRange,
+                            "send to -1".to_string(),
+                            expected,
+                        ))
+                    }
+                    Some(n) if n >= u64::from(p) => {
+                        return Err(self.error(
+                            peer_at,
+                            GoalErrorKind::RankOutOfRange,
+                            format!("{what} rank {n} out of range"),
+                            expected,
+                        ))
+                    }
+                    Some(n) => n as u32,
+                };
+                if kind == OpKind::Send {
+                    Op::send(peer, size, 0)
+                } else {
+                    Op::recv(peer, size, 0)
+                }
+            }
+        };
+        // Optional fields, in order. `txt2bin` takes no tag and no nic on calc; nic on calc
+        // is our extension (the writer needs it to keep a calc's nic).
+        let fields: &[Field] = if kind == OpKind::Calc {
+            &[Field::Cpu, Field::Nic]
+        } else {
+            &[Field::Tag, Field::Cpu, Field::Nic]
+        };
+        let mut next = 0;
+        loop {
+            self.skip_ws();
+            if self.at_statement_end() {
+                break;
+            }
+            let at = self.pos;
+            let Some(k) = fields
+                .iter()
+                .skip(next)
+                .position(|f| self.rest().starts_with(f.keyword().as_bytes()))
+            else {
+                let names: Vec<&str> = fields.iter().skip(next).map(|f| f.keyword()).collect();
+                let list = if names.is_empty() {
+                    String::new()
+                } else {
+                    format!("{} or ", names.join(", "))
+                };
+                return Err(self.unexpected(at, format!("{list}end of line")));
+            };
+            let field = fields[next + k];
+            if !self.keyword(field.keyword().as_bytes()) {
+                let names: Vec<&str> = fields.iter().skip(next).map(|f| f.keyword()).collect();
+                return Err(self.unexpected(at, format!("{} or end of line", names.join(", "))));
+            }
+            next += k + 1;
+            self.skip_ws();
+            match field {
+                Field::Tag => {
+                    op.tag = self
+                        .number_or_any(u64::from(u32::MAX), "tag", "a tag or -1 (any tag)")?
+                        .map_or(ANY, |t| t as u32)
+                }
+                Field::Cpu => op.cpu = self.number(255, "cpu", "a cpu number")? as u8,
+                Field::Nic => op.nic = self.number(255, "nic", "a nic number")? as u8,
+            }
+        }
+        let r = builder.push(rank, op);
+        if let Some(label) = label {
+            builder.label(r, std::str::from_utf8(label).unwrap_or("?"));
+        }
+        Ok(())
+    }
+
+    /// The rest of `a requires b` / `a irequires b` after the keyword.
+    fn dependency(
+        &mut self,
+        rank: u32,
+        at: usize,
+        a_label: &'a [u8],
+        kind: DepKind,
+        builder: &mut ScheduleBuilder,
+    ) -> Result<(), GoalError> {
+        let a = self.lookup(rank, at, a_label)?;
+        self.skip_ws();
+        let b_at = self.pos;
+        let b_label = self.word();
+        if b_label.is_empty() {
+            return Err(self.unexpected(b_at, "a label"));
+        }
+        let b = self.lookup(rank, b_at, b_label)?;
+        self.skip_ws();
+        if !self.at_statement_end() {
+            let (found, _) = self.describe(self.pos);
+            return Err(self.error(
+                self.pos,
+                GoalErrorKind::Syntax,
+                found,
+                "end of line".to_string(),
+            ));
+        }
+        builder.dep(OpRef { rank, index: a }, OpRef { rank, index: b }, kind);
+        self.deps.push(DepLine {
+            a,
+            b,
+            kind,
+            pos: at,
+            a_label,
+            b_label,
+        });
+        Ok(())
+    }
+
+    fn lookup(&self, rank: u32, at: usize, label: &[u8]) -> Result<u32, GoalError> {
+        match self.labels.get(label) {
+            Some(&(index, _)) => Ok(index),
+            None => Err(self.error(
+                at,
+                GoalErrorKind::UndefinedLabel,
+                format!(
+                    "undefined label \"{}\" in rank {rank}",
+                    String::from_utf8_lossy(label)
+                ),
+                format!("a label defined earlier in rank {rank}"),
+            )),
+        }
+    }
+
+    /// Kahn's algorithm over the rank's dependencies; on a cycle, name its labels and report it
+    /// at the dependency statement of the cycle that comes last in the file.
+    fn check_cycles(&mut self, rank: u32, count: u32) -> Result<(), GoalError> {
+        if self.deps.is_empty() {
+            return Ok(());
+        }
+        let n = count as usize;
+        self.indegree.clear();
+        self.indegree.resize(n, 0);
+        self.edge_start.clear();
+        self.edge_start.resize(n + 1, 0);
+        for d in &self.deps {
+            self.indegree[d.a as usize] += 1;
+            self.edge_start[d.b as usize + 1] += 1;
+        }
+        for i in 0..n {
+            self.edge_start[i + 1] += self.edge_start[i];
+        }
+        self.edge_dependent.clear();
+        self.edge_dependent.resize(self.deps.len(), 0);
+        let mut fill: Vec<u32> = self.edge_start.clone();
+        for d in &self.deps {
+            let slot = &mut fill[d.b as usize];
+            self.edge_dependent[*slot as usize] = d.a;
+            *slot += 1;
+        }
+        let mut stack: Vec<u32> = (0..count)
+            .filter(|&i| self.indegree[i as usize] == 0)
+            .collect();
+        let mut done = 0usize;
+        while let Some(b) = stack.pop() {
+            done += 1;
+            let (s, e) = (
+                self.edge_start[b as usize] as usize,
+                self.edge_start[b as usize + 1] as usize,
+            );
+            for k in s..e {
+                let a = self.edge_dependent[k] as usize;
+                self.indegree[a] -= 1;
+                if self.indegree[a] == 0 {
+                    stack.push(a as u32);
+                }
+            }
+        }
+        if done == n {
+            return Ok(());
+        }
+        // Every operation left over waits on another left-over one: walk prerequisites
+        // until an operation repeats.
+        let mut via: FxHashMap<u32, usize> = FxHashMap::default();
+        for (k, d) in self.deps.iter().enumerate() {
+            if self.indegree[d.a as usize] > 0 && self.indegree[d.b as usize] > 0 {
+                via.entry(d.a).or_insert(k);
+            }
+        }
+        let Some(start) = self
+            .deps
+            .iter()
+            .map(|d| d.a)
+            .find(|&a| via.contains_key(&a))
+        else {
+            return Ok(());
+        };
+        let mut seen: FxHashMap<u32, usize> = FxHashMap::default();
+        let mut path: Vec<usize> = Vec::new();
+        let mut cur = start;
+        while !seen.contains_key(&cur) {
+            seen.insert(cur, path.len());
+            let Some(&k) = via.get(&cur) else { break };
+            path.push(k);
+            cur = self.deps[k].b;
+        }
+        let from = seen.get(&cur).copied().unwrap_or(0);
+        let mut cycle: Vec<usize> = path.get(from..).unwrap_or(&[]).to_vec();
+        // Start the list at the statement reported (the last one in the file).
+        if let Some(last) = (0..cycle.len()).max_by_key(|&i| self.deps[cycle[i]].pos) {
+            cycle.rotate_left(last);
+        }
+        let Some(&report) = cycle.first() else {
+            return Ok(());
+        };
+        let text: Vec<String> = cycle
+            .iter()
+            .map(|&k| {
+                let d = &self.deps[k];
+                let word = if d.kind == DepKind::Requires {
+                    "requires"
+                } else {
+                    "irequires"
+                };
+                format!(
+                    "{} {word} {}",
+                    String::from_utf8_lossy(d.a_label),
+                    String::from_utf8_lossy(d.b_label)
+                )
+            })
+            .collect();
+        Err(self.error(
+            self.deps[report].pos,
+            GoalErrorKind::Cycle,
+            format!("dependency cycle in rank {rank}: {}", text.join(", ")),
+            "dependencies without a cycle".to_string(),
+        ))
+    }
+}

@@ -1,0 +1,187 @@
+//! The GOAL writer: emits only what LogGOPSim's `txt2bin` accepts.
+//!
+//! Output: `num_ranks P`, then per rank `rank N {`, one statement per line in local order,
+//! then the rank's dependencies in the schedule's edge order ([`Schedule::edges`]), then `}`.
+//! No indentation, no comments, sizes as `<n>b`, `-1` for [`ANY`], `tag`/`cpu`/`nic` only
+//! when non-zero. Every operation gets a label: its own if it has a valid, unique one,
+//! otherwise `o<local index>` (with `_<k>` appended if that name is taken in the rank).
+//!
+//! The one thing `txt2bin` cannot express is a `calc` with a non-zero `nic`; it is written
+//! as `calc N [cpu C] nic K`, which commodel reads back but `txt2bin` rejects.
+
+use std::io::{self, Write};
+
+use rustc_hash::FxHashMap;
+
+use super::parse::RESERVED;
+use crate::schedule::{OpId, OpKind, Schedule, ANY};
+
+/// Write a schedule as GOAL text.
+pub fn write(schedule: &Schedule) -> String {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail.
+    let _ = write_to(schedule, &mut out);
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+/// Write a schedule as GOAL text to `out`, in chunks (no copy of the whole text in memory).
+pub fn write_to<W: Write>(schedule: &Schedule, mut out: W) -> io::Result<()> {
+    const CHUNK: usize = 1 << 16;
+    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + 256);
+    buf.extend_from_slice(b"num_ranks ");
+    push_u64(&mut buf, u64::from(schedule.num_ranks()));
+    buf.push(b'\n');
+    for rank in 0..schedule.num_ranks() {
+        let names = Names::new(schedule, rank);
+        buf.extend_from_slice(b"rank ");
+        push_u64(&mut buf, u64::from(rank));
+        buf.extend_from_slice(b" {\n");
+        for id in schedule.ops_of(rank) {
+            names.push(&mut buf, id);
+            buf.extend_from_slice(b": ");
+            push_op(&mut buf, schedule, id);
+            if buf.len() >= CHUNK {
+                out.write_all(&buf)?;
+                buf.clear();
+            }
+        }
+        for b in schedule.ops_of(rank) {
+            for (dependents, word) in [
+                (schedule.requirers(b), &b" requires "[..]),
+                (schedule.irequirers(b), &b" irequires "[..]),
+            ] {
+                for &a in dependents {
+                    names.push(&mut buf, a);
+                    buf.extend_from_slice(word);
+                    names.push(&mut buf, b);
+                    buf.push(b'\n');
+                    if buf.len() >= CHUNK {
+                        out.write_all(&buf)?;
+                        buf.clear();
+                    }
+                }
+            }
+        }
+        buf.extend_from_slice(b"}\n");
+    }
+    out.write_all(&buf)?;
+    out.flush()
+}
+
+/// Whether `label` can be written as a GOAL label: `[a-zA-Z][a-zA-Z0-9_]*`, not a keyword.
+pub fn is_valid_label(label: &str) -> bool {
+    let b = label.as_bytes();
+    b.first().is_some_and(u8::is_ascii_alphabetic)
+        && b.iter().all(|&c| c.is_ascii_alphanumeric() || c == b'_')
+        && !RESERVED.contains(&label)
+}
+
+fn push_op(buf: &mut Vec<u8>, s: &Schedule, id: OpId) {
+    let op = s.op(id);
+    match op.kind {
+        OpKind::Send | OpKind::Recv => {
+            buf.extend_from_slice(if op.kind == OpKind::Send {
+                b"send "
+            } else {
+                b"recv "
+            });
+            push_u64(buf, op.size);
+            buf.extend_from_slice(if op.kind == OpKind::Send {
+                b"b to "
+            } else {
+                b"b from "
+            });
+            push_any(buf, op.peer);
+            if op.tag != 0 {
+                buf.extend_from_slice(b" tag ");
+                push_any(buf, op.tag);
+            }
+        }
+        OpKind::Calc => {
+            buf.extend_from_slice(b"calc ");
+            push_u64(buf, op.size);
+        }
+    }
+    if op.cpu != 0 {
+        buf.extend_from_slice(b" cpu ");
+        push_u64(buf, u64::from(op.cpu));
+    }
+    if op.nic != 0 {
+        buf.extend_from_slice(b" nic ");
+        push_u64(buf, u64::from(op.nic));
+    }
+    buf.push(b'\n');
+}
+
+fn push_any(buf: &mut Vec<u8>, v: u32) {
+    if v == ANY {
+        buf.extend_from_slice(b"-1");
+    } else {
+        push_u64(buf, u64::from(v));
+    }
+}
+
+fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    buf.extend_from_slice(&digits[i..]);
+}
+
+/// The names of one rank's operations.
+struct Names<'s> {
+    schedule: &'s Schedule,
+    first: OpId,
+    /// Valid labels of the rank -> the first operation that carries each (which keeps it).
+    owner: FxHashMap<&'s str, OpId>,
+}
+
+impl<'s> Names<'s> {
+    fn new(schedule: &'s Schedule, rank: u32) -> Self {
+        let ops = schedule.ops_of(rank);
+        let mut owner = FxHashMap::default();
+        for id in ops.clone() {
+            if let Some(l) = schedule.label(id) {
+                if is_valid_label(l) {
+                    owner.entry(l).or_insert(id);
+                }
+            }
+        }
+        Names {
+            schedule,
+            first: ops.start,
+            owner,
+        }
+    }
+
+    fn push(&self, buf: &mut Vec<u8>, id: OpId) {
+        if let Some(l) = self.schedule.label(id) {
+            if self.owner.get(l) == Some(&id) {
+                buf.extend_from_slice(l.as_bytes());
+                return;
+            }
+        }
+        let local = u64::from(id - self.first);
+        if self.owner.is_empty() {
+            buf.push(b'o');
+            push_u64(buf, local);
+            return;
+        }
+        // `o<i>` and `o<i>_<k>` for different i never coincide, so only the rank's own
+        // labels can clash.
+        let mut name = format!("o{local}");
+        let mut k = 0u64;
+        while self.owner.contains_key(name.as_str()) {
+            k += 1;
+            name = format!("o{local}_{k}");
+        }
+        buf.extend_from_slice(name.as_bytes());
+    }
+}
