@@ -40,7 +40,7 @@ class DemoRow:
         (label_a, a), (label_b, b) = sorted(times.items())
         if abs(a - b) <= TIE * max(a, b):
             return "tie"
-        return f"{label_a} ({b / a:.2f}x)" if a < b else f"{label_b} ({a / b:.2f}x)"
+        return f"{label_a} ({b / a:.3f}x)" if a < b else f"{label_b} ({a / b:.3f}x)"
 
 
 def run_demo(

@@ -78,23 +78,30 @@ _ENGINE_TO_PYTHON: dict[str, type[CommodelError]] = {
 }
 
 
+# The module name the engine's exception classes report (PyO3's create_exception may
+# give the short name).
+_ENGINE_MODULES = ("commodel._engine", "_engine")
+
+
+def _from_engine_module(cls: type) -> bool:
+    return getattr(cls, "__module__", "") in _ENGINE_MODULES
+
+
 def is_engine_error(exc: BaseException) -> bool:
     """True if ``exc`` was raised by the compiled engine (``commodel._engine``)."""
     return any(
-        getattr(cls, "__module__", "") == "commodel._engine" and cls.__name__ == "EngineError"
-        for cls in type(exc).__mro__
+        cls.__name__ == "EngineError" and _from_engine_module(cls) for cls in type(exc).__mro__
     )
 
 
 def from_engine(exc: BaseException) -> CommodelError:
     """Convert an engine exception into the :class:`CommodelError` subclass of the same name."""
+    target: type[CommodelError] = CommodelError
     for cls in type(exc).__mro__:
-        target = _ENGINE_TO_PYTHON.get(cls.__name__)
-        if target is not None and getattr(cls, "__module__", "") == "commodel._engine":
-            converted = target(str(exc))
-            converted.__cause__ = exc
-            return converted
-    converted = CommodelError(str(exc))
+        if cls.__name__ in _ENGINE_TO_PYTHON and _from_engine_module(cls):
+            target = _ENGINE_TO_PYTHON[cls.__name__]
+            break
+    converted = target(str(exc))
     converted.__cause__ = exc
     return converted
 
