@@ -18,6 +18,7 @@ pub mod loggops;
 pub mod matching;
 pub mod models;
 pub mod outcome;
+pub mod predict;
 pub mod schedule;
 mod stdsort;
 pub mod time;

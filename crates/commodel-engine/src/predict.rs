@@ -1,0 +1,140 @@
+//! One entry point for every model: `run(schedule, model, params)`.
+//!
+//! Parameters come as a JSON object (the bindings convert the Python dict the
+//! platform loader built). All times are integer picoseconds; per-byte costs
+//! picoseconds per byte. Errors name the model and the field.
+//!
+//! | model | params |
+//! |---|---|
+//! | `loggops` | `L`, `o`, `g` (ps), `G`, `O` (ps/B), `S` (B) |
+//! | `plogp` | `L` (ps), `sizes` (B), `g` (ps), optional `o_s`, `o_r` (ps, reported only), `S` (B or null) |
+//! | `hockney` | `alpha` (ps), `beta` (ps/B, float), `S` (B or null) |
+
+use crate::engine;
+use crate::loggops::{self, LogGops};
+use crate::models::{Hockney, NicNetwork, PLogP, Table};
+use crate::outcome::{Outcome, SimError};
+use crate::schedule::Schedule;
+use serde_json::Value;
+
+/// Names of the models [`run`] knows.
+pub const MODELS: &[&str] = &["loggops", "plogp", "hockney"];
+
+fn err(model: &str, field: &str, what: &str) -> SimError {
+    SimError::Model(format!("model {model}: parameter `{field}` {what}"))
+}
+
+/// Read an unsigned integer field.
+pub fn uint(p: &Value, model: &str, field: &str) -> Result<u64, SimError> {
+    match p.get(field) {
+        None => Err(err(model, field, "is missing")),
+        Some(v) => v.as_u64().ok_or_else(|| {
+            err(
+                model,
+                field,
+                &format!("must be a non-negative integer, got {v}"),
+            )
+        }),
+    }
+}
+
+/// Read an optional unsigned integer field (absent or null: None).
+pub fn opt_uint(p: &Value, model: &str, field: &str) -> Result<Option<u64>, SimError> {
+    match p.get(field) {
+        None | Some(Value::Null) => Ok(None),
+        Some(_) => uint(p, model, field).map(Some),
+    }
+}
+
+/// Read a non-negative float field.
+pub fn float(p: &Value, model: &str, field: &str) -> Result<f64, SimError> {
+    match p.get(field).and_then(|v| v.as_f64()) {
+        Some(x) if x >= 0.0 && x.is_finite() => Ok(x),
+        Some(x) => Err(err(
+            model,
+            field,
+            &format!("must be finite and >= 0, got {x}"),
+        )),
+        None => Err(err(model, field, "is missing or not a number")),
+    }
+}
+
+/// Read a list of unsigned integers.
+pub fn uints(p: &Value, model: &str, field: &str) -> Result<Vec<u64>, SimError> {
+    let arr = p
+        .get(field)
+        .and_then(|v| v.as_array())
+        .ok_or_else(|| err(model, field, "is missing or not a list"))?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            v.as_u64().ok_or_else(|| {
+                err(
+                    model,
+                    &format!("{field}[{i}]"),
+                    &format!("must be a non-negative integer, got {v}"),
+                )
+            })
+        })
+        .collect()
+}
+
+/// Simulate `schedule` under `model` with `params` (see the module table).
+pub fn run(
+    schedule: &Schedule,
+    model: &str,
+    params: &Value,
+    record_messages: bool,
+) -> Result<Outcome, SimError> {
+    if !params.is_object() {
+        return Err(SimError::Model(format!(
+            "model {model}: parameters must be an object"
+        )));
+    }
+    match model {
+        "loggops" => {
+            let p = LogGops {
+                L: uint(params, model, "L")?,
+                o: uint(params, model, "o")?,
+                g: uint(params, model, "g")?,
+                G: uint(params, model, "G")?,
+                O: uint(params, model, "O")?,
+                S: uint(params, model, "S")?,
+            };
+            loggops::simulate(schedule, &p, record_messages)
+        }
+        "plogp" => {
+            let sizes = uints(params, model, "sizes")?;
+            let g = uints(params, model, "g")?;
+            let table = Table::new(sizes, g).map_err(|e| err(model, "g", &e))?;
+            let cost = PLogP {
+                L: uint(params, model, "L")?,
+                g: table,
+            };
+            let mut net = NicNetwork::new(cost, schedule.num_ranks());
+            engine::simulate(
+                schedule,
+                &mut net,
+                opt_uint(params, model, "S")?,
+                record_messages,
+            )
+        }
+        "hockney" => {
+            let cost = Hockney {
+                alpha: uint(params, model, "alpha")?,
+                beta: float(params, model, "beta")?,
+            };
+            let mut net = NicNetwork::new(cost, schedule.num_ranks());
+            engine::simulate(
+                schedule,
+                &mut net,
+                opt_uint(params, model, "S")?,
+                record_messages,
+            )
+        }
+        other => Err(SimError::Model(format!(
+            "unknown model `{other}`; known models: {}",
+            MODELS.join(", ")
+        ))),
+    }
+}
