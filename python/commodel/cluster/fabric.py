@@ -432,6 +432,7 @@ def build(plan: Plan, spec: ClusterSpec, record: dict[str, Any]) -> None:
             ethtool = [f"ethtool -K {dev} tso off gso off gro off" for dev in data_devs.get(ns, [])]
             script += [f"{cmd} 2>/dev/null || {cmd} >/dev/null 2>&1 || true" for cmd in ethtool]
             _ns_shell(ns, "\n".join(script), f"configuring namespace {ns}")
+        _stall_point("congestion")  # root namespace's allowed list changed, not yet restored
     record["rto_min_by"] = "sysctl tcp_rto_min_us" if rto_by_sysctl else "route rto_min"
     _stall_point("sysctls")
 

@@ -74,8 +74,18 @@ def receive(port: int, flows: int, bind: str = "0.0.0.0", timeout_s: float = 120
     return {"port": port, "flows": results}
 
 
-def send(to: str, port: int, seconds: float, connect_timeout_s: float = 10.0) -> dict:
-    """Send as fast as TCP allows for ``seconds``, then close and wait for the peer's close."""
+def send(
+    to: str,
+    port: int,
+    seconds: float,
+    start_at: float | None = None,
+    connect_timeout_s: float = 10.0,
+) -> dict:
+    """Send as fast as TCP allows for ``seconds``, then close and wait for the peer's close.
+
+    With ``start_at`` (a ``time.monotonic()`` value, one clock for every namespace of the
+    machine), connect early and start sending at that instant, so that flows started by
+    separate processes overlap."""
     deadline = time.monotonic() + connect_timeout_s
     while True:
         try:
@@ -87,6 +97,8 @@ def send(to: str, port: int, seconds: float, connect_timeout_s: float = 10.0) ->
             time.sleep(0.02)
     payload = b"\x5a" * CHUNK
     sent = 0
+    if start_at is not None:
+        time.sleep(max(0.0, start_at - time.monotonic()))
     start = time.monotonic()
     end = start + seconds
     with sock:
@@ -147,11 +159,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_send.add_argument("--to", required=True)
     p_send.add_argument("--port", type=int, default=5001)
     p_send.add_argument("--seconds", type=float, default=3.0)
+    p_send.add_argument("--start-at", type=float, help="time.monotonic() at which to start")
     args = parser.parse_args(argv)
     if args.role == "recv":
         result = receive(args.port, args.flows, args.bind)
     else:
-        result = send(args.to, args.port, args.seconds)
+        result = send(args.to, args.port, args.seconds, args.start_at)
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")
     return 0

@@ -1,0 +1,574 @@
+"""The emulated TCP cluster: spec validation and plans everywhere; as root, a real cluster.
+
+The tests marked ``cluster`` build the two-rack-8 cluster from network namespaces, veth
+pairs, bridges and tc shapers, measure the rates it carries with real TCP flows, run a real
+Open MPI job over it, and check that ``down`` (also after the harness is killed midway)
+leaves no namespace, process, state file or changed sysctl behind. They are skipped, with
+the reason, when not root or when network namespaces cannot be created.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from commodel.cluster import ClusterError, load_spec
+from commodel.cluster.fabric import make_plan
+from commodel.cluster.launcher import mpirun_argv
+from commodel.cluster.probe import window_rate
+from commodel.cluster.spec import parse_spec
+
+ROOT = Path(__file__).resolve().parent.parent
+CLUSTERS = ROOT / "examples" / "clusters"
+PYTHONPATH = os.pathsep.join(
+    p for p in (str(ROOT / "python"), os.environ.get("PYTHONPATH", "")) if p
+)
+ENV = {**os.environ, "PYTHONPATH": PYTHONPATH}
+ALLOWED_CC = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+
+# TCP payload over Ethernet frames at MTU 1500 with timestamps: 1448 of 1514 bytes.
+PAYLOAD_CEILING = 1448 / 1514
+
+
+# --------------------------------------------------------------------------------------
+# Specs and plans (no root needed)
+
+
+def test_example_specs_load_with_the_documented_shapes():
+    spec = load_spec(CLUSTERS / "two-rack-8.yaml")
+    assert spec.hosts == tuple(f"h{i}" for i in range(8))
+    assert spec.topology.racks == ((0, 1, 2, 3), (4, 5, 6, 7))
+    assert spec.nic_rate_bit_s == 100_000_000
+    assert spec.topology.backbone_rate_bit_s == 200_000_000
+    assert (spec.host_nic_buffer, spec.switch_port_buffer, spec.backbone_port_buffer) == (
+        1 << 20,
+        32 << 10,
+        128 << 10,
+    )
+    assert (spec.congestion_control, spec.rto_min_ms, spec.mtu) == ("cubic", 200.0, 1500)
+    assert spec.default_id() == "tworack8"
+
+    spec16 = load_spec(CLUSTERS / "two-rack-16.yaml")
+    assert len(spec16.hosts) == 16
+    assert (spec16.nic_rate_bit_s, spec16.topology.backbone_rate_bit_s) == (50e6, 100e6)
+
+    tree = load_spec(CLUSTERS / "tree-8.yaml")
+    assert tree.topology.level_rates_bit_s == (100e6, 200e6, 200e6)
+    assert tree.nic_rate_bit_s == 100_000_000
+
+
+def _spec(**overrides):
+    data = {
+        "hosts": 4,
+        "nic_rate": "100Mbit",
+        "topology": {"type": "racks", "racks": 2, "backbone_rate": "200Mbit"},
+    }
+    data.update(overrides)
+    return data
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"nic_rate": "100 furlongs"}, "x.yaml: nic_rate: unknown rate unit 'furlongs'"),
+        ({"nic_rate": "10bit"}, "x.yaml: nic_rate: must be between 100kbit and 100Gbit"),
+        ({"mtus": 1500}, "x.yaml: mtus: unknown key; did you mean 'mtu'?"),
+        ({"hosts": 5}, "x.yaml: topology.racks: 5 hosts do not split evenly into 2 racks"),
+        ({"hosts": ["a", "sw"]}, "x.yaml: hosts[1]: 'sw' is reserved"),
+        ({"hosts": ["a", "a"]}, "x.yaml: hosts[1]: duplicate host name 'a'"),
+        ({"hosts": ["A-1"]}, "x.yaml: hosts[0]: host names are 1-16 lower-case"),
+        ({"buffers": {"switch_port": "32k"}}, "x.yaml: buffers.switch_port: ambiguous size"),
+        ({"buffers": {"switch_port": 100}}, "x.yaml: buffers.switch_port: must be between 1514"),
+        ({"tcp": {"congestion_control": "vegas"}}, "x.yaml: tcp.congestion_control: must be one"),
+        ({"tcp": {"rto_min_ms": 0}}, "x.yaml: tcp.rto_min_ms: must be a number of milliseconds"),
+        ({"topology": {"type": "mesh"}}, "x.yaml: topology.type: must be 'racks' or 'binary-tree'"),
+        (
+            {"topology": {"type": "racks", "racks": [["h0", "h9"]], "backbone_rate": "1Gbit"}},
+            "x.yaml: topology.racks[0][1]: unknown host 'h9'",
+        ),
+        (
+            {"topology": {"type": "binary-tree", "levels": ["100Mbit", "100Mbit", "50Mbit"]}},
+            "x.yaml: topology.levels: a binary tree with 3 levels has 8 hosts, but hosts has 4",
+        ),
+        (
+            {"topology": {"type": "binary-tree", "levels": ["1Gbit", "100Mbit"]}},
+            "x.yaml: topology.levels[0]: height 1 is the host links: its rate must equal nic_rate",
+        ),
+    ],
+)
+def test_spec_errors_name_the_file_and_field(overrides, message):
+    with pytest.raises(ClusterError) as info:
+        parse_spec(_spec(**overrides), "x.yaml")
+    assert str(info.value).startswith(message), str(info.value)
+
+
+def test_spec_file_errors(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("hosts: [\n")
+    with pytest.raises(ClusterError, match=r"bad\.yaml:2:1: not valid YAML"):
+        load_spec(bad)
+    with pytest.raises(ClusterError, match=r"missing\.yaml: cannot read the cluster spec"):
+        load_spec(tmp_path / "missing.yaml")
+
+
+def test_rates_accept_tc_and_commodel_units():
+    spec = parse_spec(_spec(nic_rate="12.5MB/s"), "x.yaml")
+    assert spec.nic_rate_bit_s == 100_000_000
+    spec = parse_spec(_spec(nic_rate="100Mbps"), "x.yaml")
+    assert spec.nic_rate_bit_s == 100_000_000
+    spec = parse_spec(_spec(nic_rate="0.1Gbit"), "x.yaml")
+    assert spec.nic_rate_bit_s == 100_000_000
+
+
+def test_plan_names_and_addresses_obey_the_safety_rules():
+    for name in ("two-rack-8", "two-rack-16", "tree-8"):
+        spec = load_spec(CLUSTERS / f"{name}.yaml")
+        plan = make_plan(spec, "a" * 16)  # the longest cluster id
+        for ns in plan.namespaces:
+            assert ns.startswith("cm-" + "a" * 16 + "-")
+        devices = [c.a_dev for c in plan.cables] + [c.b_dev for c in plan.cables] + plan.bridges
+        for dev in devices:
+            assert dev.startswith("cm-") and len(dev) <= 15, dev
+        # interface names are unique within each namespace
+        per_ns = {}
+        for c in plan.cables:
+            per_ns.setdefault(c.a_ns, []).append(c.a_dev)
+            per_ns.setdefault(c.b_ns, []).append(c.b_dev)
+        per_ns.setdefault(plan.switch_ns, []).extend(plan.bridges)
+        for devs in per_ns.values():
+            assert len(devs) == len(set(devs))
+        benchmarking = ipaddress.ip_network("198.18.0.0/15")
+        for host in plan.hosts:
+            assert ipaddress.ip_address(host["data_ip"]) in benchmarking
+            assert ipaddress.ip_address(host["mgmt_ip"]) in benchmarking
+
+
+def test_shaper_rates_follow_the_headroom_rule():
+    plan = make_plan(load_spec(CLUSTERS / "two-rack-8.yaml"), "t")
+    by_direction = {s.direction: s for s in plan.shapers}
+    assert len(plan.shapers) == 2 * 8 + 2 * 2
+    host_out = by_direction["h0->rack0"]
+    assert (host_out.rate_bit_s, host_out.burst, host_out.limit) == (100_000_000, 3125, 1 << 20)
+    port = by_direction["rack1->h5"]  # fed by same-rate host shapers: 2% faster, ~15 kB
+    assert (port.rate_bit_s, port.limit) == (102_000_000, 32 << 10)
+    assert 15000 <= port.burst <= 16000
+    up = by_direction["rack0->core"]  # the real bottleneck of cross-rack traffic
+    assert (up.rate_bit_s, up.limit) == (200_000_000, 128 << 10)
+    down = by_direction["core->rack1"]  # fed by the 200 Mbit/s uplink of the other rack
+    assert down.rate_bit_s == 204_000_000
+
+    tree = make_plan(load_spec(CLUSTERS / "tree-8.yaml"), "t")
+    rates = {s.direction: s.rate_bit_s for s in tree.shapers}
+    assert rates["h0->s1x0"] == 100_000_000
+    assert rates["s1x0->h0"] == 102_000_000
+    assert rates["s1x0->s2x0"] == 200_000_000
+    # a chain of equal nominal rates up and down the tree: each 2% faster than the last
+    assert rates["s2x0->s3x0"] == 204_000_000
+    assert rates["s3x0->s2x1"] == 208_080_000
+    assert rates["s2x1->s1x2"] == 212_241_600
+
+
+def test_mpirun_command_line():
+    record = {"id": "t", "data_dev": "cm-data", "mgmt_dev": "cm-mgmt", "ctl_ns": "cm-t-ctl"}
+    argv = mpirun_argv(record, "/usr/bin/mpirun", 4, Path("/x/hostfile"), 8, 1, [], ["hostname"])
+    text = " ".join(argv)
+    assert argv[:5] == [
+        shutil.which("ip") or argv[0],
+        "netns",
+        "exec",
+        "cm-t-ctl",
+        "/usr/bin/mpirun",
+    ]
+    for piece in (
+        "--mca plm_rsh_agent",
+        "--mca plm_rsh_no_tree_spawn 1",
+        "--mca oob_tcp_if_include cm-mgmt",
+        "--mca btl self,tcp",
+        "--mca btl_tcp_if_include cm-data",
+        "--mca mpi_yield_when_idle 1",
+        "--bind-to none",
+        "--map-by slot",
+        "--hostfile /x/hostfile -np 8",
+    ):
+        assert piece in text
+    assert argv[-1] == "hostname"
+    # the user's own --mca key replaces ours; their -np and --map-by are kept
+    argv = mpirun_argv(
+        record,
+        "/usr/bin/mpirun",
+        4,
+        Path("/x/h"),
+        16,
+        2,
+        ["--mca", "btl", "self,tcp", "-np", "3", "--map-by", "node"],
+        ["a.out"],
+    )
+    text = " ".join(argv)
+    assert text.count("--mca btl ") == 1 and "vader" not in text
+    assert " -np 16" not in text and "--map-by slot" not in text
+    assert text.endswith("--mca btl self,tcp -np 3 --map-by node a.out")
+    argv = mpirun_argv(record, "/m", 5, Path("/x/h"), 2, 2, [], ["a.out"])
+    assert "--prtemca plm_ssh_agent" in " ".join(argv)
+    assert "--mca btl self,sm,tcp" in " ".join(argv)
+
+
+def test_window_rate_over_the_common_window():
+    # flow a: 1 MB/s from t=0 to 10; flow b: 2 MB/s from t=2 to 8
+    a = {"samples": [[float(t), t * 1_000_000] for t in range(0, 11)]}
+    b = {"samples": [[float(t), (t - 2) * 2_000_000] for t in range(2, 9)]}
+    total, rates, window = window_rate([a, b], warmup_s=0.5, tail_s=0.5)
+    assert window == pytest.approx(5.0)
+    assert rates == pytest.approx([8e6, 16e6])
+    assert total == pytest.approx(24e6)
+    with pytest.raises(ValueError, match="overlap"):
+        window_rate([a, {"samples": [[9.0, 0], [9.3, 10]]}])
+
+
+def _cli(*args, user=None, timeout=120, stall=None):
+    prefix = []
+    if user is not None:
+        prefix = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"]
+    env = dict(ENV)
+    if stall:
+        env["COMMODEL_CLUSTER_STALL"] = stall
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "commodel.cluster", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="needs root and setpriv to run the command as an unprivileged user",
+)
+def test_not_root_gets_a_clear_message_and_exit_2():
+    # a real unprivileged run (user nobody), not a patched check
+    for args in (
+        ["up", "--spec", CLUSTERS / "two-rack-8.yaml"],
+        ["down", "--all"],
+        ["status"],
+        ["mpirun", "--", "hostname"],
+    ):
+        proc = _cli(*args, user=65534)
+        assert proc.returncode == 2, proc.stderr
+        assert "needs root" in proc.stderr
+        assert "Traceback" not in proc.stderr
+    # a bad spec is reported before the root check
+    with tempfile.TemporaryDirectory(dir="/tmp") as scratch:  # readable by nobody
+        os.chmod(scratch, 0o755)
+        bad = Path(scratch) / "bad.yaml"
+        bad.write_text("hosts: 4\nnic_rate: 1Mbit\ntopology: {type: racks, backbone_rate: 1}\n")
+        os.chmod(bad, 0o644)
+        proc = _cli("up", "--spec", bad, user=65534)
+    assert proc.returncode == 2
+    assert "bad.yaml: topology.backbone_rate: must be between 100kbit and 100Gbit" in proc.stderr
+
+
+# --------------------------------------------------------------------------------------
+# A real cluster (root)
+
+
+def _cluster_unavailable() -> str | None:
+    if os.geteuid() != 0:
+        return "the emulated cluster needs root (network namespaces, veth, tc)"
+    for tool in ("ip", "tc", "ethtool", "nstat", "unshare", "chrt"):
+        if shutil.which(tool) is None and not os.path.exists(f"/usr/sbin/{tool}"):
+            return f"the command {tool!r} is missing (apt-get install iproute2 ethtool util-linux)"
+    probe = "cm-probe" + str(os.getpid())
+    added = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
+    if added.returncode != 0:
+        return f"network namespaces are unavailable: {added.stderr.strip()}"
+    subprocess.run(["ip", "netns", "del", probe], capture_output=True)
+    return None
+
+
+UNAVAILABLE = _cluster_unavailable()
+needs_cluster = pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or "")
+cluster = pytest.mark.cluster
+
+
+def _namespaces(prefix: str) -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in out.splitlines() if line.startswith(prefix)]
+
+
+def _state_dir() -> Path:
+    return Path(os.environ.get("COMMODEL_STATE_DIR", "/run/commodel"))
+
+
+def _assert_nothing_left(cluster_id: str, allowed_cc: str) -> None:
+    assert _namespaces(f"cm-{cluster_id}-") == []
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    assert " cm-" not in links  # nothing of ours was ever in the root namespace
+    leftovers = [p.name for p in _state_dir().glob(f"{cluster_id}.*")]
+    assert leftovers == []
+    assert ALLOWED_CC.read_text().strip() == allowed_cc
+    assert not (_state_dir() / "saved-settings.json").exists()
+
+
+ID = f"t{os.getpid() % 100000}"
+
+
+@pytest.fixture(scope="module")
+def allowed_cc():
+    return ALLOWED_CC.read_text().strip() if ALLOWED_CC.exists() else ""
+
+
+@pytest.fixture(scope="module")
+def two_rack(allowed_cc):
+    proc = _cli("up", "--spec", CLUSTERS / "two-rack-8.yaml", "--name", ID, "--json")
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    try:
+        yield record
+    finally:
+        _cli("down", "--name", ID)
+
+
+def _in_host(host: str, *command: str, rt: bool = True) -> list[str]:
+    chrt = ["chrt", "-r", "1"] if rt else []
+    return [sys.executable, "-m", "commodel.cluster", "exec", "--name", ID, host, "--", *chrt,
+            *command]  # fmt: skip
+
+
+def _measure(record: dict, pairs: list[tuple[str, str]], seconds: float = 3.0):
+    """Run one TCP bulk flow per (src, dst) pair at once; return window_rate's result."""
+    ip_of = {h["name"]: h["data_ip"] for h in record["hosts"]}
+    receivers = []
+    for port, (_, dst) in enumerate(pairs, start=5001):
+        cmd = _in_host(dst, sys.executable, "-m", "commodel.cluster.probe", "recv",
+                       "--port", str(port))  # fmt: skip
+        receivers.append(
+            subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV
+            )  # fmt: skip
+        )
+    try:
+        for port, proc in enumerate(receivers, start=5001):  # wait until each listens
+            line = proc.stdout.readline()
+            assert json.loads(line or "null") == {"listening": port}, proc.stderr.read()
+        start_at = time.monotonic() + 2.0  # all senders start together, whenever spawned
+        senders = []
+        for port, (src, dst) in enumerate(pairs, start=5001):
+            cmd = _in_host(src, sys.executable, "-m", "commodel.cluster.probe", "send",
+                           "--to", ip_of[dst], "--port", str(port), "--seconds", str(seconds),
+                           "--start-at", repr(start_at))  # fmt: skip
+            senders.append(
+                subprocess.Popen(
+                    cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV
+                )  # fmt: skip
+            )
+        for proc in senders:
+            out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err
+        flows = []
+        for proc in receivers:
+            out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err
+            flows += json.loads(out.splitlines()[-1])["flows"]
+    finally:
+        for proc in receivers:
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    return window_rate(flows)
+
+
+@cluster
+@needs_cluster
+def test_up_builds_what_the_spec_says(two_rack):
+    assert two_rack["status"] == "up"
+    assert sorted(_namespaces(f"cm-{ID}-")) == sorted(two_rack["namespaces"])
+    assert len(two_rack["namespaces"]) == 8 + 2
+    proc = subprocess.run(
+        _in_host(
+            "h5",
+            "sh",
+            "-c",
+            "hostname; cat /proc/sys/net/ipv4/tcp_congestion_control "
+            "/proc/sys/net/ipv4/tcp_rto_min_us; ip -o -4 addr show dev cm-data",
+            rt=False,
+        ),  # fmt: skip
+        capture_output=True,
+        text=True,
+        env=ENV,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[:3] == ["h5", "cubic", "200000"]
+    assert "198.18.0.15/16" in lines[3]
+    qdiscs = subprocess.run(
+        ["tc", "-n", f"cm-{ID}-sw", "-j", "qdisc", "show", "dev", "cm-r0u"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    (tbf,) = json.loads(qdiscs)
+    assert tbf["kind"] == "tbf"
+    assert tbf["options"]["rate"] == 200_000_000 // 8  # bytes/s
+    assert abs(tbf["options"]["burst"] - 6250) < 64
+    # tc reports the queue as the latency (limit - burst) / rate, in microseconds
+    limit = tbf["options"]["lat"] * 1e-6 * 25e6 + tbf["options"]["burst"]
+    assert limit == pytest.approx(128 * 1024, rel=2e-3)
+    proc = _cli("status", "--name", ID)
+    assert proc.returncode == 0, proc.stderr
+    assert "rack0->core" in proc.stdout and "198.18.0.17" in proc.stdout
+
+
+@cluster
+@needs_cluster
+def test_one_flow_in_a_rack_and_across_racks_runs_at_the_nic_rate(two_rack):
+    for dst in ("h1", "h4"):
+        total, _, window = _measure(two_rack, [("h0", dst)])
+        # the TCP payload ceiling of a 100 Mbit/s NIC is 95.6 Mbit/s
+        assert 0.90 * 100e6 <= total <= (PAYLOAD_CEILING + 0.01) * 100e6, (dst, total)
+        assert window > 1.5
+
+
+@cluster
+@needs_cluster
+def test_four_cross_rack_flows_share_the_backbone(two_rack):
+    pairs = [("h0", "h4"), ("h1", "h5"), ("h2", "h6"), ("h3", "h7")]
+    total, rates, _ = _measure(two_rack, pairs)
+    # 4 x 100 Mbit/s offered to a 200 Mbit/s backbone: ~191 Mbit/s of payload in all
+    assert 0.90 * 200e6 <= total <= (PAYLOAD_CEILING + 0.01) * 200e6, total
+    assert all(r > 0.15 * total / 4 for r in rates), rates
+    # the drops are at the backbone port, none at a port toward a host
+    status = json.loads(_cli("status", "--name", ID, "--json").stdout)
+    drops = {s["direction"]: s["stats"].get("drops", 0) for s in status["shapers"]}
+    assert drops["rack0->core"] > 0
+    assert all(drops[f"rack1->h{i}"] == 0 for i in range(4, 8))
+    assert all("TcpExtTCPTimeouts" in h["tcp"] for h in status["hosts"])
+
+
+@cluster
+@needs_cluster
+def test_mpi_job_runs_one_rank_per_host(two_rack):
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun not found (apt-get install openmpi-bin)")
+    try:
+        import mpi4py  # noqa: F401
+
+        program = [
+            sys.executable,
+            "-c",
+            "from mpi4py import MPI; import socket; c = MPI.COMM_WORLD; "
+            "print(c.rank, socket.gethostname(), MPI.Get_processor_name(), "
+            "c.allreduce(c.rank), flush=True)",
+        ]
+    except ImportError:
+        program = ["sh", "-c", 'echo "$OMPI_COMM_WORLD_RANK $(hostname)"']
+    proc = _cli("mpirun", "--name", ID, "--", *program)
+    assert proc.returncode == 0, proc.stderr
+    seen = {}
+    for line in proc.stdout.splitlines():
+        fields = line.split()
+        seen[int(fields[0])] = fields[1:]
+    assert sorted(seen) == list(range(8))
+    for rank, fields in seen.items():
+        assert fields[0] == f"h{rank}"
+        if len(fields) == 3:
+            assert fields[1] == f"h{rank}" and int(fields[2]) == 28
+    # two ranks per host, in blocks: ranks 2k and 2k+1 on host k
+    proc = _cli("mpirun", "--name", ID, "-k", "2", "--hosts", "2", "--", "sh", "-c",
+                'echo "$OMPI_COMM_WORLD_RANK $(hostname)"')  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    placed = dict(line.split() for line in proc.stdout.splitlines())
+    assert placed == {"0": "h0", "1": "h0", "2": "h1", "3": "h1"}
+    # ksoftirqd back to its normal scheduling
+    assert not (_state_dir() / "saved-settings.json").exists()
+
+
+@cluster
+@needs_cluster
+def test_down_removes_everything_and_kills_our_processes(two_rack, allowed_cc):
+    sleeper = subprocess.Popen(_in_host("h2", "sleep", "600", rt=False), env=ENV)
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            pids = subprocess.run(["ip", "netns", "pids", f"cm-{ID}-h2"], capture_output=True,
+                                  text=True).stdout.split()  # fmt: skip
+            if pids:
+                break
+            time.sleep(0.05)
+        assert pids, "the sleeper never appeared in its namespace"
+        proc = _cli("down", "--name", ID)
+        assert proc.returncode == 0, proc.stderr
+        assert f"removed cluster {ID}: 10 namespaces, 1 processes stopped" in proc.stdout
+        assert sleeper.wait(timeout=10) != 0  # killed by down
+        for pid in pids:
+            assert not Path(f"/proc/{pid}").exists()
+        _assert_nothing_left(ID, allowed_cc)
+    finally:
+        if sleeper.poll() is None:
+            sleeper.kill()
+            sleeper.wait()
+
+
+def _start_stalled(cluster_id: str, step: str) -> subprocess.Popen:
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "commodel.cluster",
+            "up",
+            "--spec",
+            str(CLUSTERS / "two-rack-8.yaml"),
+            "--name",
+            cluster_id,
+        ],  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**ENV, "COMMODEL_CLUSTER_STALL": step},
+    )
+    line = proc.stdout.readline()
+    assert f"stalled at step {step!r}" in line, (line, proc.stderr.read() if proc.poll() else "")
+    return proc
+
+
+@cluster
+@needs_cluster
+@pytest.mark.parametrize("step", ["links", "congestion"])
+def test_down_cleans_up_after_the_harness_is_killed_midway(step, allowed_cc):
+    others_before = [ns for ns in _namespaces("cm-")]
+    cluster_id = f"k{os.getpid() % 100000}"
+    proc = _start_stalled(cluster_id, step)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    assert len(_namespaces(f"cm-{cluster_id}-")) == 10  # left behind by the dead harness
+    state = json.loads((_state_dir() / f"{cluster_id}.json").read_text())
+    assert state["status"] == "building"
+    if step == "congestion" and allowed_cc and "cubic" not in allowed_cc.split():
+        assert ALLOWED_CC.read_text().split() == allowed_cc.split() + ["cubic"]
+    # `down --all` unless someone else's cluster is up on this machine: then only ours
+    args = ["down", "--all"] if not others_before else ["down", "--name", cluster_id]
+    result = _cli(*args)
+    assert result.returncode == 0, result.stderr
+    assert f"removed cluster {cluster_id}: 10 namespaces" in result.stdout
+    _assert_nothing_left(cluster_id, allowed_cc)
+
+
+@cluster
+@needs_cluster
+def test_a_signal_midway_makes_up_clean_up_itself(allowed_cc):
+    cluster_id = f"s{os.getpid() % 100000}"
+    proc = _start_stalled(cluster_id, "congestion")
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "interrupted by SIGTERM; cleaned up" in err
+    _assert_nothing_left(cluster_id, allowed_cc)
