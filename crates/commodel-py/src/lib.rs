@@ -6,6 +6,8 @@
 
 // pyo3 0.22's create_exception! expands a cfg on its own `gil-refs` feature.
 #![allow(unexpected_cfgs)]
+// #[pyfunction] wraps results in a conversion clippy flags as useless.
+#![allow(clippy::useless_conversion)]
 
 use commodel_engine::collectives::{self, CollectiveOptions};
 use commodel_engine::{goal, predict, schedule, SimError};
