@@ -1,0 +1,159 @@
+"""``commodel measure WHAT --db FILE``: the MPI benchmarks, run under mpirun.
+
+Every rank parses the same command line; rank 0 drives the benchmark, writes the results
+database and prints; the other ranks stay quiet.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import Any
+
+from ..units import format_duration
+from .common import size_arg
+
+HELP = "run an MPI benchmark under mpirun and store every sample in a results database"
+
+MPIRUN_EXAMPLE = (
+    "mpirun -n 2 --mca btl tcp,self python3 -m commodel measure plogp --db results.duckdb"
+)
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--db", required=True, metavar="FILE", help="results database (DuckDB file)")
+    p.add_argument(
+        "--resume",
+        nargs="?",
+        const=-1,
+        type=int,
+        metavar="ID",
+        help="continue campaign ID (default: the latest unfinished one) with the same options",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "measure",
+        help=HELP,
+        description="Run an MPI benchmark (under mpirun) and store every raw sample in a "
+        f"DuckDB results database. Example: {MPIRUN_EXAMPLE}",
+    )
+    sub = parser.add_subparsers(dest="benchmark", metavar="WHAT", required=True)
+
+    p = sub.add_parser(
+        "plogp",
+        help="PLogP parameters L, o_s(m), o_r(m), g(m) (Kielmann's fast method)",
+        description="Kielmann's fast PLogP measurement between ranks 0 and 1.",
+    )
+    _common(p)
+    p.add_argument("--mode", choices=("send", "isend", "ssend"), help="send call timed (send)")
+    p.add_argument(
+        "--method",
+        choices=("fast", "saturation"),
+        help="fast: g(m) from roundtrips (default); saturation: also g(m) by saturating the "
+        "link for every size",
+    )
+    p.add_argument(
+        "--bidirectional", action="store_true", default=None, help="also measure bidirectional g(m)"
+    )
+    p.add_argument("--eps", type=float, help="relative error bound eps (0.01)")
+    p.add_argument("--max-size", type=size_arg, help="largest message size (16MiB)")
+    p.add_argument("--k-m", type=int, help="initial sizes 2^0..2^k_m (18)")
+    p.add_argument("--max-reps", type=int, help="repetition cap for small messages (60)")
+    p.add_argument("--max-reps-large", type=int, help="repetition cap for large messages (15)")
+    p.add_argument(
+        "--sat-max-n",
+        type=int,
+        help="saturation: at most this many messages in a row (16384), and at most 64 MiB",
+    )
+    p.add_argument(
+        "--statistic",
+        choices=("median", "mean", "min"),
+        help="central value of repetitions (median; Kielmann uses the mean)",
+    )
+    p.set_defaults(func=run_plogp)
+    return parser
+
+
+def _resume(args: argparse.Namespace) -> tuple[bool, int | None]:
+    if args.resume is None:
+        return False, None
+    return True, (None if args.resume == -1 else args.resume)
+
+
+def run_plogp(args: argparse.Namespace) -> int:
+    from ..measure import plogp
+    from ..measure.common import run_campaign
+
+    given = {
+        "mode": args.mode,
+        "method": args.method,
+        "bidirectional": args.bidirectional,
+        "eps": args.eps,
+        "max_size": args.max_size,
+        "k_m": args.k_m,
+        "max_reps_small": args.max_reps,
+        "max_reps_large": args.max_reps_large,
+        "statistic": args.statistic,
+        "sat_max_n": args.sat_max_n,
+    }
+    opts = plogp.validate_options({k: v for k, v in given.items() if v is not None})
+    resume, resume_id = _resume(args)
+    code, result = run_campaign(
+        "plogp",
+        opts,
+        args.db,
+        plogp.procedure(opts),
+        resume=resume,
+        resume_id=resume_id,
+        command=shlex.join(["commodel"] + sys.argv[1:]),
+        progress=not args.quiet,
+    )
+    if result is not None:
+        print(format_plogp(result))
+    return code
+
+
+def format_plogp(result: dict[str, Any]) -> str:
+    """The printed summary: the PLogP table, Table 1 (LogP/LogGP) and Table 2 (phase times)."""
+    fit = result["fit"]
+    lines = [
+        f"campaign {result['campaign']}: PLogP, mode {fit.mode}, method {fit.method}, "
+        f"{result['steps_measured']} steps measured, {result['steps_replayed']} replayed",
+        f"L = {format_duration(fit.L)}   g(0) = {format_duration(fit.g0)}   "
+        f"RTT(0) = {format_duration(fit.rtt0)}",
+        "",
+    ]
+    head = f"{'m [B]':>10} {'reps':>4} {'o_s [us]':>10} {'o_r [us]':>10} {'g [us]':>10}"
+    if fit.g_saturation is not None:
+        head += f" {'g_fast [us]':>11} {'g_sat [us]':>10}"
+    if fit.g_bidirectional is not None:
+        head += f" {'g_bi [us]':>10}"
+    lines.append(head)
+    for i, m in enumerate(fit.sizes):
+        row = (
+            f"{m:>10} {fit.reps[i]:>4} {fit.o_s[i] * 1e6:>10.3f} {fit.o_r[i] * 1e6:>10.3f} "
+            f"{fit.g[i] * 1e6:>10.3f}"
+        )
+        if fit.g_saturation is not None:
+            row += f" {fit.g_fast[i] * 1e6:>11.3f} {fit.g_saturation[i] * 1e6:>10.3f}"
+        if fit.g_bidirectional is not None:
+            row += f" {fit.g_bidirectional[i] * 1e6:>10.3f}"
+        lines.append(row)
+    if 1 in fit.sizes:
+        t1 = fit.table1()
+        lines += [
+            "",
+            "LogP/LogGP (Kielmann Table 1): "
+            f"L = {format_duration(t1['L'])}, o = {format_duration(t1['o'])}, "
+            f"g = {format_duration(t1['g'])}, G = {t1['G']:.4g} s/B, P = {int(t1['P'])}",
+        ]
+    times = result["phase_times"]
+    if times:
+        lines += ["", "phase times (Kielmann Table 2):"]
+        for phase, t in times.items():
+            lines.append(f"  {phase:<14} {t:10.3f} s")
+    return "\n".join(lines)

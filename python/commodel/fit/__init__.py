@@ -1,0 +1,1 @@
+"""Fitting platform files from the results database."""

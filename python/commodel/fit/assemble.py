@@ -1,0 +1,147 @@
+"""``commodel fit``: a platform file from the campaigns of a results database.
+
+Each benchmark contributes its section: ``plogp`` -> ``plogp``; ``tree`` -> ``network``
+(binary tree) and ``tcp.eps_S``; ``lmo`` -> ``lmo``; ``many-to-one`` / ``one-to-many`` ->
+``many_to_one``. By default the latest complete campaign of every benchmark is used;
+``--campaign ID`` (repeatable) picks campaigns explicitly. The output depends only on the
+stored samples, so fitting the same database twice gives the same file.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+from ..db import Campaign, ResultsDB
+from ..errors import CommodelError
+from . import yamlout
+
+# benchmark -> function(db, campaign) -> {section name: section}
+FITTERS: dict[str, Callable[[ResultsDB, Campaign], dict[str, Any]]] = {}
+
+
+def fitter(benchmark: str):
+    def wrap(fn):
+        FITTERS[benchmark] = fn
+        return fn
+
+    return wrap
+
+
+@fitter("plogp")
+def _fit_plogp(db: ResultsDB, camp: Campaign) -> dict[str, Any]:
+    from .plogp import fit_plogp, plogp_section
+
+    fit = fit_plogp(db.samples(camp.id), camp.options, ranks=camp.ranks)
+    return {"plogp": plogp_section(fit)}
+
+
+def _load_optional_fitters() -> None:
+    # each module registers itself with @fitter when imported
+    import importlib
+
+    for name in ("tree", "lmo", "manytoone"):
+        try:
+            importlib.import_module(f"{__package__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__package__}.{name}":
+                raise
+
+
+def select_campaigns(db: ResultsDB, ids: list[int] | None) -> list[Campaign]:
+    camps = db.campaigns()
+    if ids:
+        chosen = [db.campaign(i) for i in ids]
+        seen: dict[str, int] = {}
+        for c in chosen:
+            if c.benchmark in seen:
+                raise CommodelError(
+                    f"{db.path}: campaigns {seen[c.benchmark]} and {c.id} both measured "
+                    f"{c.benchmark!r}; pick one"
+                )
+            seen[c.benchmark] = c.id
+        return chosen
+    latest: dict[str, Campaign] = {}
+    for c in camps:
+        if c.status == "complete":
+            latest[c.benchmark] = c
+    if not latest:
+        raise CommodelError(
+            f"{db.path}: no complete campaign to fit"
+            + (
+                " (unfinished: "
+                + ", ".join(f"{c.id} {c.benchmark} {c.status}" for c in camps)
+                + "; finish them with 'measure ... --resume' or pick one with --campaign)"
+                if camps
+                else ""
+            )
+        )
+    return sorted(latest.values(), key=lambda c: c.id)
+
+
+def fit_platform(
+    db_path: str, campaign_ids: list[int] | None = None, name: str | None = None
+) -> tuple[dict[str, Any], dict[str, str]]:
+    """The platform document and its comments (top-level key -> comment)."""
+    _load_optional_fitters()
+    with ResultsDB(db_path, read_only=True) as db:
+        camps = select_campaigns(db, campaign_ids)
+        sections: dict[str, Any] = {}
+        comments: dict[str, str] = {}
+        for camp in camps:
+            fn = FITTERS.get(camp.benchmark)
+            if fn is None:
+                continue  # benchmarks without a platform section (pattern, concurrent)
+            try:
+                produced = fn(db, camp)
+            except CommodelError as exc:
+                raise CommodelError(
+                    f"{db_path}: campaign {camp.id} ({camp.benchmark}): {exc}"
+                ) from exc
+            for key, sec in produced.items():
+                if key in sections and key != "tcp":
+                    raise CommodelError(
+                        f"{db_path}: two campaigns give the {key!r} section; pick with --campaign"
+                    )
+                if key == "tcp" and key in sections:
+                    sections[key].update(sec)
+                else:
+                    sections[key] = sec
+                comments.setdefault(
+                    key,
+                    f"from campaign {camp.id} ({camp.benchmark}, {camp.mpi_library.split(',')[0]}, "
+                    f"{camp.ranks} ranks on {', '.join(sorted(set(camp.hosts)))}, "
+                    f"started {camp.started:%Y-%m-%d %H:%M:%S} UTC)",
+                )
+        if not sections:
+            raise CommodelError(
+                f"{db_path}: the campaigns {[c.id for c in camps]} give no platform section"
+            )
+        hosts = sorted({h for c in camps for h in c.hosts})
+        nodes = max(c.ranks for c in camps)
+        if "network" in sections:
+            nodes = sections["network"]["nodes"]
+    doc: dict[str, Any] = {
+        "commodel_platform": 1,
+        "name": name or f"measured-{hosts[0] if hosts else 'cluster'}",
+        "description": f"fitted by commodel fit from {os.path.basename(db_path)}, campaigns "
+        + ", ".join(str(c.id) for c in camps)
+        + "; one MPI rank per node as measured",
+        "nodes": nodes,
+    }
+    order = ("loggops", "plogp", "network", "tcp", "lmo", "many_to_one")
+    for key in order:
+        if key in sections:
+            doc[key] = sections[key]
+    for key in sorted(sections):
+        if key not in doc:
+            doc[key] = sections[key]
+    return doc, comments
+
+
+def fit_to_text(
+    db_path: str, campaign_ids: list[int] | None = None, name: str | None = None
+) -> str:
+    doc, comments = fit_platform(db_path, campaign_ids, name)
+    header = "# commodel platform file written by `commodel fit`; units: seconds, bytes, bytes/s\n"
+    return header + yamlout.dump(doc, comments)

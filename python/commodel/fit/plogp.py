@@ -1,0 +1,238 @@
+"""PLogP parameters from raw samples (Kielmann, Bal, Verstoep 2000, section 3).
+
+The pure functions here are shared by the measurement procedure (which adapts to what it
+measured) and by ``commodel fit`` (which recomputes everything from the stored samples), so
+both always agree.
+
+Readings of the paper, documented in ``docs/measurement.md``:
+
+* g(0) by saturation: RTT_n is the time for n messages of m bytes in a row plus one empty
+  reply. Under the model RTT_n = 2L + (n+1) g(0), so the time of the n messages without
+  the reply is RTT_n - RTT_1 + g(0), and we take g(0) = (RTT_n - RTT_1)/(n-1) at the
+  largest n measured. The stopping rule uses the gap per message RTT_n/n.
+* g(m) = RTT(m) - RTT(0) + g(0) and L = (RTT(0) - 2 g(0))/2 (the paper's equations).
+* A value "agrees" with the linear extrapolation from the two smaller sizes when the
+  difference is within eps relative, or within two standard errors of the difference
+  (the paper assumes measurements precise to eps; on a shared machine noise alone would
+  otherwise trigger halving everywhere).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import CommodelError
+from .stats import central, relative_error, standard_error  # noqa: F401
+
+
+def saturation_gap(rtt_1: float, rtt_n: float, n: int) -> float:
+    """g from a saturation run of n messages: (RTT_n - RTT_1)/(n - 1)."""
+    if n < 2:
+        raise ValueError("saturation needs n >= 2")
+    return (rtt_n - rtt_1) / (n - 1)
+
+
+def saturation_done(
+    rtt_1: float, prev: tuple[int, float] | None, cur: tuple[int, float], eps: float
+) -> bool:
+    """Kielmann's stopping rule for doubling n: the gap per message RTT_n/n changed by less
+    than eps since the previous n, and RTT_1 < eps * RTT_n."""
+    if prev is None:
+        return False
+    n0, rtt0 = prev
+    n1, rtt1 = cur
+    gap0, gap1 = rtt0 / n0, rtt1 / n1
+    if gap1 <= 0:
+        return False
+    return abs(gap1 - gap0) / gap1 < eps and rtt_1 < eps * rtt1
+
+
+def extrapolate(m0: float, v0: float, m1: float, v1: float, m: float) -> float:
+    """The value at m on the line through (m0, v0) and (m1, v1)."""
+    if m1 == m0:
+        return v1
+    return v1 + (v1 - v0) * (m - m1) / (m1 - m0)
+
+
+def agrees(
+    m0: float,
+    v0: float,
+    se0: float,
+    m1: float,
+    v1: float,
+    se1: float,
+    m2: float,
+    v2: float,
+    se2: float,
+    eps: float,
+) -> bool:
+    """Whether v2 at m2 agrees with the extrapolation from (m0, v0) and (m1, v1)."""
+    pred = extrapolate(m0, v0, m1, v1, m2)
+    diff = abs(v2 - pred)
+    if diff <= eps * max(abs(pred), abs(v2)):
+        return True
+    r = (m2 - m1) / (m1 - m0) if m1 != m0 else 0.0
+    noise = math.sqrt(se2**2 + ((1 + r) * se1) ** 2 + (r * se0) ** 2)
+    return math.isfinite(noise) and diff <= 2.0 * noise
+
+
+def halving_limit(m: int, eps: float) -> float:
+    """Intervals are not halved below max(32 bytes, eps * m)."""
+    return max(32.0, eps * m)
+
+
+@dataclass
+class PlogpFit:
+    """The fitted PLogP tables of one campaign."""
+
+    L: float
+    g0: float
+    rtt0: float
+    sizes: list[int]
+    o_s: list[float]
+    o_r: list[float]
+    g: list[float]
+    g_fast: list[float]
+    g_saturation: list[float] | None = None
+    g_bidirectional: list[float] | None = None
+    g0_bidirectional: float | None = None
+    L_bidirectional: float | None = None
+    reps: list[int] = field(default_factory=list)
+    method: str = "fast"
+    mode: str = "send"
+    ranks: int = 2
+
+    def table1(self) -> dict[str, float]:
+        """LogP / LogGP parameters from Kielmann's Table 1 (short message: 1 byte)."""
+        return logp_table1(self.sizes, self.o_s, self.o_r, self.g, self.L, self.ranks)
+
+
+def logp_table1(
+    sizes: Sequence[int],
+    o_s: Sequence[float],
+    o_r: Sequence[float],
+    g: Sequence[float],
+    L: float,
+    P: int,
+) -> dict[str, float]:
+    """Kielmann Table 1: L = L + g(1) - o_s(1) - o_r(1), o = (o_s(1) + o_r(1))/2, g = g(1),
+    G = g(m)/m at the largest m, P = P."""
+    if 1 not in sizes:
+        raise CommodelError("Table 1 needs the 1-byte measurement (size 1 was not measured)")
+    i = list(sizes).index(1)
+    big = max(sizes)
+    j = list(sizes).index(big)
+    return {
+        "L": L + g[i] - o_s[i] - o_r[i],
+        "o": (o_s[i] + o_r[i]) / 2,
+        "g": g[i],
+        "G": g[j] / big if big > 0 else 0.0,
+        "P": float(P),
+    }
+
+
+def _group(
+    samples: list[dict[str, Any]], phase: str, pattern: str
+) -> dict[int, dict[str, list[float]]]:
+    """size -> quantity -> values, for one phase and pattern."""
+    out: dict[int, dict[str, list[float]]] = {}
+    for s in samples:
+        if s["phase"] == phase and s["pattern"] == pattern:
+            out.setdefault(int(s["size_bytes"]), {}).setdefault(s["quantity"], []).append(
+                float(s["value_s"])
+            )
+    return out
+
+
+def saturation_series(
+    samples: list[dict[str, Any]], phase: str, pattern: str, size: int
+) -> dict[int, list[float]]:
+    """n -> RTT_n values of the saturation steps of one size."""
+    out: dict[int, list[float]] = {}
+    for s in samples:
+        if (
+            s["phase"] == phase
+            and s["pattern"] == pattern
+            and int(s["size_bytes"]) == size
+            and s["quantity"] == "rtt_n"
+        ):
+            out.setdefault(int(s["n_msgs"]), []).append(float(s["value_s"]))
+    return out
+
+
+def gap_from_series(series: dict[int, list[float]], statistic: str) -> float:
+    """g from the saturation steps: RTT_1 and the largest n."""
+    if 1 not in series or len(series) < 2:
+        raise CommodelError("saturation measurement incomplete (needs n = 1 and a larger n)")
+    n = max(series)
+    return saturation_gap(central(series[1], statistic), central(series[n], statistic), n)
+
+
+def fit_plogp(samples: list[dict[str, Any]], options: dict[str, Any], ranks: int = 2) -> PlogpFit:
+    """Fit the PLogP tables from one campaign's samples."""
+    statistic = options.get("statistic", "median")
+    if not samples:
+        raise CommodelError("the plogp campaign has no samples")
+    g0 = gap_from_series(saturation_series(samples, "g0", "uni", 0), statistic)
+    rt = _group(samples, "roundtrip", "uni")
+    if 0 not in rt:
+        raise CommodelError("the plogp campaign has no RTT(0) samples")
+    sizes = sorted(rt)
+    rtt0 = central(rt[0]["rtt"], statistic)
+    L = (rtt0 - 2 * g0) / 2
+    o_s = [central(rt[m]["o_s"], statistic) for m in sizes]
+    o_r = [central(rt[m]["o_r"], statistic) for m in sizes]
+    g_fast = [central(rt[m]["rtt"], statistic) - rtt0 + g0 for m in sizes]
+    g_fast[0] = g0
+    reps = [len(rt[m]["rtt"]) for m in sizes]
+    fit = PlogpFit(
+        L=L,
+        g0=g0,
+        rtt0=rtt0,
+        sizes=sizes,
+        o_s=o_s,
+        o_r=o_r,
+        g=list(g_fast),
+        g_fast=g_fast,
+        reps=reps,
+        method=options.get("method", "fast"),
+        mode=options.get("mode", "send"),
+        ranks=ranks,
+    )
+    if options.get("method") == "saturation":
+        gsat = [g0]
+        for m in sizes[1:]:
+            gsat.append(gap_from_series(saturation_series(samples, "gsat", "uni", m), statistic))
+        fit.g_saturation = gsat
+        fit.g = list(gsat)
+    if options.get("bidirectional"):
+        g0b = gap_from_series(saturation_series(samples, "g0", "bi", 0), statistic)
+        rb = _group(samples, "roundtrip", "bi")
+        missing = [m for m in sizes if m not in rb]
+        if missing:
+            raise CommodelError(f"bidirectional roundtrips missing for sizes {missing}")
+        rtt0b = central(rb[0]["rtt"], statistic)
+        gb = [central(rb[m]["rtt"], statistic) - rtt0b + g0b for m in sizes]
+        gb[0] = g0b
+        fit.g_bidirectional = gb
+        fit.g0_bidirectional = g0b
+        fit.L_bidirectional = (rtt0b - 2 * g0b) / 2
+    return fit
+
+
+def plogp_section(fit: PlogpFit) -> dict[str, Any]:
+    """The ``plogp`` section of a platform file (docs/formats.md)."""
+    sec: dict[str, Any] = {
+        "L": fit.L,
+        "sizes": list(fit.sizes),
+        "o_s": list(fit.o_s),
+        "o_r": list(fit.o_r),
+        "g": list(fit.g),
+    }
+    if fit.g_bidirectional is not None:
+        sec["bidirectional"] = {"g": list(fit.g_bidirectional)}
+    sec["S"] = None
+    return sec

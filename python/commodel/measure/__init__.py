@@ -1,0 +1,1 @@
+"""MPI benchmarks (mpi4py), run under mpirun; see docs/measurement.md."""

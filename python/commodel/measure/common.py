@@ -1,0 +1,397 @@
+"""The SPMD harness every benchmark runs in.
+
+Rank 0 is the *controller*: it runs the benchmark's procedure (which may adapt to what it
+measured), and for every *step* (one batch of samples, e.g. five roundtrip pairs of one
+size) it broadcasts a command naming a *kernel* and its parameters. Every rank runs the
+kernel (the timed MPI code, the only part that sends messages), rank 0 gathers what the
+ranks return, turns it into sample rows and writes them to the results database in one
+transaction. The other ranks only execute kernels, so control flow never diverges.
+
+Resume: every step has a key that depends only on the procedure's decisions so far; when a
+campaign is resumed, rank 0 returns the stored samples of a step instead of measuring it,
+which replays the same decisions up to where the earlier run stopped.
+
+Errors: a :class:`CommodelError` on rank 0 between steps reaches every rank (they exit 2,
+rank 0 reports it). Before a kernel runs, every rank prepares it (allocates buffers,
+checks parameters); a failure there is gathered to rank 0, which reports it naming the rank
+and host, and every rank exits 2. An exception inside a running kernel cannot be delivered
+to a rank blocked in a receive, so the failing rank prints the message naming itself and
+calls ``MPI_Abort(2)``, which ends every rank with exit code 2.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..errors import CommodelError
+
+MPI_INSTALL_HINT = (
+    "the Python module 'mpi4py' is not installed or does not match the MPI library; "
+    "install an MPI library and mpi4py, e.g. on Debian/Ubuntu: "
+    "'apt-get install libopenmpi-dev openmpi-bin' then 'pip install mpi4py' "
+    "(or pip install 'commodel[measure]'), and run under mpirun"
+)
+
+
+def import_mpi():
+    """Import ``mpi4py.MPI`` (initialising MPI), or raise an error saying how to install it."""
+    try:
+        import mpi4py
+    except ImportError as exc:
+        raise CommodelError(MPI_INSTALL_HINT) from exc
+    # One thread drives MPI; a higher thread level only adds locking to the timed calls.
+    mpi4py.rc.thread_level = "single"
+    try:
+        from mpi4py import MPI
+    except (ImportError, RuntimeError) as exc:
+        raise CommodelError(f"{MPI_INSTALL_HINT} ({exc})") from exc
+    return MPI
+
+
+# --- progress ----------------------------------------------------------------------------
+
+
+class Progress:
+    """A one-line progress bar with an estimate of the time left, on stderr of rank 0.
+
+    Quiet when ``enabled`` is false (other ranks, ``--quiet``) or stderr is not a terminal.
+    The total is an estimate the procedure may raise as it learns (adaptive sizes).
+    """
+
+    def __init__(self, total: float, label: str, enabled: bool = True, stream: Any = None):
+        self.stream = stream if stream is not None else sys.stderr
+        self.enabled = enabled and hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.total = max(float(total), 1.0)
+        self.done = 0.0
+        self.label = label
+        self.start = time.monotonic()
+        self._last_draw = 0.0
+
+    def advance(self, amount: float = 1.0, label: str | None = None) -> None:
+        self.done += amount
+        if label is not None:
+            self.label = label
+        self.total = max(self.total, self.done)
+        self._draw()
+
+    def grow(self, amount: float) -> None:
+        """Raise the estimated total (the procedure found more work)."""
+        self.total += amount
+
+    def _draw(self, force: bool = False) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if not force and now - self._last_draw < 0.1:
+            return
+        self._last_draw = now
+        self.stream.write("\r" + self.line(now) + "\x1b[K")
+        self.stream.flush()
+
+    def line(self, now: float | None = None) -> str:
+        now = time.monotonic() if now is None else now
+        frac = min(self.done / self.total, 1.0)
+        width = 24
+        filled = int(round(frac * width))
+        elapsed = now - self.start
+        if self.done > 0 and frac < 1.0:
+            eta = format_eta(elapsed * (self.total - self.done) / self.done)
+        elif frac >= 1.0:
+            eta = "done"
+        else:
+            eta = "--:--"
+        bar = "#" * filled + "." * (width - filled)
+        return f"[{bar}] {100 * frac:5.1f}% ETA {eta:>7} {self.label}"[:120]
+
+    def close(self) -> None:
+        if self.enabled:
+            self._draw(force=True)
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def format_eta(seconds: float) -> str:
+    seconds = max(0, int(round(seconds)))
+    h, rest = divmod(seconds, 3600)
+    m, s = divmod(rest, 60)
+    return f"{h}:{m:02d}:{s:02d}" if h else f"{m:02d}:{s:02d}"
+
+
+# --- steps, kernels --------------------------------------------------------------------------
+
+
+@dataclass
+class StepResult:
+    """What a step gives the procedure: the per-rank kernel outputs (rank 0 only)."""
+
+    key: str
+    per_rank: list[Any]
+    replayed: bool = False
+
+
+# A kernel: prepare(ctx, params) -> state (may raise), run(ctx, state) -> picklable output.
+Kernel = tuple[Callable[["Context", dict], Any], Callable[["Context", Any], Any]]
+
+KERNELS: dict[str, Kernel] = {}
+
+
+def kernel(name: str, prepare: Callable[[Context, dict], Any] | None = None):
+    """Register ``run(ctx, state)`` as kernel ``name`` (prepare defaults to passing params)."""
+
+    def wrap(run: Callable[[Context, Any], Any]):
+        KERNELS[name] = (prepare or (lambda ctx, params: params), run)
+        return run
+
+    return wrap
+
+
+class _Stop(Exception):
+    pass
+
+
+@dataclass
+class Context:
+    """One rank's view of a running campaign."""
+
+    MPI: Any
+    comm: Any
+    rank: int
+    size: int
+    hosts: list[str]
+    db: Any = None  # ResultsDB on rank 0
+    campaign: int = 0
+    run: int = 1
+    benchmark: str = ""
+    stored: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    progress: Progress | None = None
+    _buffers: dict[str, Any] = field(default_factory=dict)
+    steps_measured: int = 0
+    steps_replayed: int = 0
+
+    # buffers reused across steps, grown on demand (touching every page once)
+    def buffer(self, nbytes: int, name: str = "main"):
+        import numpy as np
+
+        buf = self._buffers.get(name)
+        if buf is None or buf.nbytes < nbytes:
+            buf = np.zeros(max(int(nbytes), 1), dtype=np.uint8)
+            buf[:] = self.rank & 0xFF
+            self._buffers[name] = buf
+        return buf
+
+    def host_of(self, rank: int) -> str:
+        return self.hosts[rank]
+
+    def wtime(self) -> float:
+        return self.MPI.Wtime()
+
+    # -- controller side ---------------------------------------------------------------------
+
+    def step(
+        self,
+        key: str,
+        kernel_name: str,
+        params: dict,
+        rows: Callable[[list[Any]], list[dict[str, Any]]],
+        replay: Callable[[list[dict[str, Any]]], list[Any]] | None = None,
+    ) -> StepResult:
+        """Run (or replay) one step; rank 0 only.
+
+        ``rows`` turns the gathered per-rank outputs into sample rows (each gets ``step`` set to
+        ``key``); ``replay`` turns stored rows back into per-rank outputs when resuming.
+        """
+        assert self.rank == 0
+        stored = self.stored.get(key)
+        if stored is not None:
+            if replay is None:
+                raise CommodelError(f"internal: step {key!r} cannot be replayed")
+            self.steps_replayed += 1
+            return StepResult(key, replay(stored), replayed=True)
+        self.comm.bcast(("kernel", kernel_name, params), root=0)
+        outputs = _execute(self, kernel_name, params)
+        sample_rows = rows(outputs)
+        for r in sample_rows:
+            r["step"] = key
+            r.setdefault("benchmark", self.benchmark)
+        self.db.write_step(self.campaign, sample_rows)
+        self.steps_measured += 1
+        return StepResult(key, outputs)
+
+    def phase(self, name: str) -> _PhaseTimer:
+        return _PhaseTimer(self, name)
+
+
+class _PhaseTimer:
+    def __init__(self, ctx: Context, name: str):
+        self.ctx = ctx
+        self.name = name
+
+    def __enter__(self) -> _PhaseTimer:
+        self.start = time.monotonic()
+        return self
+
+    def __exit__(self, exc_type, *rest: object) -> None:
+        if exc_type is None:
+            self.elapsed = time.monotonic() - self.start
+            self.ctx.db.add_phase_time(self.ctx.campaign, self.ctx.run, self.name, self.elapsed)
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, CommodelError):
+        return str(exc)
+    if isinstance(exc, MemoryError):
+        return "out of memory"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _execute(ctx: Context, kernel_name: str, params: dict) -> list[Any]:
+    """Every rank: prepare, agree that all prepared, run; rank 0 gets the outputs."""
+    prepare, run = KERNELS[kernel_name]
+    error = None
+    state = None
+    try:
+        state = prepare(ctx, params)
+    except Exception as exc:  # reported by rank 0 below
+        error = _describe(exc)
+    errors = ctx.comm.gather(error, root=0)
+    verdict = None
+    if ctx.rank == 0:
+        bad = [(r, e) for r, e in enumerate(errors) if e is not None]
+        if bad:
+            verdict = "; ".join(f"rank {r} ({ctx.hosts[r]}): {e}" for r, e in bad)
+    verdict = ctx.comm.bcast(verdict, root=0)
+    if verdict is not None:
+        if ctx.rank == 0:
+            raise CommodelError(f"{kernel_name}: {verdict}")
+        raise _Stop()
+    try:
+        out = run(ctx, state)
+    except Exception as exc:
+        _abort(ctx, f"{kernel_name}: {_describe(exc)}", exc)
+    return ctx.comm.gather(out, root=0)
+
+
+def _abort(ctx: Context, message: str, exc: BaseException | None = None) -> None:
+    sys.stderr.write(f"commodel: error: rank {ctx.rank} ({ctx.hosts[ctx.rank]}): {message}\n")
+    if exc is not None and os.environ.get("COMMODEL_DEBUG"):
+        traceback.print_exception(type(exc), exc, exc.__traceback__)
+    sys.stderr.flush()
+    ctx.comm.Abort(2)
+
+
+def _worker_loop(ctx: Context) -> int:
+    while True:
+        cmd = ctx.comm.bcast(None, root=0)
+        if cmd[0] == "stop":
+            return int(cmd[1])
+        _, kernel_name, params = cmd
+        try:
+            _execute(ctx, kernel_name, params)
+        except _Stop:
+            continue  # rank 0 reports and then broadcasts stop
+
+
+# --- campaigns -------------------------------------------------------------------------------
+
+
+def mpi_identity(MPI) -> tuple[str, str]:
+    text = MPI.Get_library_version().replace("\x00", "")
+    library = (text.strip().splitlines() or ["unknown"])[0].strip()
+    major, minor = MPI.Get_version()
+    return library, f"{major}.{minor}"
+
+
+def run_campaign(
+    benchmark: str,
+    options: dict[str, Any],
+    db_path: str | None,
+    procedure: Callable[[Context], Any],
+    *,
+    min_ranks: int = 2,
+    resume: bool = False,
+    resume_id: int | None = None,
+    command: str | None = None,
+    progress: bool = True,
+    comm: Any = None,
+) -> tuple[int, Any]:
+    """Run ``procedure`` on rank 0 with every other rank serving its kernels.
+
+    Returns ``(exit_code, result)``: rank 0 gets the procedure's result, other ranks None.
+    Raises :class:`CommodelError` on rank 0 for user errors (the other ranks return 2).
+    """
+    from ..db import ResultsDB, options_json
+
+    MPI = import_mpi()
+    comm = comm if comm is not None else MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    hosts = comm.allgather(MPI.Get_processor_name())
+    ctx = Context(MPI=MPI, comm=comm, rank=rank, size=size, hosts=hosts, benchmark=benchmark)
+    if rank != 0:
+        return _worker_loop(ctx), None
+
+    db = None
+    try:
+        if size < min_ranks:
+            raise CommodelError(
+                f"measure {benchmark} needs at least {min_ranks} MPI ranks, got {size}; "
+                f"run it under 'mpirun -n {min_ranks} ...'"
+            )
+        if db_path is None:
+            raise CommodelError(f"measure {benchmark}: --db FILE is required")
+        db = ResultsDB(db_path)
+        library, version = mpi_identity(MPI)
+        if resume:
+            camp = db.resumable(benchmark, resume_id)
+            if options_json(camp.options) != options_json(options):
+                diffs = sorted(
+                    k
+                    for k in set(camp.options) | set(options)
+                    if camp.options.get(k) != options.get(k)
+                )
+                detail = ", ".join(
+                    f"{k}: stored {camp.options.get(k)!r}, given {options.get(k)!r}" for k in diffs
+                )
+                raise CommodelError(
+                    f"{db_path}: campaign {camp.id} was measured with other options ({detail}); "
+                    "resume it with the same options"
+                )
+            if camp.ranks != size:
+                raise CommodelError(
+                    f"{db_path}: campaign {camp.id} ran on {camp.ranks} ranks, this run has {size}"
+                )
+            ctx.campaign = camp.id
+            ctx.run = db.restart_campaign(camp.id)
+            ctx.stored = db.stored_steps(camp.id)
+        else:
+            ctx.campaign = db.create_campaign(
+                benchmark, command or " ".join(sys.argv), options, hosts, library, version
+            )
+        ctx.db = db
+        ctx.progress = Progress(1, benchmark, enabled=progress)
+    except BaseException:
+        comm.bcast(("stop", 2), root=0)
+        if db is not None:
+            db.close()
+        raise
+
+    try:
+        result = procedure(ctx)
+    except BaseException:
+        try:
+            db.set_status(ctx.campaign, "failed")
+        finally:
+            comm.bcast(("stop", 2), root=0)
+            db.close()
+            if ctx.progress is not None:
+                ctx.progress.close()
+        raise
+    ctx.progress.close()
+    db.set_status(ctx.campaign, "complete")
+    db.close()
+    comm.bcast(("stop", 0), root=0)
+    return 0, result

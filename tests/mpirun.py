@@ -1,0 +1,111 @@
+"""Running commodel under mpirun from the tests (helpers for tests marked ``mpi``).
+
+The MPI tests run real Open MPI ranks over loopback TCP (``--mca btl tcp,self``). They are
+skipped, with the reason, when mpirun or mpi4py is missing; in CI (``CI`` set) they fail
+instead, since CI installs Open MPI.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _mpi_missing() -> str | None:
+    if shutil.which("mpirun") is None:
+        return "mpirun not found (install Open MPI: apt-get install openmpi-bin libopenmpi-dev)"
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        return "mpi4py is not installed (pip install mpi4py)"
+    return None
+
+
+MISSING = _mpi_missing()
+
+needs_mpi = pytest.mark.skipif(
+    MISSING is not None and not os.environ.get("CI"), reason=str(MISSING)
+)
+
+
+def env() -> dict[str, str]:
+    e = dict(os.environ)
+    e["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
+    e["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    # no interference from a user's MCA settings; loopback only
+    e["OMPI_MCA_btl"] = "tcp,self"
+    e["OMPI_MCA_btl_tcp_if_include"] = "lo"
+    e["OMPI_MCA_oob_tcp_if_include"] = "lo"
+    e["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
+    e["PYTHONPATH"] = str(ROOT / "python") + os.pathsep + e.get("PYTHONPATH", "")
+    return e
+
+
+def command(n: int, *args: str, module: bool = True) -> list[str]:
+    head = ["mpirun", "-n", str(n), "--oversubscribe"]
+    if os.geteuid() == 0:
+        head.append("--allow-run-as-root")
+    if module:
+        return head + [sys.executable, "-m", "commodel", *args]
+    return head + [sys.executable, *args]
+
+
+def run(
+    n: int, *args: str, timeout: float = 240, module: bool = True
+) -> subprocess.CompletedProcess:
+    """Run ``commodel ARGS`` (or a script when module=False) on n ranks; returns the result."""
+    proc = subprocess.Popen(
+        command(n, *args, module=module),
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        raise AssertionError(f"mpirun timed out after {timeout} s\n{out}\n{err}") from None
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def start(n: int, *args: str) -> subprocess.Popen:
+    """Start ``commodel ARGS`` on n ranks in its own process group (see kill_group)."""
+    return subprocess.Popen(
+        command(n, *args),
+        env=env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL mpirun and every rank it started (its process group), then reap it."""
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.communicate()
+    # ranks are in the same group; give the kernel a moment to release the database lock
+    time.sleep(0.5)
+
+
+def commodel(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run ``python -m commodel ARGS`` without MPI."""
+    return subprocess.run(
+        [sys.executable, "-m", "commodel", *args],
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )

@@ -1,0 +1,130 @@
+"""The results database: schema, steps written whole, resume bookkeeping, export."""
+
+from __future__ import annotations
+
+import pytest
+
+duckdb = pytest.importorskip("duckdb")
+
+from commodel.db import ResultsDB  # noqa: E402
+from commodel.errors import CommodelError  # noqa: E402
+
+
+def _rows(n: int, size: int = 8) -> list[dict]:
+    return [
+        {
+            "step": f"roundtrip/uni/m={size}/b=0",
+            "benchmark": "plogp",
+            "phase": "roundtrip",
+            "pattern": "uni",
+            "quantity": "rtt",
+            "size_bytes": size,
+            "repetition": i,
+            "value_s": 1e-5 * (i + 1),
+            "src": 0,
+            "dst": 1,
+            "hosts": "a,b",
+            "extra": {"mode": "send"},
+        }
+        for i in range(n)
+    ]
+
+
+def test_campaign_roundtrip(tmp_path):
+    path = tmp_path / "r.duckdb"
+    with ResultsDB(path) as db:
+        cid = db.create_campaign(
+            "plogp",
+            "commodel measure plogp",
+            {"eps": 0.1, "a": 1},
+            ["h0", "h1"],
+            "Open MPI v4.1.4",
+            "3.1",
+        )
+        assert cid == 1
+        db.write_step(cid, _rows(3))
+        db.write_step(cid, _rows(2, size=16))
+        db.add_phase_time(cid, 1, "g0", 0.5)
+        db.add_phase_time(cid, 1, "roundtrip", 2.0)
+        db.add_phase_time(cid, 2, "roundtrip", 1.0)
+    with ResultsDB(path, read_only=True) as db:
+        (c,) = db.campaigns()
+        assert (c.benchmark, c.ranks, c.status, c.runs) == ("plogp", 2, "running", 1)
+        assert c.options == {"a": 1, "eps": 0.1}
+        assert c.hosts == ["h0", "h1"]
+        samples = db.samples(cid)
+        assert [s["seq"] for s in samples] == [1, 2, 3, 4, 5]
+        assert [s["value_s"] for s in samples[:3]] == pytest.approx([1e-5, 2e-5, 3e-5], rel=1e-15)
+        assert samples[0]["extra"] == {"mode": "send"}
+        steps = db.stored_steps(cid)
+        assert sorted(steps) == ["roundtrip/uni/m=16/b=0", "roundtrip/uni/m=8/b=0"]
+        assert [r["repetition"] for r in steps["roundtrip/uni/m=16/b=0"]] == [0, 1]
+        assert db.phase_times(cid) == {"g0": 0.5, "roundtrip": 3.0}
+
+
+def test_resume_bookkeeping(tmp_path):
+    path = tmp_path / "r.duckdb"
+    with ResultsDB(path) as db:
+        a = db.create_campaign("plogp", "x", {}, ["h"] * 2, "lib", "3.1")
+        b = db.create_campaign("tree", "x", {}, ["h"] * 4, "lib", "3.1")
+        db.set_status(a, "failed")
+        assert db.resumable("plogp", None).id == a
+        assert db.restart_campaign(a) == 2
+        assert db.campaign(a).status == "running"
+        db.set_status(a, "complete")
+        assert db.campaign(a).finished is not None
+        with pytest.raises(CommodelError, match="no unfinished 'plogp' campaign"):
+            db.resumable("plogp", None)
+        with pytest.raises(CommodelError, match="campaign 2 measured 'tree'"):
+            db.resumable("plogp", b)
+        with pytest.raises(CommodelError, match="no campaign 7"):
+            db.campaign(7)
+
+
+def test_new_connection_sees_committed_steps_only(tmp_path):
+    """A step is one statement: after a failed insert nothing of it is stored."""
+    path = tmp_path / "r.duckdb"
+    with ResultsDB(path) as db:
+        cid = db.create_campaign("plogp", "x", {}, ["h", "h"], "lib", "3.1")
+        db.write_step(cid, _rows(2))
+        bad = _rows(3, size=32)
+        bad[2]["value_s"] = None  # NOT NULL violation in the last row
+        with pytest.raises(TypeError):
+            db.write_step(cid, bad)
+        bad[2]["value_s"] = "not a number"
+        with pytest.raises(ValueError):
+            db.write_step(cid, bad)
+        assert db.count_samples(cid) == 2
+
+
+def test_export_parquet_and_csv(tmp_path):
+    path = tmp_path / "r.duckdb"
+    with ResultsDB(path) as db:
+        cid = db.create_campaign("plogp", "x", {"eps": 0.1}, ["h", "h"], "lib", "3.1")
+        db.write_step(cid, _rows(4))
+        files = db.export(tmp_path / "pq", "parquet")
+        csvs = db.export(tmp_path / "csv", "csv")
+    assert [p.rsplit("/", 1)[1] for p in files] == [
+        "campaigns.parquet",
+        "samples.parquet",
+        "phase_times.parquet",
+    ]
+    con = duckdb.connect()
+    n, total = con.execute(f"SELECT count(*), sum(value_s) FROM '{files[1]}'").fetchone()
+    assert n == 4 and total == pytest.approx(1e-4)
+    with open(csvs[1]) as handle:
+        header = handle.readline().strip().split(",")
+    assert header[:4] == ["campaign", "seq", "step", "benchmark"]
+    with ResultsDB(path) as db, pytest.raises(CommodelError, match="'parquet' or 'csv'"):
+        db.export(tmp_path / "x", "xlsx")
+
+
+def test_errors_name_the_file(tmp_path):
+    with pytest.raises(CommodelError, match="no such results database"):
+        ResultsDB(tmp_path / "missing.duckdb", read_only=True)
+    other = tmp_path / "other.duckdb"
+    con = duckdb.connect(str(other))
+    con.execute("CREATE TABLE x (a INT)")
+    con.close()
+    with pytest.raises(CommodelError, match="not a commodel results database"):
+        ResultsDB(other, read_only=True)

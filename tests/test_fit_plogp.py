@@ -1,0 +1,170 @@
+"""PLogP fitting on synthetic samples with known parameters (no MPI)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from commodel.errors import CommodelError
+from commodel.fit import plogp as F
+from commodel.fit import yamlout
+
+LAT, G0 = 20e-6, 3e-6
+
+
+def o_s(m):
+    return 2e-6 + 1e-9 * m
+
+
+def o_r(m):
+    return 3e-6 + 1.5e-9 * m
+
+
+def g(m):
+    return G0 + 4e-9 * m
+
+
+def rtt(m):
+    return 2 * LAT + g(m) + g(0)  # Kielmann: RTT(m) = L + g(m) + L + g(0)
+
+
+def rtt_n(m, n):
+    return 2 * LAT + n * g(m) + g(0)  # n messages in a row and one empty reply
+
+
+SIZES = [0, 1, 2, 4, 1024, 65536]
+
+
+def synthetic(method="fast", bidirectional=False, noise=()):
+    samples = []
+
+    def add(phase, pattern, q, m, value, n=1, rep=0):
+        samples.append(
+            {
+                "phase": phase,
+                "pattern": pattern,
+                "quantity": q,
+                "size_bytes": m,
+                "n_msgs": n,
+                "repetition": rep,
+                "value_s": value,
+            }
+        )
+
+    for n in (1, 10, 20, 40):
+        for rep in range(3):
+            add("g0", "uni", "rtt_n", 0, rtt_n(0, n), n, rep)
+    for m in SIZES:
+        for rep in range(5):
+            bump = noise[rep] if rep < len(noise) else 0.0
+            add("roundtrip", "uni", "rtt", m, rtt(m) + bump, rep=rep)
+            add("roundtrip", "uni", "o_s", m, o_s(m) + bump, rep=rep)
+            add("roundtrip", "uni", "o_r", m, o_r(m) + bump, rep=rep)
+    if method == "saturation":
+        for m in SIZES[1:]:
+            for n in (1, 10, 20):
+                add("gsat", "uni", "rtt_n", m, rtt_n(m, n) * 1.0, n)
+    if bidirectional:
+        for n in (1, 10):
+            add("g0", "bi", "rtt_n", 0, rtt_n(0, n) * 2, n)  # both directions: twice the time
+        for m in SIZES:
+            add("roundtrip", "bi", "rtt", m, 2 * rtt(m))
+    return samples
+
+
+def test_fit_recovers_the_model_exactly():
+    fit = F.fit_plogp(synthetic(), {"statistic": "median"})
+    assert fit.sizes == SIZES
+    assert fit.g0 == pytest.approx(G0, rel=1e-12)
+    assert abs(fit.L - LAT) <= 1e-12 * LAT
+    for i, m in enumerate(SIZES):
+        assert fit.o_s[i] == pytest.approx(o_s(m), rel=1e-12)
+        assert fit.o_r[i] == pytest.approx(o_r(m), rel=1e-12)
+        assert fit.g[i] == pytest.approx(g(m), rel=1e-9)
+
+
+def test_saturation_and_bidirectional_tables():
+    fit = F.fit_plogp(
+        synthetic("saturation", True), {"method": "saturation", "bidirectional": True}
+    )
+    assert fit.g_saturation == pytest.approx([g(m) for m in SIZES], rel=1e-9)
+    assert fit.g == fit.g_saturation
+    # bidirectional: RTT_n doubled -> g_bi(0) = 2 g(0); g_bi(m) = 2RTT(m) - 2RTT(0) + 2g(0)
+    assert fit.g0_bidirectional == pytest.approx(2 * G0)
+    assert fit.g_bidirectional == pytest.approx([2 * g(m) for m in SIZES], rel=1e-9)
+    assert fit.L_bidirectional == pytest.approx(2 * LAT)
+    sec = F.plogp_section(fit)
+    assert list(sec) == ["L", "sizes", "o_s", "o_r", "g", "bidirectional", "S"]
+    assert sec["bidirectional"]["g"] == fit.g_bidirectional
+
+
+def test_statistic_median_ignores_one_outlier_mean_does_not():
+    samples = synthetic(noise=(0, 0, 0, 0, 1e-3))
+    med = F.fit_plogp(samples, {"statistic": "median"})
+    mean = F.fit_plogp(samples, {"statistic": "mean"})
+    assert med.o_s[4] == pytest.approx(o_s(1024), rel=1e-12)
+    assert mean.o_s[4] == pytest.approx(o_s(1024) + 2e-4, rel=1e-9)
+    with pytest.raises(CommodelError, match="unknown statistic"):
+        F.fit_plogp(samples, {"statistic": "mode"})
+
+
+def test_table1_closed_forms():
+    fit = F.fit_plogp(synthetic(), {})
+    t1 = fit.table1()
+    assert t1["L"] == pytest.approx(LAT + g(1) - o_s(1) - o_r(1))
+    assert t1["o"] == pytest.approx((o_s(1) + o_r(1)) / 2)
+    assert t1["g"] == pytest.approx(g(1))
+    assert t1["G"] == pytest.approx(g(65536) / 65536)
+    assert t1["P"] == 2
+
+
+def test_saturation_rule():
+    # gap per message RTT_n/n: 10 -> 1.0, 20 -> 0.995 changed by 0.5% < 1%, and
+    # RTT_1 < eps * RTT_n decides: 0.1 < 0.199 but not 0.3
+    assert F.saturation_done(0.1, (10, 10.0), (20, 19.9), 0.01)
+    assert not F.saturation_done(0.3, (10, 10.0), (20, 19.9), 0.01)
+    assert F.saturation_done(0.1, (1000, 1000.0), (2000, 1999.0), 0.01)
+    assert not F.saturation_done(0.1, (1000, 1000.0), (2000, 1900.0), 0.01)  # 5% change
+    assert not F.saturation_done(0.1, None, (2000, 1999.0), 0.01)
+    assert F.saturation_gap(rtt_n(0, 1), rtt_n(0, 40), 40) == pytest.approx(G0)
+
+
+def test_extrapolation_and_agreement():
+    assert F.extrapolate(1, 1.0, 2, 2.0, 4) == 4.0
+    # |4.05 - 4| = 0.05 > 0.01 * 4.05, but <= 0.0125 * 4.05
+    assert F.agrees(1, 1.0, 0, 2, 2.0, 0, 4, 4.05, 0, 0.01) is False
+    assert F.agrees(1, 1.0, 0, 2, 2.0, 0, 4, 4.05, 0, 0.0125)
+    # within two standard errors of the difference counts as agreement
+    se = 0.02 / 2 / math.sqrt(1 + 3**2 + 2**2)  # r = 2: noise = se*sqrt(1+9+4)
+    assert F.agrees(1, 1.0, se, 2, 2.0, se, 4, 4.019, se, 0.001)
+    assert F.halving_limit(1024, 0.01) == 32.0
+    assert F.halving_limit(1 << 20, 0.01) == pytest.approx(10485.76)
+
+
+def test_incomplete_campaign_is_a_clear_error():
+    samples = [s for s in synthetic() if s["phase"] != "g0"]
+    with pytest.raises(CommodelError, match="saturation measurement incomplete"):
+        F.fit_plogp(samples, {})
+    with pytest.raises(CommodelError, match="no samples"):
+        F.fit_plogp([], {})
+
+
+def test_yaml_writer_is_deterministic_and_loadable(tmp_path):
+    from commodel.platform import load_platform
+
+    fit = F.fit_plogp(synthetic(bidirectional=True), {"bidirectional": True})
+    doc = {"commodel_platform": 1, "name": "synthetic", "nodes": 2, "plogp": F.plogp_section(fit)}
+    text = yamlout.dump(doc, {"plogp": "a comment"})
+    assert text == yamlout.dump(doc, {"plogp": "a comment"})
+    assert "# a comment\nplogp:\n  L: 2.0e-05\n" in text
+    path = tmp_path / "p.yaml"
+    path.write_text(text)
+    plat = load_platform(str(path))
+    assert abs(plat.plogp.L - LAT) <= 1e-9 * LAT
+    assert plat.plogp.sizes == tuple(SIZES)
+    assert plat.plogp.g == pytest.approx([g(m) for m in SIZES], rel=1e-6)
+    assert plat.plogp.bidirectional.g == pytest.approx([2 * g(m) for m in SIZES], rel=1e-6)
+    assert yamlout.scalar(1e-5) == "1.0e-05" and yamlout.scalar(0.1234567891) == "0.123457"
+    with pytest.raises(ValueError, match="non-finite"):
+        yamlout.scalar(float("nan"))
