@@ -426,6 +426,9 @@ def test_up_builds_what_the_spec_says(two_rack):
     proc = _cli("status", "--name", ID)
     assert proc.returncode == 0, proc.stderr
     assert "rack0->core" in proc.stdout and "198.18.0.17" in proc.stdout
+    again = _cli("up", "--spec", CLUSTERS / "tree-8.yaml", "--name", ID)
+    assert again.returncode == 2
+    assert f"cluster {ID} already exists" in again.stderr
 
 
 @cluster
@@ -492,6 +495,84 @@ def test_mpi_job_runs_one_rank_per_host(two_rack):
     assert not (_state_dir() / "saved-settings.json").exists()
 
 
+def _gone(pid: int, timeout_s: float = 5.0) -> bool:
+    """The process has exited (it may stay a zombie until its new parent reaps it)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return True
+        if fields[0] in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def _sched(pid: int) -> tuple[int, int]:
+    return os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority
+
+
+@cluster
+@needs_cluster
+def test_a_killed_mpirun_is_stopped_and_its_settings_restored_by_down(two_rack, allowed_cc):
+    if shutil.which("mpirun") is None:
+        pytest.skip("mpirun not found (apt-get install openmpi-bin)")
+    ksoftirqd = [
+        int(p.name)
+        for p in Path("/proc").iterdir()
+        if p.name.isdigit() and (p / "comm").read_text().startswith("ksoftirqd/")
+    ]
+    before = {pid: _sched(pid) for pid in ksoftirqd}
+    # the harness (`cluster mpirun`) is killed while its job runs; the job goes on
+    harness = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "commodel.cluster",
+            "mpirun",
+            "--name",
+            ID,
+            "--hosts",
+            "2",
+            "--",
+            "sleep",
+            "600",
+        ],  # fmt: skip
+        env=ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        ranks: list[str] = []
+        while time.monotonic() < deadline and not ranks:
+            ranks = subprocess.run(["ip", "netns", "pids", f"cm-{ID}-h1"], capture_output=True,
+                                   text=True).stdout.split()  # fmt: skip
+            time.sleep(0.1)
+        assert ranks, "the MPI job never started in h1"
+        assert all(_sched(pid) == (os.SCHED_FIFO, 2) for pid in ksoftirqd)
+        rank_sched = {_sched(int(pid)) for pid in ranks}
+        assert rank_sched == {(os.SCHED_RR, 1)}  # daemon and rank under SCHED_RR 1
+        harness.kill()
+        harness.wait()
+        assert (_state_dir() / "saved-settings.json").exists()
+        proc = _cli("down", "--name", ID)
+        assert proc.returncode == 0, proc.stderr
+        assert "restored ksoftirqd scheduling" in proc.stdout
+        assert {pid: _sched(pid) for pid in ksoftirqd} == before
+        assert all(_gone(int(pid)) for pid in ranks)
+        _assert_nothing_left(ID, allowed_cc)
+    finally:
+        if harness.poll() is None:
+            harness.kill()
+            harness.wait()
+        # the next tests need the cluster again
+        _cli("down", "--name", ID)
+        proc = _cli("up", "--spec", CLUSTERS / "two-rack-8.yaml", "--name", ID)
+        assert proc.returncode == 0, proc.stderr
+
+
 @cluster
 @needs_cluster
 def test_down_removes_everything_and_kills_our_processes(two_rack, allowed_cc):
@@ -509,8 +590,7 @@ def test_down_removes_everything_and_kills_our_processes(two_rack, allowed_cc):
         assert proc.returncode == 0, proc.stderr
         assert f"removed cluster {ID}: 10 namespaces, 1 processes stopped" in proc.stdout
         assert sleeper.wait(timeout=10) != 0  # killed by down
-        for pid in pids:
-            assert not Path(f"/proc/{pid}").exists()
+        assert all(_gone(int(pid)) for pid in pids)
         _assert_nothing_left(ID, allowed_cc)
     finally:
         if sleeper.poll() is None:
