@@ -169,9 +169,16 @@ impl<'a, N: Network> Engine<'a, N> {
                 self.push(0, Ev::Ready(op));
             }
         }
+        let mut now = 0;
         loop {
             let te = self.queue.peek().map(|Reverse((t, _, _))| *t);
             let tn = self.net.next_time();
+            // Time never runs backwards (checked in debug builds and tests).
+            debug_assert!(
+                te.into_iter().chain(tn).all(|t| t >= now),
+                "time ran backwards from {now}"
+            );
+            now = te.into_iter().chain(tn).min().unwrap_or(now);
             match (te, tn) {
                 (None, None) => break,
                 (_, Some(n)) if te.is_none_or(|e| n <= e) => {

@@ -262,7 +262,11 @@ impl<'a> Sim<'a> {
             self.events += self.s.ops_of(host).len() as u64;
             self.issue(host, true);
         }
+        let mut now = 0;
         while let Some(Reverse(ev)) = self.queue.pop() {
+            // Time never runs backwards (checked in debug builds and tests).
+            debug_assert!(ev.time >= now, "event at {} after {}", ev.time, now);
+            now = ev.time;
             match ev.kind {
                 Kind::Op => match self.s.kind(ev.op) {
                     OpKind::Calc => self.calc(ev),
