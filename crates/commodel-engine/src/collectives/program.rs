@@ -25,6 +25,14 @@
 use super::CollectiveError;
 use crate::schedule::{OpRef, Schedule, ScheduleBuilder};
 
+/// A posted nonblocking request: its operation and the rank's epoch (count
+/// of changes to the observed set) when it was posted.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Req {
+    pub op: OpRef,
+    epoch: u32,
+}
+
 /// A schedule under construction, with each rank's observed completions.
 pub(crate) struct Mpi {
     builder: ScheduleBuilder,
@@ -32,8 +40,6 @@ pub(crate) struct Mpi {
     observed: Vec<Vec<OpRef>>,
     /// Per rank: how many times `observed` changed.
     epoch: Vec<u32>,
-    /// Per rank, per operation: the rank's epoch when it was posted.
-    posted_at: Vec<Vec<u32>>,
     /// Nanoseconds of local reduction per byte received (0: no calc ops).
     reduce_ns_per_byte: f64,
 }
@@ -44,19 +50,24 @@ impl Mpi {
             builder: ScheduleBuilder::new(ranks),
             observed: vec![Vec::new(); ranks as usize],
             epoch: vec![0; ranks as usize],
-            posted_at: vec![Vec::new(); ranks as usize],
             reduce_ns_per_byte,
         }
     }
 
     /// Make `op` require everything `rank` has observed so far.
     fn after_observed(&mut self, op: OpRef) {
-        let rank = op.rank as usize;
-        for &prev in &self.observed[rank] {
+        for &prev in &self.observed[op.rank as usize] {
             self.builder.requires(op, prev);
         }
-        debug_assert_eq!(self.posted_at[rank].len(), op.index as usize);
-        self.posted_at[rank].push(self.epoch[rank]);
+    }
+
+    /// A nonblocking request posted now.
+    fn request(&mut self, op: OpRef) -> Req {
+        self.after_observed(op);
+        Req {
+            op,
+            epoch: self.epoch[op.rank as usize],
+        }
     }
 
     /// Replace `rank`'s observed set by `ops`.
@@ -68,19 +79,17 @@ impl Mpi {
     }
 
     /// `MPI_Isend`: posted now, completes later (see [`wait`](Self::wait)).
-    pub(crate) fn isend(&mut self, rank: u32, dst: u32, bytes: u64, tag: u32) -> OpRef {
+    pub(crate) fn isend(&mut self, rank: u32, dst: u32, bytes: u64, tag: u32) -> Req {
         debug_assert_ne!(rank, dst, "a generator tried to send to itself");
         let op = self.builder.send(rank, dst, bytes, tag);
-        self.after_observed(op);
-        op
+        self.request(op)
     }
 
     /// `MPI_Irecv`: posted now, completes later.
-    pub(crate) fn irecv(&mut self, rank: u32, src: u32, bytes: u64, tag: u32) -> OpRef {
+    pub(crate) fn irecv(&mut self, rank: u32, src: u32, bytes: u64, tag: u32) -> Req {
         debug_assert_ne!(rank, src, "a generator tried to receive from itself");
         let op = self.builder.recv(rank, src, bytes, tag);
-        self.after_observed(op);
-        op
+        self.request(op)
     }
 
     /// Like [`irecv`](Self::irecv), and the receive also waits for `extra`
@@ -91,11 +100,11 @@ impl Mpi {
         src: u32,
         bytes: u64,
         tag: u32,
-        extra: OpRef,
-    ) -> OpRef {
-        let op = self.irecv(rank, src, bytes, tag);
-        self.builder.requires(op, extra);
-        op
+        extra: Req,
+    ) -> Req {
+        let req = self.irecv(rank, src, bytes, tag);
+        self.builder.requires(req.op, extra.op);
+        req
     }
 
     /// Like [`isend`](Self::isend), and the send also waits for `extra`.
@@ -105,29 +114,29 @@ impl Mpi {
         dst: u32,
         bytes: u64,
         tag: u32,
-        extra: OpRef,
-    ) -> OpRef {
-        let op = self.isend(rank, dst, bytes, tag);
-        self.builder.requires(op, extra);
-        op
+        extra: Req,
+    ) -> Req {
+        let req = self.isend(rank, dst, bytes, tag);
+        self.builder.requires(req.op, extra.op);
+        req
     }
 
-    /// `MPI_Wait`: the program observes `op`'s completion.
-    pub(crate) fn wait(&mut self, op: OpRef) {
-        let rank = op.rank as usize;
-        if self.posted_at[rank][op.index as usize] == self.epoch[rank] {
+    /// `MPI_Wait`: the program observes the request's completion.
+    pub(crate) fn wait(&mut self, req: Req) {
+        let rank = req.op.rank as usize;
+        if req.epoch == self.epoch[rank] {
             // Posted after everything observed so far: it stands for all of it.
-            self.observe_only(op.rank, &[op]);
+            self.observe_only(req.op.rank, &[req.op]);
         } else {
-            self.observed[rank].push(op);
+            self.observed[rank].push(req.op);
             self.epoch[rank] += 1;
         }
     }
 
     /// `MPI_Waitall`.
-    pub(crate) fn waitall(&mut self, ops: &[OpRef]) {
-        for &op in ops {
-            self.wait(op);
+    pub(crate) fn waitall(&mut self, reqs: &[Req]) {
+        for &req in reqs {
+            self.wait(req);
         }
     }
 
@@ -169,7 +178,7 @@ impl Mpi {
     ) {
         let r = self.irecv(rank, src, recv_bytes, recv_tag);
         let s = self.isend(rank, dst, send_bytes, send_tag);
-        self.observe_only(rank, &[r, s]);
+        self.observe_only(rank, &[r.op, s.op]);
     }
 
     /// Local reduction of `bytes` received bytes: a blocking `calc` of

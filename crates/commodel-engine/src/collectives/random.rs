@@ -1,8 +1,9 @@
 //! `random-pairs`: the random communication patterns of Zhu et al.,
 //! section 7, in passes.
 
+use super::program::Req;
 use super::{CollectiveError, Ctx};
-use crate::schedule::{OpRef, Schedule};
+use crate::schedule::Schedule;
 
 /// SplitMix64 (Steele, Lea, Flood 2014): a tiny, well-mixed 64-bit generator.
 pub(crate) struct SplitMix64(u64);
@@ -48,7 +49,7 @@ pub(crate) fn random_pairs(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     if p < 2 {
         return mpi.finish();
     }
-    let mut pass_ops: Vec<Vec<OpRef>> = vec![Vec::new(); p as usize];
+    let mut pass_ops: Vec<Vec<Req>> = vec![Vec::new(); p as usize];
     for k in 0..d {
         let mut pairs = Vec::new();
         for i in 0..p {
