@@ -10,6 +10,7 @@
 //! Every error names `file:line:column`, what was found and what was expected. The parser
 //! never panics: all indexing goes through `get`, all arithmetic is checked.
 
+use std::collections::hash_map::Entry;
 use std::path::Path;
 
 use rustc_hash::FxHashMap;
@@ -627,7 +628,14 @@ impl<'a> Parser<'a> {
             self.skip_ws();
             if self.peek() == Some(b':') {
                 self.pos += 1;
-                if let Some(&(_, first)) = self.labels.get(word) {
+                let duplicate = match self.labels.entry(word) {
+                    Entry::Occupied(e) => Some(e.get().1),
+                    Entry::Vacant(v) => {
+                        v.insert((count, at));
+                        None
+                    }
+                };
+                if let Some(first) = duplicate {
                     return Err(self.error(
                         at,
                         GoalErrorKind::DuplicateLabel,
@@ -650,7 +658,6 @@ impl<'a> Parser<'a> {
                 } else {
                     return Err(self.unexpected(kw_at, "send, recv or calc"));
                 };
-                self.labels.insert(word, (count, at));
                 self.operation(rank, kind, Some(word), builder)?;
                 count = count.saturating_add(1);
             } else if self.rest().starts_with(b"irequires") {

@@ -135,53 +135,82 @@ fn push_u64(buf: &mut Vec<u8>, mut v: u64) {
     buf.extend_from_slice(&digits[i..]);
 }
 
-/// The names of one rank's operations.
+/// The name of one operation in the text.
+#[derive(Clone, Copy)]
+enum Name<'s> {
+    /// Its own label.
+    Own(&'s str),
+    /// `o<local index>`.
+    Plain,
+    /// `o<local index>_<k>`, when `o<local index>` is some other operation's label.
+    Suffixed(u64),
+}
+
+/// The names of one rank's operations, by local index.
 struct Names<'s> {
-    schedule: &'s Schedule,
     first: OpId,
-    /// Valid labels of the rank -> the first operation that carries each (which keeps it).
-    owner: FxHashMap<&'s str, OpId>,
+    names: Vec<Name<'s>>,
 }
 
 impl<'s> Names<'s> {
     fn new(schedule: &'s Schedule, rank: u32) -> Self {
         let ops = schedule.ops_of(rank);
-        let mut owner = FxHashMap::default();
-        for id in ops.clone() {
-            if let Some(l) = schedule.label(id) {
-                if is_valid_label(l) {
-                    owner.entry(l).or_insert(id);
-                }
+        let labels: Vec<Option<&'s str>> = ops.clone().map(|id| schedule.label(id)).collect();
+        // Valid labels of the rank -> the first operation that carries each (which keeps it).
+        let mut owner: FxHashMap<&'s str, usize> = FxHashMap::default();
+        for (i, l) in labels.iter().enumerate() {
+            if let Some(l) = l.filter(|l| is_valid_label(l)) {
+                owner.entry(l).or_insert(i);
             }
         }
+        let names = labels
+            .iter()
+            .enumerate()
+            .map(|(i, l)| match l {
+                Some(l) if owner.get(l) == Some(&i) => Name::Own(l),
+                _ if owner.is_empty() => Name::Plain,
+                _ => {
+                    // `o<i>` and `o<i>_<k>` for different i never coincide, so only the
+                    // rank's own labels can clash.
+                    let mut k = 0u64;
+                    while owner.contains_key(
+                        if k == 0 {
+                            format!("o{i}")
+                        } else {
+                            format!("o{i}_{k}")
+                        }
+                        .as_str(),
+                    ) {
+                        k += 1;
+                    }
+                    if k == 0 {
+                        Name::Plain
+                    } else {
+                        Name::Suffixed(k)
+                    }
+                }
+            })
+            .collect();
         Names {
-            schedule,
             first: ops.start,
-            owner,
+            names,
         }
     }
 
     fn push(&self, buf: &mut Vec<u8>, id: OpId) {
-        if let Some(l) = self.schedule.label(id) {
-            if self.owner.get(l) == Some(&id) {
-                buf.extend_from_slice(l.as_bytes());
-                return;
+        let local = id.wrapping_sub(self.first);
+        match self.names.get(local as usize) {
+            Some(Name::Own(l)) => buf.extend_from_slice(l.as_bytes()),
+            Some(Name::Suffixed(k)) => {
+                buf.push(b'o');
+                push_u64(buf, u64::from(local));
+                buf.push(b'_');
+                push_u64(buf, *k);
+            }
+            Some(Name::Plain) | None => {
+                buf.push(b'o');
+                push_u64(buf, u64::from(local));
             }
         }
-        let local = u64::from(id - self.first);
-        if self.owner.is_empty() {
-            buf.push(b'o');
-            push_u64(buf, local);
-            return;
-        }
-        // `o<i>` and `o<i>_<k>` for different i never coincide, so only the rank's own
-        // labels can clash.
-        let mut name = format!("o{local}");
-        let mut k = 0u64;
-        while self.owner.contains_key(name.as_str()) {
-            k += 1;
-            name = format!("o{local}_{k}");
-        }
-        buf.extend_from_slice(name.as_bytes());
     }
 }
