@@ -155,3 +155,29 @@ fn large_rank_counts_stay_linear_in_edges() {
     let s = gen("allreduce-recursive-doubling", 4096, 8);
     assert_eq!(s.num_ops(), 2 * 12 * 4096);
 }
+
+#[test]
+fn goal_text_round_trips() {
+    // The GOAL writer's output of every collective parses back to the same
+    // operations and dependencies.
+    for name in names() {
+        let p = if name.starts_with("alltoall-xor") {
+            4
+        } else {
+            5
+        };
+        let o = CollectiveOptions {
+            reduce_ns_per_byte: 0.5,
+            max_requests: 2,
+            degree: 2,
+            ..opts()
+        };
+        let s = gen_with(name, p, 20_000, &o);
+        let text = commodel_engine::goal::write(&s);
+        let back = commodel_engine::goal::parse(&text, name)
+            .unwrap_or_else(|e| panic!("{name}: {e}\n{text}"));
+        for r in 0..p {
+            assert_eq!(render(&back, r), render(&s, r), "{name} rank {r}");
+        }
+    }
+}
