@@ -67,7 +67,7 @@ install:
 	@$(MAKE) --no-print-directory $(INSTALL_STAMP)
 
 demo: $(INSTALL_STAMP)
-	$(PYTHON) -m commodel demo
+	@$(PYTHON) -m commodel demo
 
 test: deps
 	@# a new make, so that the install sees what `deps` has just installed
