@@ -7,6 +7,7 @@ instead, since CI installs Open MPI.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
@@ -92,12 +93,49 @@ def start(n: int, *args: str) -> subprocess.Popen:
     )
 
 
+def descendants(pid: int) -> list[int]:
+    """The pids of every process below ``pid`` (from /proc)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                stat = handle.read()
+        except OSError:
+            continue
+        ppid = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
 def kill_group(proc: subprocess.Popen) -> None:
-    """SIGKILL mpirun and every rank it started (its process group), then reap it."""
+    """SIGKILL mpirun and every rank it started, all at once, then reap mpirun.
+
+    Open MPI puts the ranks in process groups of their own, so they are found as
+    descendants of mpirun (only processes this test started)."""
+    pids = descendants(proc.pid)
     os.killpg(proc.pid, signal.SIGKILL)
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     proc.communicate()
-    # ranks are in the same group; give the kernel a moment to release the database lock
-    time.sleep(0.5)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_alive(p) for p in pids):
+        time.sleep(0.05)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
 
 
 def commodel(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:

@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.mpi, needs_mpi]
 duckdb = pytest.importorskip("duckdb")
 
 SMALL = [
-    "--max-size", "64KiB", "--k-m", "16", "--eps", "0.1", "--max-reps", "10",
+    "--max-size", "64KiB", "--k-m", "16", "--eps", "0.05", "--max-reps", "30",
     "--max-reps-large", "6", "--statistic", "min", "--sat-max-n", "256", "--quiet",
 ]  # fmt: skip
 
@@ -55,7 +55,7 @@ def test_campaign_is_complete_and_printed(campaign):
     assert set([0] + [1 << k for k in range(17)]) <= set(fit.sizes)
     assert max(fit.sizes) == 65536
     for m, reps in zip(fit.sizes, fit.reps):
-        cap = 10 if m < 65536 else 6
+        cap = 30 if m < 65536 else 6
         assert 5 <= reps <= cap, (m, reps)
     assert "LogP/LogGP (Kielmann Table 1)" in res.stdout
     assert re.search(r"^\s+65536\s+\d+\s", res.stdout, re.M)

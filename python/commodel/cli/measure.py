@@ -75,6 +75,26 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="central value of repetitions (median; Kielmann uses the mean)",
     )
     p.set_defaults(func=run_plogp)
+
+    p = sub.add_parser(
+        "tree",
+        help="b(h), d(h) of the binary-tree network (PlogPT III-C), on 2^D ranks",
+        description="PlogPT's bandwidth b(h) and buffer delay d(h) for every tree height; "
+        "one rank per node, ranks in tree order.",
+    )
+    _common(p)
+    p.add_argument("--burst-size", type=size_arg, help="message size of the bursts (1MiB)")
+    p.add_argument("--burst-bytes", type=size_arg, help="bytes per flow and burst (16MiB)")
+    p.add_argument("--ping-size", type=size_arg, help="ping-pong message size (1)")
+    p.add_argument("--pings", type=int, help="ping-pongs per burst (20)")
+    p.add_argument("--reps", type=int, help="bursts per height and direction (3)")
+    p.add_argument(
+        "--unidirectional-only",
+        action="store_true",
+        help="skip the bidirectional measurement",
+    )
+    p.add_argument("--statistic", choices=("median", "mean", "min"))
+    p.set_defaults(func=run_tree)
     return parser
 
 
@@ -114,6 +134,45 @@ def run_plogp(args: argparse.Namespace) -> int:
     )
     if result is not None:
         print(format_plogp(result))
+    return code
+
+
+def _run(benchmark: str, module: Any, opts: dict[str, Any], args: argparse.Namespace, min_ranks=2):
+    from ..measure.common import run_campaign
+
+    resume, resume_id = _resume(args)
+    return run_campaign(
+        benchmark,
+        opts,
+        args.db,
+        module.procedure(opts),
+        min_ranks=min_ranks,
+        resume=resume,
+        resume_id=resume_id,
+        command=shlex.join(["commodel"] + sys.argv[1:]),
+        progress=not args.quiet,
+    )
+
+
+def run_tree(args: argparse.Namespace) -> int:
+    from ..fit.tree import format_table
+    from ..measure import tree
+
+    opts = tree.validate_options(
+        {
+            "burst_size": args.burst_size,
+            "burst_bytes": args.burst_bytes,
+            "ping_size": args.ping_size,
+            "pings": args.pings,
+            "reps": args.reps,
+            "bidirectional": False if args.unidirectional_only else None,
+            "statistic": args.statistic,
+        }
+    )
+    code, result = _run("tree", tree, opts, args)
+    if result is not None:
+        print(f"campaign {result['campaign']}: binary tree of {result['ranks']} nodes")
+        print(format_table(result["fit"]))
     return code
 
 

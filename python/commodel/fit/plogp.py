@@ -7,9 +7,12 @@ both always agree.
 Readings of the paper, documented in ``docs/measurement.md``:
 
 * g(0) by saturation: RTT_n is the time for n messages of m bytes in a row plus one empty
-  reply. Under the model RTT_n = 2L + (n+1) g(0), so the time of the n messages without
-  the reply is RTT_n - RTT_1 + g(0), and we take g(0) = (RTT_n - RTT_1)/(n-1) at the
-  largest n measured. The stopping rule uses the gap per message RTT_n/n.
+  reply. n is doubled until the gap per message RTT_n/n changes by less than eps and
+  RTT_1 < eps * RTT_n, so the reply (and the latency) is less than eps of RTT_n, and
+  RTT_n is taken as n*g(0): g(0) = RTT_n/n at the largest n measured. (Subtracting RTT_1
+  would remove that bias under the model, but on a loaded machine the difference of two
+  noisy values can even turn negative; when the doubling stops at its cap before the rule
+  holds, the bias RTT_1/RTT_n is printed with the result.)
 * g(m) = RTT(m) - RTT(0) + g(0) and L = (RTT(0) - 2 g(0))/2 (the paper's equations).
 * A value "agrees" with the linear extrapolation from the two smaller sizes when the
   difference is within eps relative, or within two standard errors of the difference
@@ -28,11 +31,11 @@ from ..errors import CommodelError
 from .stats import central, relative_error, standard_error  # noqa: F401
 
 
-def saturation_gap(rtt_1: float, rtt_n: float, n: int) -> float:
-    """g from a saturation run of n messages: (RTT_n - RTT_1)/(n - 1)."""
-    if n < 2:
-        raise ValueError("saturation needs n >= 2")
-    return (rtt_n - rtt_1) / (n - 1)
+def saturation_gap(rtt_n: float, n: int) -> float:
+    """g from a saturation run of n messages in a row: RTT_n / n."""
+    if n < 1:
+        raise ValueError("saturation needs n >= 1")
+    return rtt_n / n
 
 
 def saturation_done(
@@ -168,7 +171,7 @@ def gap_from_series(series: dict[int, list[float]], statistic: str) -> float:
     if 1 not in series or len(series) < 2:
         raise CommodelError("saturation measurement incomplete (needs n = 1 and a larger n)")
     n = max(series)
-    return saturation_gap(central(series[1], statistic), central(series[n], statistic), n)
+    return saturation_gap(central(series[n], statistic), n)
 
 
 def fit_plogp(samples: list[dict[str, Any]], options: dict[str, Any], ranks: int = 2) -> PlogpFit:

@@ -212,6 +212,7 @@ class Context:
                 raise CommodelError(f"internal: step {key!r} cannot be replayed")
             self.steps_replayed += 1
             return StepResult(key, replay(stored), replayed=True)
+        polite_barrier(self.comm)
         self.comm.bcast(("kernel", kernel_name, params), root=0)
         outputs = _execute(self, kernel_name, params)
         sample_rows = rows(outputs)
@@ -273,7 +274,22 @@ def _execute(ctx: Context, kernel_name: str, params: dict) -> list[Any]:
         out = run(ctx, state)
     except Exception as exc:
         _abort(ctx, f"{kernel_name}: {_describe(exc)}", exc)
+    polite_barrier(ctx.comm)
     return ctx.comm.gather(out, root=0)
+
+
+def polite_barrier(comm) -> None:
+    """A barrier that sleeps while it waits instead of spinning.
+
+    Open MPI's blocking calls poll the network at full speed. A rank that spins while
+    rank 0 writes the database, or while two other ranks run a kernel, uses up its CPU
+    share, and the Linux scheduler then runs it late (in multiples of its 4 ms tick) when
+    it next has to answer a message: that showed up as 4-48 ms roundtrips on a loaded
+    2-core machine. Ranks that wait here sleep, so they are ready when the timed part starts.
+    """
+    req = comm.Ibarrier()
+    while not req.Test():
+        time.sleep(0.0002)
 
 
 def _abort(ctx: Context, message: str, exc: BaseException | None = None) -> None:
@@ -286,6 +302,7 @@ def _abort(ctx: Context, message: str, exc: BaseException | None = None) -> None
 
 def _worker_loop(ctx: Context) -> int:
     while True:
+        polite_barrier(ctx.comm)
         cmd = ctx.comm.bcast(None, root=0)
         if cmd[0] == "stop":
             return int(cmd[1])
@@ -297,6 +314,11 @@ def _worker_loop(ctx: Context) -> int:
 
 
 # --- campaigns -------------------------------------------------------------------------------
+
+
+def _send_stop(comm, code: int) -> None:
+    polite_barrier(comm)
+    comm.bcast(("stop", code), root=0)
 
 
 def mpi_identity(MPI) -> tuple[str, str]:
@@ -374,7 +396,7 @@ def run_campaign(
         ctx.db = db
         ctx.progress = Progress(1, benchmark, enabled=progress)
     except BaseException:
-        comm.bcast(("stop", 2), root=0)
+        _send_stop(comm, 2)
         if db is not None:
             db.close()
         raise
@@ -385,7 +407,7 @@ def run_campaign(
         try:
             db.set_status(ctx.campaign, "failed")
         finally:
-            comm.bcast(("stop", 2), root=0)
+            _send_stop(comm, 2)
             db.close()
             if ctx.progress is not None:
                 ctx.progress.close()
@@ -393,5 +415,5 @@ def run_campaign(
     ctx.progress.close()
     db.set_status(ctx.campaign, "complete")
     db.close()
-    comm.bcast(("stop", 0), root=0)
+    _send_stop(comm, 0)
     return 0, result

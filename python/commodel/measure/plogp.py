@@ -212,7 +212,7 @@ class _Procedure:
             rtt_n = central(self._sat_step(phase, pattern, m, n, bidi), self.statistic)
             cur = (n, rtt_n)
             if F.saturation_done(rtt_1, prev, cur, self.eps) or n >= cap_n:
-                return F.saturation_gap(rtt_1, rtt_n, n)
+                return F.saturation_gap(rtt_n, n)
             prev = cur
             n *= 2
 
