@@ -216,3 +216,22 @@ def test_models_known_to_python_and_engine_agree() -> None:
     python_models = {name for name, _ in commodel.models()}
     assert {"loggops", "plogp", "hockney"} <= python_models
     assert python_models <= set(_engine.model_names())
+
+
+@needs_engine
+def test_demo_rows_are_the_plogp_closed_forms() -> None:
+    """The demo's numbers: eq. 18 and 19 with nomura2007's g(m) table and L, P = 32."""
+    from commodel.demo import format_demo, run_demo
+
+    platform = commodel.load_platform("nomura2007")
+    params = platform.engine_params("plogp")
+    sizes = [1024, 1048576]
+    rows = run_demo(platform=platform, ranks=32, sizes=sizes, models=["plogp"])
+    for row, m in zip(rows, sizes):
+        g, latency = params["g"][params["sizes"].index(m)], params["L"]
+        assert round(row.makespans["plogp"]["A"] * 1e12) == 31 * (g + latency)
+        assert round(row.makespans["plogp"]["B"] * 1e12) == 31 * g + latency
+        assert row.faster("plogp").startswith("B (")
+    table = format_demo(rows, "nomura2007", 32)
+    rows_text = [line.split() for line in table.splitlines()]
+    assert ["1", "KiB", "1.511", "ms", "611.200", "us", "B", "(2.473x)"] in rows_text

@@ -249,6 +249,11 @@ def test_predict_json_fields(cli) -> None:
         (0, 1, 65536, 7),
         (1, 0, 65536, 7),
     ]
+    # By hand (ns): each 64 KiB message starts at 0, arrives at o + L = 6500, and the
+    # receiver's CPU takes o + (s-1)G = 1500 + 65535 * 8: it ends at 532280. Rank 0 then
+    # computes 10000 and sends 8 B at 542280, which ends at 542280 + o + L + o + 7G.
+    times = sorted((round(m["start_s"] * 1e9), round(m["end_s"] * 1e9)) for m in data["messages"])
+    assert times == [(0, 532_280), (0, 532_280), (542_280, 550_336)]
 
 
 @needs_engine
