@@ -95,6 +95,22 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument("--statistic", choices=("median", "mean", "min"))
     p.set_defaults(func=run_tree)
+
+    p = sub.add_parser(
+        "lmo",
+        help="LMO constants C_i, t_i, beta_ij from pair and triple roundtrips (>= 3 ranks)",
+        description="Lastovetsky's LMO point-to-point model: per-node fixed and per-byte "
+        "delays C_i, t_i and link rates beta_ij, from roundtrips over every pair and triple.",
+    )
+    _common(p)
+    p.add_argument(
+        "--sizes",
+        type=lambda text: [size_arg(x) for x in text.split(",")],
+        help="message sizes, comma-separated (0,8KiB,32KiB)",
+    )
+    p.add_argument("--reps", type=int, help="roundtrips per experiment and size (20)")
+    p.add_argument("--statistic", choices=("median", "mean", "min"))
+    p.set_defaults(func=run_lmo)
     return parser
 
 
@@ -173,6 +189,20 @@ def run_tree(args: argparse.Namespace) -> int:
     if result is not None:
         print(f"campaign {result['campaign']}: binary tree of {result['ranks']} nodes")
         print(format_table(result["fit"]))
+    return code
+
+
+def run_lmo(args: argparse.Namespace) -> int:
+    from ..fit.lmo import format_table
+    from ..measure import lmo
+
+    opts = lmo.validate_options(
+        {"sizes": args.sizes, "reps": args.reps, "statistic": args.statistic}
+    )
+    code, result = _run("lmo", lmo, opts, args, min_ranks=3)
+    if result is not None:
+        print(f"campaign {result['campaign']}: LMO point-to-point constants")
+        print(format_table(result["fit"], result["hosts"]))
     return code
 
 

@@ -1,0 +1,140 @@
+"""``measure lmo``: the LMO point-to-point constants (Lastovetsky & O'Flynn, section 4.1).
+
+T_ij(M) = C_i + t_i M + C_j + t_j M + M / beta_ij. Every rank is a node. Two experiments,
+each timed on its root and repeated at several sizes M (``--sizes``):
+
+* **pair** i -> j: i sends M bytes to j, j answers with an empty message. The roundtrip is
+  RT_ij(M) = T_ij(M) + T_ji(0) = 2 (C_i + C_j) + M (t_i + t_j + 1/beta_ij).
+* **triple** i -> {j, k}: i sends M bytes to j and to k at once (Isend, Isend, Waitall),
+  both answer with an empty message. LMO's one-to-many model (section 4.2, small
+  messages: the root serialises its processing, the transfers overlap) gives a per-byte
+  slope of 2 t_i + max(t_j + 1/beta_ij, t_k + 1/beta_ik).
+
+``fit`` solves the pair intercepts for C (least squares over all pairs), the triple slopes
+for t (least squares), and 1/beta_ij from each pair slope (docs/measurement.md).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+from ..errors import CommodelError
+from .common import Context, kernel
+
+TAG_DATA, TAG_REPLY = 31, 32
+
+DEFAULTS: dict[str, Any] = {
+    "sizes": [0, 8192, 32768],
+    "reps": 20,
+    "statistic": "median",
+}
+
+
+def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
+    out = dict(DEFAULTS)
+    out.update({k: v for k, v in opts.items() if v is not None})
+    sizes = [int(s) for s in out["sizes"]]
+    if len(sizes) < 2 or sorted(set(sizes)) != sizes or sizes[0] < 0:
+        raise CommodelError(
+            f"--sizes must be at least two increasing sizes >= 0 (a slope needs two), got {sizes}"
+        )
+    out["sizes"] = sizes
+    if int(out["reps"]) < 1:
+        raise CommodelError(f"--reps must be >= 1, got {out['reps']}")
+    if out["statistic"] not in ("mean", "median", "min"):
+        raise CommodelError(f"--statistic must be mean, median or min, got {out['statistic']!r}")
+    return out
+
+
+def _prepare(ctx: Context, p: dict) -> dict:
+    p = dict(p)
+    p["buf"] = ctx.buffer(int(p["m"]), "send")
+    p["rbuf"] = ctx.buffer(int(p["m"]), "recv")
+    return p
+
+
+@kernel("lmo.fanout", _prepare)
+def _k_fanout(ctx: Context, p: dict) -> Any:
+    """Root sends m bytes to every destination at once; each answers empty. Root: times."""
+    comm, MPI = ctx.comm, ctx.MPI
+    root, dsts, m, reps = int(p["root"]), list(p["dsts"]), int(p["m"]), int(p["reps"])
+    buf, rbuf = p["buf"], p["rbuf"]
+    if ctx.rank == root:
+        out = []
+        for _ in range(reps):
+            t0 = MPI.Wtime()
+            reqs = [comm.Isend([buf, m, MPI.BYTE], d, TAG_DATA) for d in dsts]
+            MPI.Request.Waitall(reqs)
+            for d in dsts:
+                comm.Recv([rbuf, 0, MPI.BYTE], d, TAG_REPLY)
+            out.append(MPI.Wtime() - t0)
+        return out
+    if ctx.rank in dsts:
+        for _ in range(reps):
+            comm.Recv([rbuf, m, MPI.BYTE], root, TAG_DATA)
+            comm.Send([buf, 0, MPI.BYTE], root, TAG_REPLY)
+    return None
+
+
+def experiments(size: int) -> list[tuple[int, tuple[int, ...]]]:
+    """(root, destinations): every ordered pair, then every root with every pair of others."""
+    out = [(i, (j,)) for i in range(size) for j in range(size) if i != j]
+    for i in range(size):
+        others = [r for r in range(size) if r != i]
+        out += [(i, pair) for pair in itertools.combinations(others, 2)]
+    return out
+
+
+def procedure(opts: dict[str, Any]):
+    def run(ctx: Context) -> dict[str, Any]:
+        if ctx.size < 3:
+            raise CommodelError(
+                f"measure lmo needs at least 3 ranks (triples separate t_i from beta_ij), "
+                f"got {ctx.size}"
+            )
+        exps = experiments(ctx.size)
+        sizes = opts["sizes"]
+        reps = int(opts["reps"])
+        ctx.progress.grow(len(exps) * len(sizes))
+        with ctx.phase("lmo"):
+            for root, dsts in exps:
+                pattern = "pair" if len(dsts) == 1 else "triple"
+                for m in sizes:
+                    key = f"lmo/{pattern}/{root}->{','.join(map(str, dsts))}/m={m}"
+
+                    def rows(outs, root=root, dsts=dsts, m=m, pattern=pattern):
+                        return [
+                            {
+                                "phase": "lmo",
+                                "pattern": pattern,
+                                "quantity": "roundtrip",
+                                "size_bytes": m,
+                                "n_ranks": 1 + len(dsts),
+                                "repetition": i,
+                                "value_s": v,
+                                "src": root,
+                                "dst": dsts[0],
+                                "hosts": ",".join(ctx.hosts[r] for r in (root, *dsts)),
+                                "extra": {"dsts": list(dsts)},
+                            }
+                            for i, v in enumerate(outs[root])
+                        ]
+
+                    ctx.step(
+                        key,
+                        "lmo.fanout",
+                        {"root": root, "dsts": list(dsts), "m": m, "reps": reps},
+                        rows=rows,
+                        replay=lambda stored: [None],
+                    )
+                    ctx.progress.advance(1, f"lmo {pattern} {root}->{dsts} m={m}")
+        from ..fit.lmo import fit_lmo
+
+        return {
+            "campaign": ctx.campaign,
+            "fit": fit_lmo(ctx.db.samples(ctx.campaign), opts, ctx.size),
+            "hosts": ctx.hosts,
+        }
+
+    return run

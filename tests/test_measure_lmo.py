@@ -1,0 +1,34 @@
+"""``measure lmo`` under mpirun over loopback TCP (4 ranks), then fit."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpirun import commodel, needs_mpi, run
+
+pytestmark = [pytest.mark.mpi, needs_mpi]
+
+pytest.importorskip("duckdb")
+
+
+def test_lmo_measure_and_fit(tmp_path):
+    db = tmp_path / "r.duckdb"
+    res = run(4, "measure", "lmo", "--db", str(db), "--reps", "5", "--sizes", "0,16KiB",
+              "--statistic", "min", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "C_i [us]" in res.stdout
+    res = commodel("fit", "--db", str(db))
+    assert res.returncode == 0, res.stderr
+    import yaml
+
+    sec = yaml.safe_load(res.stdout)["lmo"]
+    assert len(sec["C"]) == len(sec["t"]) == len(sec["beta"]) == 4
+    assert all(c > 0 for c in sec["C"])  # a roundtrip costs time on loopback too
+    assert all(t >= 0 for t in sec["t"])
+    assert all(sec["beta"][i][i] is None for i in range(4))
+
+
+def test_lmo_needs_three_ranks(tmp_path):
+    res = run(2, "measure", "lmo", "--db", str(tmp_path / "r.duckdb"), "--quiet")
+    assert res.returncode == 2
+    assert "needs at least 3 MPI ranks, got 2" in res.stderr
