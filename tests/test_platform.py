@@ -372,3 +372,17 @@ def test_engine_params_are_picoseconds() -> None:
 def test_eager_only_loggops() -> None:
     platform = platform_from_dict(changed("loggops.S", None))
     assert platform.engine_params("loggops")["S"] >= 2**62
+
+
+def test_lmo_section(tmp_path: Path) -> None:
+    lmo = {"C": [1e-5, 2e-5], "t": [1e-9, 2e-9], "beta": [[None, 1e8], [1.2e8, None]]}
+    platform = platform_from_dict({**BASE, "nodes": 2, "lmo": lmo})
+    assert platform.sections["lmo"].beta == ((None, 1e8), (1.2e8, None))
+    ragged = {**lmo, "beta": [[None, 1e8], [1.2e8]]}
+    assert error_of(tmp_path, {**BASE, "lmo": ragged}).endswith(
+        "lmo.beta[1]: has 1 values but lmo.C has 2; give one value per entry"
+    )
+    negative = {**lmo, "t": [1e-9, -2e-9]}
+    assert error_of(tmp_path, {**BASE, "lmo": negative}).endswith(
+        "lmo.t[1]: must be >= 0 seconds per byte, got -2e-09"
+    )

@@ -386,6 +386,38 @@ def _validate_tcp(at: At, value: Any) -> TCP:
     )
 
 
+@dataclass(frozen=True)
+class LMO:
+    """Lastovetsky's LMO point-to-point constants per node (section 4.1)."""
+
+    C: tuple[float, ...]  # s, fixed delay of node i
+    t: tuple[float, ...]  # s/B, per-byte delay of node i
+    beta: tuple[tuple[float | None, ...], ...]  # B/s, link rate i -> j (None: unknown/self)
+
+
+@register_section("lmo")
+def _validate_lmo(at: At, value: Any) -> LMO:
+    data = mapping(at, value, required=("C", "t", "beta"))
+    c = number_list(at.key("C"), data["C"], seconds)
+    t = number_list(at.key("t"), data["t"], seconds_per_byte)
+    same_length(at.key("t"), t, at.key("C"), c)
+
+    def rate_or_none(item_at: At, v: Any) -> float | None:
+        return None if v is None else rate(item_at, v)
+
+    rows = number_list(at.key("beta"), data["beta"], lambda a, v: number_list(a, v, rate_or_none))
+    same_length(at.key("beta"), rows, at.key("C"), c)
+    for i, row in enumerate(rows):
+        same_length(at.key("beta").index(i), row, at.key("C"), c)
+    return LMO(C=tuple(c), t=tuple(t), beta=tuple(tuple(r) for r in rows))
+
+
+@register_section("many_to_one")
+def _validate_many_to_one(at: At, value: Any) -> dict[str, Any]:
+    """Escalation statistics (Lastovetsky 4.3); checked in depth by the model that uses them."""
+    return dict(mapping(at, value, optional=tuple(value) if isinstance(value, dict) else ()))
+
+
 # --------------------------------------------------------------------------------------
 # The platform
 
