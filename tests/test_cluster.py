@@ -26,6 +26,7 @@ from commodel.cluster import ClusterError, load_spec
 from commodel.cluster.fabric import make_plan
 from commodel.cluster.launcher import mpirun_argv
 from commodel.cluster.probe import window_rate
+from commodel.cluster.settings import ksoftirqd_pids
 from commodel.cluster.spec import parse_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -426,6 +427,8 @@ def test_up_builds_what_the_spec_says(two_rack):
     proc = _cli("status", "--name", ID)
     assert proc.returncode == 0, proc.stderr
     assert "rack0->core" in proc.stdout and "198.18.0.17" in proc.stdout
+    proc = _cli("exec", "--name", ID, "h7", "--", "sh", "-c", "hostname; exit 3")
+    assert (proc.returncode, proc.stdout) == (3, "h7\n")
     again = _cli("up", "--spec", CLUSTERS / "tree-8.yaml", "--name", ID)
     assert again.returncode == 2
     assert f"cluster {ID} already exists" in again.stderr
@@ -487,10 +490,16 @@ def test_mpi_job_runs_one_rank_per_host(two_rack):
             assert fields[1] == f"h{rank}" and int(fields[2]) == 28
     # two ranks per host, in blocks: ranks 2k and 2k+1 on host k
     proc = _cli("mpirun", "--name", ID, "-k", "2", "--hosts", "2", "--", "sh", "-c",
-                'echo "$OMPI_COMM_WORLD_RANK $(hostname)"')  # fmt: skip
+                'echo "$OMPI_COMM_WORLD_RANK $(hostname) $COMMODEL_CLUSTER '
+                '$COMMODEL_RANKS_PER_HOST"')  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    placed = dict(line.split() for line in proc.stdout.splitlines())
-    assert placed == {"0": "h0", "1": "h0", "2": "h1", "3": "h1"}
+    placed = {line.split()[0]: line.split()[1:] for line in proc.stdout.splitlines()}
+    assert placed == {
+        "0": ["h0", ID, "2"],
+        "1": ["h0", ID, "2"],
+        "2": ["h1", ID, "2"],
+        "3": ["h1", ID, "2"],
+    }
     # ksoftirqd back to its normal scheduling
     assert not (_state_dir() / "saved-settings.json").exists()
 
@@ -518,11 +527,8 @@ def _sched(pid: int) -> tuple[int, int]:
 def test_a_killed_mpirun_is_stopped_and_its_settings_restored_by_down(two_rack, allowed_cc):
     if shutil.which("mpirun") is None:
         pytest.skip("mpirun not found (apt-get install openmpi-bin)")
-    ksoftirqd = [
-        int(p.name)
-        for p in Path("/proc").iterdir()
-        if p.name.isdigit() and (p / "comm").read_text().startswith("ksoftirqd/")
-    ]
+    ksoftirqd = ksoftirqd_pids()
+    assert ksoftirqd
     before = {pid: _sched(pid) for pid in ksoftirqd}
     # the harness (`cluster mpirun`) is killed while its job runs; the job goes on
     harness = subprocess.Popen(
@@ -545,15 +551,22 @@ def test_a_killed_mpirun_is_stopped_and_its_settings_restored_by_down(two_rack, 
     )
     try:
         deadline = time.monotonic() + 30
-        ranks: list[str] = []
-        while time.monotonic() < deadline and not ranks:
-            ranks = subprocess.run(["ip", "netns", "pids", f"cm-{ID}-h1"], capture_output=True,
-                                   text=True).stdout.split()  # fmt: skip
+        found: dict[str, int] = {}
+        while time.monotonic() < deadline and set(found) != {"orted", "sleep"}:
             time.sleep(0.1)
-        assert ranks, "the MPI job never started in h1"
+            pids = subprocess.run(["ip", "netns", "pids", f"cm-{ID}-h1"], capture_output=True,
+                                  text=True).stdout.split()  # fmt: skip
+            found = {}
+            for pid in pids:
+                try:
+                    found[Path(f"/proc/{pid}/comm").read_text().strip()] = int(pid)
+                except OSError:
+                    continue
+        assert set(found) == {"orted", "sleep"}, f"the MPI job did not start in h1: {found}"
+        ranks = list(found.values())
         assert all(_sched(pid) == (os.SCHED_FIFO, 2) for pid in ksoftirqd)
-        rank_sched = {_sched(int(pid)) for pid in ranks}
-        assert rank_sched == {(os.SCHED_RR, 1)}  # daemon and rank under SCHED_RR 1
+        # the daemon and the rank run under SCHED_RR 1
+        assert {_sched(pid) for pid in ranks} == {(os.SCHED_RR, 1)}
         harness.kill()
         harness.wait()
         assert (_state_dir() / "saved-settings.json").exists()
@@ -561,7 +574,7 @@ def test_a_killed_mpirun_is_stopped_and_its_settings_restored_by_down(two_rack, 
         assert proc.returncode == 0, proc.stderr
         assert "restored ksoftirqd scheduling" in proc.stdout
         assert {pid: _sched(pid) for pid in ksoftirqd} == before
-        assert all(_gone(int(pid)) for pid in ranks)
+        assert all(_gone(pid) for pid in ranks)
         _assert_nothing_left(ID, allowed_cc)
     finally:
         if harness.poll() is None:

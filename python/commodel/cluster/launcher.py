@@ -21,7 +21,6 @@ import re
 import shlex
 import signal
 import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -229,7 +228,9 @@ def mpirun(
 
     Ranks are placed in blocks: rank r runs on host ``r // ranks_per_host`` (``--map-by
     slot`` over a hostfile of ``<host> slots=<ranks_per_host>`` lines), on the first
-    ``hosts`` hosts (default all).
+    ``hosts`` hosts (default all). The ranks find ``COMMODEL_CLUSTER`` (the cluster name),
+    ``COMMODEL_CLUSTER_SPEC`` (its spec file) and ``COMMODEL_RANKS_PER_HOST`` in their
+    environment.
     """
     if not command:
         raise ClusterError("no command given (write it after `--`)")
@@ -267,7 +268,10 @@ def mpirun(
     env["COMMODEL_CLUSTER_RT"] = "1" if realtime else "0"
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    env.setdefault("OMPI_MCA_plm_rsh_args", "")
+    # what the ranks can record about where they run (the agent passes the environment on)
+    env["COMMODEL_CLUSTER"] = record["id"]
+    env["COMMODEL_CLUSTER_SPEC"] = record.get("spec_path", "")
+    env["COMMODEL_RANKS_PER_HOST"] = str(ranks_per_host)
     try:
         if dry_run:
             print(shlex.join(argv))
@@ -283,7 +287,3 @@ def mpirun(
                 child.unlink()
         with contextlib.suppress(OSError):
             run_dir.rmdir()
-
-
-def python_executable() -> str:
-    return sys.executable or "python3"

@@ -85,7 +85,7 @@ def restore_sysctls() -> list[str]:
     return restored
 
 
-def _ksoftirqd_pids() -> list[int]:
+def ksoftirqd_pids() -> list[int]:
     pids = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -116,7 +116,7 @@ def raise_ksoftirqd(user_pid: int, priority: int = 2) -> None:
         sched = saved.get("ksoftirqd")
         if sched is None:
             originals = {}
-            for pid in _ksoftirqd_pids():
+            for pid in ksoftirqd_pids():
                 try:
                     policy = os.sched_getscheduler(pid)
                     prio = os.sched_getparam(pid).sched_priority
