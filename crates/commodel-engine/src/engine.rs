@@ -48,6 +48,12 @@ pub enum XferEvent {
     Rto { xfer: XferId, at: Time, delay: Time },
 }
 
+/// A send that enters: (transfer, src rank, dst rank, bytes).
+pub type Entering = (XferId, u32, u32, u64);
+
+/// See [`Network::advance_with`].
+pub type Lookahead<'a> = &'a mut dyn FnMut(XferId, &mut Vec<Entering>);
+
 /// Prices transfers: when each send finishes and each message arrives.
 pub trait Network {
     /// Model name for reports.
@@ -60,6 +66,21 @@ pub trait Network {
     fn next_time(&self) -> Option<Time>;
     /// Append the events due at `now` (`now` is `next_time()`), in a deterministic order.
     fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>);
+    /// Whether the network's events at an instant are handled after the
+    /// engine's own events at that instant (so that every flow starting then
+    /// is known before rates are set; the contention models). Default: before.
+    fn late(&self) -> bool {
+        false
+    }
+    /// A send operation is posted (PlogPT's Isend *enters*) at `now`; for a
+    /// rendezvous send this is before its data is handed over by `start`.
+    fn send_entered(&mut self, _now: Time, _xfer: XferId, _src: u32, _dst: u32, _bytes: u64) {}
+    /// [`Network::advance`], with `lookahead(x, sends)` appending the sends
+    /// (transfer, src, dst, bytes) that enter at `now` as soon as send `x`
+    /// finishes (they wait for nothing else). PlogPT's RTO rule uses it.
+    fn advance_with(&mut self, now: Time, out: &mut Vec<XferEvent>, _lookahead: Lookahead<'_>) {
+        self.advance(now, out)
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
@@ -181,9 +202,16 @@ impl<'a, N: Network> Engine<'a, N> {
             now = te.into_iter().chain(tn).min().unwrap_or(now);
             match (te, tn) {
                 (None, None) => break,
-                (_, Some(n)) if te.is_none_or(|e| n <= e) => {
+                (_, Some(n)) if te.is_none_or(|e| n < e || (n == e && !self.net.late())) => {
                     let mut buf = std::mem::take(&mut self.buf);
-                    self.net.advance(n, &mut buf);
+                    let (s, remaining) = (self.s, &self.remaining);
+                    self.net.advance_with(n, &mut buf, &mut |x, sends| {
+                        for &d in s.requirers(x) {
+                            if remaining[d as usize] == 1 && s.kind(d) == OpKind::Send {
+                                sends.push((d, s.rank_of(d), s.peer(d), s.size(d)));
+                            }
+                        }
+                    });
                     for &x in &buf {
                         self.on_network(n, x);
                     }
@@ -214,6 +242,7 @@ impl<'a, N: Network> Engine<'a, N> {
                 OpKind::Send => {
                     self.started(op, t);
                     let (src, dst) = (self.s.rank_of(op), self.s.peer(op));
+                    self.net.send_entered(t, op, src, dst, self.s.size(op));
                     if self.s.size(op) <= self.rdv {
                         self.net.start(t, op, src, dst, self.s.size(op));
                     } else {

@@ -12,6 +12,7 @@
 //! S of LogGOPS; o_s(m), o_r(m), g(m) of PLogP; b(h), d(h) of PlogPT).
 
 pub mod collectives;
+pub mod contention;
 pub mod engine;
 pub mod goal;
 pub mod loggops;
@@ -22,6 +23,7 @@ pub mod predict;
 pub mod schedule;
 mod stdsort;
 pub mod time;
+pub mod topology;
 
 pub use schedule::{DepKind, Op, OpId, OpKind, OpRef, Schedule, ScheduleBuilder, ANY};
 pub use outcome::{Deadlock, MessageRecord, Outcome, RtoEvent, SimError, StuckOp};

@@ -9,16 +9,22 @@
 //! | `loggops` | `L`, `o`, `g` (ps), `G`, `O` (ps/B), `S` (B) |
 //! | `plogp` | `L` (ps), `sizes` (B), `g` (ps), optional `o_s`, `o_r` (ps, reported only), `S` (B or null) |
 //! | `hockney` | `alpha` (ps), `beta` (ps/B, float), `S` (B or null) |
+//! | `plogpt` | `topology` (see [`crate::topology`]), optional `rank_to_node`, `L` (ps), `sizes` (B), `g` (ps), optional `g_bidir` (ps), `S`; RTO rule when `eps_S` (float), `eps_T` (ps) and the topology's `d` are given: `rto` (ps, default 200 ms) |
+//! | `maxmin` | `topology`, optional `rank_to_node`, `rtt_weights` (bool, default true), `S` |
 
+use crate::contention::maxmin::MaxminNet;
+use crate::contention::plogpt::{PlogptNet, PlogptParams, Rto};
 use crate::engine;
 use crate::loggops::{self, LogGops};
 use crate::models::{Hockney, NicNetwork, PLogP, Table};
 use crate::outcome::{Outcome, SimError};
 use crate::schedule::Schedule;
+use crate::time::PS_PER_S;
+use crate::topology::{placement, Topology};
 use serde_json::Value;
 
 /// Names of the models [`run`] knows.
-pub const MODELS: &[&str] = &["loggops", "plogp", "hockney"];
+pub const MODELS: &[&str] = &["loggops", "plogp", "hockney", "plogpt", "maxmin"];
 
 fn err(model: &str, field: &str, what: &str) -> SimError {
     SimError::Model(format!("model {model}: parameter `{field}` {what}"))
@@ -132,9 +138,89 @@ pub fn run(
                 record_messages,
             )
         }
+        "plogpt" => {
+            let (topo, nodes) = topology(schedule, model, params)?;
+            let sizes = uints(params, model, "sizes")?;
+            let g = uints(params, model, "g")?;
+            let table = Table::new(sizes.clone(), g).map_err(|e| err(model, "g", &e))?;
+            let g_bidir = match params.get("g_bidir") {
+                None | Some(Value::Null) => None,
+                Some(_) => {
+                    let gb = uints(params, model, "g_bidir")?;
+                    Some(Table::new(sizes, gb).map_err(|e| err(model, "g_bidir", &e))?)
+                }
+            };
+            let eps_s = match params.get("eps_S") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(float(params, model, "eps_S")?),
+            };
+            let eps_t = opt_uint(params, model, "eps_T")?;
+            let has_d = !topo
+                .levels_bidir
+                .as_ref()
+                .unwrap_or(&topo.levels)
+                .d
+                .is_empty();
+            let rto = match (eps_s, eps_t) {
+                (Some(eps_s), Some(eps_t)) if has_d => Some(Rto {
+                    t_rto: opt_uint(params, model, "rto")?.unwrap_or(PS_PER_S / 5),
+                    eps_s,
+                    eps_t,
+                }),
+                _ => None,
+            };
+            let p = PlogptParams {
+                L: uint(params, model, "L")?,
+                g: table,
+                g_bidir,
+                rto,
+            };
+            let mut net = PlogptNet::new(topo, nodes, p);
+            engine::simulate(
+                schedule,
+                &mut net,
+                opt_uint(params, model, "S")?,
+                record_messages,
+            )
+        }
+        "maxmin" => {
+            let (topo, nodes) = topology(schedule, model, params)?;
+            let rtt = match params.get("rtt_weights") {
+                None | Some(Value::Null) => true,
+                Some(Value::Bool(b)) => *b,
+                Some(v) => {
+                    return Err(err(
+                        model,
+                        "rtt_weights",
+                        &format!("must be true or false, got {v}"),
+                    ))
+                }
+            };
+            let mut net = MaxminNet::new(topo, nodes, rtt);
+            engine::simulate(
+                schedule,
+                &mut net,
+                opt_uint(params, model, "S")?,
+                record_messages,
+            )
+        }
         other => Err(SimError::Model(format!(
             "unknown model `{other}`; known models: {}",
             MODELS.join(", ")
         ))),
     }
+}
+
+/// The topology and rank placement of a contention model.
+fn topology(
+    schedule: &Schedule,
+    model: &str,
+    params: &Value,
+) -> Result<(Topology, Vec<u32>), SimError> {
+    let spec = params
+        .get("topology")
+        .ok_or_else(|| err(model, "topology", "is missing"))?;
+    let topo = Topology::from_json(spec, model)?;
+    let nodes = placement(params, model, schedule.num_ranks(), &topo)?;
+    Ok((topo, nodes))
 }

@@ -1,0 +1,264 @@
+//! `maxmin`: weighted max-min sharing by progressive filling.
+//!
+//! The sharing of SimGrid's CM02 network model with latency and bandwidth
+//! factors of 1 and no cross-traffic (our own implementation of the
+//! published semantics):
+//!
+//! * a message first pays its route's latency (the sum of its links'
+//!   latencies), consuming no bandwidth; then its bytes flow;
+//! * flows get rates by progressive filling: every unfixed flow f grows at
+//!   rate λ / w_f; when a link direction fills up, its flows are fixed; repeat.
+//!   The weight w_f is the flow's penalty, its route latency in ps (TCP's
+//!   round-trip-time unfairness; weight_S = 0), or 1 for every flow with
+//!   `rtt_weights: false` (plain max-min). A zero-latency route has weight 1 ps.
+//! * the send finishes and the data arrives when the last byte is through.
+//!
+//! The allocation is recomputed whenever a flow starts or ends, for the
+//! connected component of the links it touches (see [`super`]).
+
+use super::{emit_due, Fluid, OutQueue, Scope};
+use crate::engine::{Network, XferEvent, XferId};
+use crate::time::Time;
+use crate::topology::{Route, Topology};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Weighted max-min allocation of `flows` (route, weight) on resources with
+/// capacities `cap(resource)`; `rates` gets one rate per flow. Scratch
+/// vectors are reused across calls (`local` must hold `u32::MAX` for every
+/// resource and is restored).
+pub struct Filler {
+    local: Vec<u32>,
+    res: Vec<u32>,
+    left: Vec<f64>,
+    wsum: Vec<f64>,
+    unfixed: Vec<u32>,
+    on: Vec<Vec<u32>>,
+    fixed: Vec<bool>,
+}
+
+impl Filler {
+    pub fn new(resources: usize) -> Filler {
+        Filler {
+            local: vec![u32::MAX; resources],
+            res: Vec::new(),
+            left: Vec::new(),
+            wsum: Vec::new(),
+            unfixed: Vec::new(),
+            on: Vec::new(),
+            fixed: Vec::new(),
+        }
+    }
+
+    pub fn allocate<'a>(
+        &mut self,
+        flows: impl Iterator<Item = (&'a [u32], f64)> + Clone,
+        cap: impl Fn(u32) -> f64,
+        rates: &mut Vec<f64>,
+    ) {
+        rates.clear();
+        self.res.clear();
+        self.left.clear();
+        self.wsum.clear();
+        self.unfixed.clear();
+        for v in &mut self.on {
+            v.clear();
+        }
+        let mut weights = Vec::new();
+        for (i, (route, w)) in flows.clone().enumerate() {
+            rates.push(f64::INFINITY);
+            weights.push(w);
+            for &r in route {
+                let mut j = self.local[r as usize];
+                if j == u32::MAX {
+                    j = self.res.len() as u32;
+                    self.local[r as usize] = j;
+                    self.res.push(r);
+                    self.left.push(cap(r));
+                    self.wsum.push(0.0);
+                    self.unfixed.push(0);
+                    if self.on.len() < self.res.len() {
+                        self.on.push(Vec::new());
+                    }
+                }
+                let j = j as usize;
+                self.wsum[j] += 1.0 / w;
+                self.unfixed[j] += 1;
+                self.on[j].push(i as u32);
+            }
+        }
+        self.fixed.clear();
+        self.fixed.resize(rates.len(), false);
+        let routes: Vec<&[u32]> = flows.map(|(r, _)| r).collect();
+        loop {
+            let mut lam = f64::INFINITY;
+            for j in 0..self.res.len() {
+                if self.unfixed[j] > 0 {
+                    lam = lam.min(self.left[j].max(0.0) / self.wsum[j]);
+                }
+            }
+            if !lam.is_finite() {
+                break;
+            }
+            let limit = lam * (1.0 + 1e-12);
+            for j in 0..self.res.len() {
+                if self.unfixed[j] == 0 || self.left[j].max(0.0) / self.wsum[j] > limit {
+                    continue;
+                }
+                for k in 0..self.on[j].len() {
+                    let i = self.on[j][k] as usize;
+                    if self.fixed[i] {
+                        continue;
+                    }
+                    self.fixed[i] = true;
+                    let rate = lam / weights[i];
+                    rates[i] = rate;
+                    for &r in routes[i] {
+                        let q = self.local[r as usize] as usize;
+                        self.left[q] -= rate;
+                        self.wsum[q] -= 1.0 / weights[i];
+                        self.unfixed[q] -= 1;
+                    }
+                }
+            }
+        }
+        for &r in &self.res {
+            self.local[r as usize] = u32::MAX;
+        }
+    }
+}
+
+/// A transfer in its latency phase: (join time, transfer, bytes, src node, dst node).
+type Joining = Reverse<(Time, XferId, u64, u32, u32)>;
+
+/// The `maxmin` network.
+pub struct MaxminNet {
+    topo: Topology,
+    node: Vec<u32>,
+    rtt_weights: bool,
+    fluid: Fluid,
+    filler: Filler,
+    /// Transfers in their latency phase: (join time, transfer, bytes).
+    joining: BinaryHeap<Joining>,
+    out: OutQueue,
+    seq: u64,
+    route: Route,
+    scratch: Vec<(u32, XferId, f64)>,
+    rates: Vec<f64>,
+    started_at: Option<Time>,
+}
+
+impl MaxminNet {
+    pub fn new(topo: Topology, node: Vec<u32>, rtt_weights: bool) -> MaxminNet {
+        let fluid = Fluid::new(&topo);
+        let filler = Filler::new(topo.num_resources());
+        MaxminNet {
+            topo,
+            node,
+            rtt_weights,
+            fluid,
+            filler,
+            joining: BinaryHeap::new(),
+            out: OutQueue::new(),
+            seq: 0,
+            route: Route::default(),
+            scratch: Vec::new(),
+            rates: Vec::new(),
+            started_at: None,
+        }
+    }
+
+    /// Rate recomputations done so far (flows), for benchmarks.
+    pub fn recomputed(&self) -> u64 {
+        self.fluid.recomputed
+    }
+
+    fn join(&mut self, now: Time, xfer: XferId, bytes: u64, a: u32, b: u32) {
+        let mut route = std::mem::take(&mut self.route);
+        self.topo.route_into(a, b, &mut route);
+        let w = if self.rtt_weights {
+            route.latency.max(1) as f64
+        } else {
+            1.0
+        };
+        self.fluid.add(now, xfer, &route.resources, bytes as f64, w);
+        self.route = route;
+        self.started_at = Some(now);
+    }
+
+    fn recompute(&mut self, now: Time) {
+        self.fluid.collect(Scope::Component, &self.topo);
+        self.fluid.settle(now);
+        let flows = &self.fluid.flows;
+        let topo = &self.topo;
+        let items = self.fluid.work.iter().map(|&id| {
+            let f = &flows[id as usize];
+            (f.route.as_slice(), f.weight)
+        });
+        self.filler
+            .allocate(items, |r| topo.capacity(r, false), &mut self.rates);
+        let rates = std::mem::take(&mut self.rates);
+        self.fluid.apply(now, &rates);
+        self.rates = rates;
+    }
+}
+
+impl Network for MaxminNet {
+    fn name(&self) -> &'static str {
+        "maxmin"
+    }
+    fn control_latency(&self, src: u32, dst: u32) -> Time {
+        let (a, b) = (self.node[src as usize], self.node[dst as usize]);
+        self.topo.route(a, b).latency
+    }
+    fn late(&self) -> bool {
+        true
+    }
+    fn start(&mut self, now: Time, xfer: XferId, src: u32, dst: u32, bytes: u64) {
+        let (a, b) = (self.node[src as usize], self.node[dst as usize]);
+        let mut route = std::mem::take(&mut self.route);
+        self.topo.route_into(a, b, &mut route);
+        let lat = route.latency;
+        self.route = route;
+        if lat == 0 {
+            self.join(now, xfer, bytes, a, b);
+        } else {
+            self.joining.push(Reverse((now + lat, xfer, bytes, a, b)));
+        }
+    }
+    fn next_time(&self) -> Option<Time> {
+        [
+            self.out.peek().map(|Reverse((t, _, _, _))| *t),
+            self.fluid.next_time(),
+            self.joining.peek().map(|Reverse((t, _, _, _, _))| *t),
+            self.started_at,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+    fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>) {
+        self.started_at = None;
+        while let Some(&Reverse((t, x, bytes, a, b))) = self.joining.peek() {
+            if t > now {
+                break;
+            }
+            self.joining.pop();
+            self.join(now, x, bytes, a, b);
+        }
+        self.started_at = None;
+        let mut done = std::mem::take(&mut self.scratch);
+        done.clear();
+        self.fluid.pop_finished(now, &mut done);
+        for &(_, x, _) in &done {
+            self.out.push(Reverse((now, self.seq, 0, x)));
+            self.out.push(Reverse((now, self.seq + 1, 1, x)));
+            self.seq += 2;
+        }
+        self.scratch = done;
+        if self.fluid.dirty() {
+            self.recompute(now);
+        }
+        emit_due(&mut self.out, now, out);
+    }
+}

@@ -1,0 +1,305 @@
+//! Contention models: flows share the links of a [`Topology`].
+//!
+//! A shared fluid-flow engine ([`Fluid`]) keeps every flow's remaining work
+//! (bytes), its rate (bytes/s) and the time its rate was last set. Rates change
+//! only when a flow starts or ends. All changes at one instant are collected
+//! first (the networks ask the event engine to handle them after its own
+//! events at that instant, see [`crate::engine::Network::late`]) and rates are
+//! then recomputed once, and only for the flows that can be affected:
+//!
+//! * [`Scope::Shared`] (PlogPT eq. 7): a flow's rate depends on the flow counts
+//!   of its own links only, so the flows crossing a link (either direction)
+//!   touched by a change are recomputed;
+//! * [`Scope::Component`] (max-min): an allocation change propagates through
+//!   shared links, so the whole connected component of the touched links is
+//!   recomputed (transitively, by a breadth-first walk over links and flows).
+//!
+//! A flow's finish time is `now + remaining / rate`, rounded to the nearest
+//! picosecond; superseded finish times stay in the heap and are skipped by
+//! their version number.
+//!
+//! Policies: [`plogpt`] (Nomura et al. eq. 6-7, RTO rule eq. 14) and
+//! [`maxmin`] (weighted max-min by progressive filling, SimGrid CM02's
+//! sharing without its TCP factors).
+
+pub mod maxmin;
+pub mod plogpt;
+
+use crate::engine::XferId;
+use crate::time::{Time, PS_PER_S};
+use crate::topology::Topology;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// Which flows a change can affect (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Shared,
+    Component,
+}
+
+/// One flow in the fluid engine.
+#[derive(Clone, Debug, Default)]
+pub struct Flow {
+    pub xfer: XferId,
+    pub route: Vec<u32>,
+    /// Position of this flow in each route resource's flow list.
+    pos: Vec<u32>,
+    /// Work left, bytes (PlogPT: b(1) g(m) "bytes").
+    pub remaining: f64,
+    /// Current rate, bytes/s.
+    pub rate: f64,
+    /// When `remaining` and `rate` were last set.
+    pub last: Time,
+    version: u32,
+    /// Max-min weight (route latency, or 1).
+    pub weight: f64,
+    /// Not yet given a rate (policies may initialise it then).
+    pub fresh: bool,
+    pub live: bool,
+}
+
+/// The fluid-flow state shared by the contention models.
+pub struct Fluid {
+    pub flows: Vec<Flow>,
+    free: Vec<u32>,
+    /// Live flows on each resource.
+    pub on: Vec<Vec<u32>>,
+    heap: BinaryHeap<Reverse<(Time, XferId, u32, u32)>>,
+    touched: Vec<u32>,
+    touched_mark: Vec<bool>,
+    /// Scratch: flows to recompute.
+    pub work: Vec<u32>,
+    work_mark: Vec<bool>,
+    /// Number of rate recomputations (flows), for benchmarks.
+    pub recomputed: u64,
+}
+
+impl Fluid {
+    pub fn new(topo: &Topology) -> Fluid {
+        let r = topo.num_resources();
+        Fluid {
+            flows: Vec::new(),
+            free: Vec::new(),
+            on: vec![Vec::new(); r],
+            heap: BinaryHeap::new(),
+            touched: Vec::new(),
+            touched_mark: vec![false; r],
+            work: Vec::new(),
+            work_mark: Vec::new(),
+            recomputed: 0,
+        }
+    }
+
+    fn touch(&mut self, r: u32) {
+        if !self.touched_mark[r as usize] {
+            self.touched_mark[r as usize] = true;
+            self.touched.push(r);
+        }
+    }
+
+    /// Whether rates must be recomputed (a flow started or ended).
+    pub fn dirty(&self) -> bool {
+        !self.touched.is_empty()
+    }
+
+    /// Add a flow of `work` bytes over `route` at `now`; returns its id.
+    pub fn add(&mut self, now: Time, xfer: XferId, route: &[u32], work: f64, weight: f64) -> u32 {
+        let id = match self.free.pop() {
+            Some(id) => id,
+            None => {
+                self.flows.push(Flow::default());
+                self.work_mark.push(false);
+                (self.flows.len() - 1) as u32
+            }
+        };
+        let mut pos = Vec::with_capacity(route.len());
+        for &r in route {
+            pos.push(self.on[r as usize].len() as u32);
+            self.on[r as usize].push(id);
+            self.touch(r);
+        }
+        let f = &mut self.flows[id as usize];
+        f.xfer = xfer;
+        f.route.clear();
+        f.route.extend_from_slice(route);
+        f.pos = pos;
+        f.remaining = work;
+        f.rate = 0.0;
+        f.last = now;
+        f.version = f.version.wrapping_add(1);
+        f.weight = weight;
+        f.fresh = true;
+        f.live = true;
+        id
+    }
+
+    /// Remove flow `id` (finished) from its resources.
+    fn remove(&mut self, id: u32) {
+        let route = std::mem::take(&mut self.flows[id as usize].route);
+        let pos = std::mem::take(&mut self.flows[id as usize].pos);
+        for (&r, &p) in route.iter().zip(&pos) {
+            let list = &mut self.on[r as usize];
+            list.swap_remove(p as usize);
+            if let Some(&moved) = list.get(p as usize) {
+                let m = &mut self.flows[moved as usize];
+                let k = m
+                    .route
+                    .iter()
+                    .position(|&x| x == r)
+                    .expect("moved flow uses r");
+                m.pos[k] = p;
+            }
+            self.touch(r);
+        }
+        let f = &mut self.flows[id as usize];
+        f.live = false;
+        f.remaining = 0.0;
+        f.version = f.version.wrapping_add(1);
+        f.route = route;
+        self.free.push(id);
+    }
+
+    /// The earliest pending finish time (possibly a superseded one).
+    pub fn next_time(&self) -> Option<Time> {
+        self.heap.peek().map(|Reverse((t, _, _, _))| *t)
+    }
+
+    /// Remove the flows that finish at `now`; returns (flow id, xfer, rate at
+    /// the end) in transfer order. Flow ids stay valid until the next `add`.
+    pub fn pop_finished(&mut self, now: Time, out: &mut Vec<(u32, XferId, f64)>) {
+        while let Some(&Reverse((t, xfer, id, version))) = self.heap.peek() {
+            if t > now {
+                break;
+            }
+            self.heap.pop();
+            let f = &self.flows[id as usize];
+            if !f.live || f.version != version {
+                continue;
+            }
+            debug_assert_eq!(t, now, "a flow finish was skipped");
+            out.push((id, xfer, f.rate));
+        }
+        out.sort_by_key(|&(_, x, _)| x);
+        for &(id, _, _) in out.iter() {
+            self.remove(id);
+        }
+    }
+
+    /// Collect the flows to recompute after the touched resources changed.
+    /// `partners(r)` lists extra resources whose flows a change on `r` affects
+    /// (PlogPT: the opposite direction, whose capacity depends on `r`).
+    pub fn collect(&mut self, scope: Scope, topo: &Topology) {
+        self.work.clear();
+        let mut queue = std::mem::take(&mut self.touched);
+        for &r in &queue {
+            self.touched_mark[r as usize] = false;
+        }
+        match scope {
+            Scope::Shared => {
+                for &r in &queue {
+                    let rev = topo.reverse(r);
+                    for rr in std::iter::once(r).chain(rev) {
+                        for &id in &self.on[rr as usize] {
+                            if !self.work_mark[id as usize] {
+                                self.work_mark[id as usize] = true;
+                                self.work.push(id);
+                            }
+                        }
+                    }
+                }
+            }
+            Scope::Component => {
+                // Breadth-first over resources and flows.
+                let mut seen_res = std::mem::take(&mut self.touched_mark);
+                for &r in &queue {
+                    seen_res[r as usize] = true;
+                }
+                let mut i = 0;
+                while i < queue.len() {
+                    let r = queue[i];
+                    i += 1;
+                    for k in 0..self.on[r as usize].len() {
+                        let id = self.on[r as usize][k];
+                        if self.work_mark[id as usize] {
+                            continue;
+                        }
+                        self.work_mark[id as usize] = true;
+                        self.work.push(id);
+                        for &r2 in &self.flows[id as usize].route {
+                            if !seen_res[r2 as usize] {
+                                seen_res[r2 as usize] = true;
+                                queue.push(r2);
+                            }
+                        }
+                    }
+                }
+                for &r in &queue {
+                    seen_res[r as usize] = false;
+                }
+                self.touched_mark = seen_res;
+            }
+        }
+        for &id in &self.work {
+            self.work_mark[id as usize] = false;
+        }
+        // Deterministic order.
+        self.work.sort_unstable();
+        queue.clear();
+        self.touched = queue;
+    }
+
+    /// Bring the flows in `work` up to `now` at their old rates.
+    pub fn settle(&mut self, now: Time) {
+        for &id in &self.work {
+            let f = &mut self.flows[id as usize];
+            if now > f.last {
+                f.remaining -= f.rate * (now - f.last) as f64 / PS_PER_S as f64;
+                if f.remaining < 0.0 {
+                    f.remaining = 0.0;
+                }
+            }
+            f.last = now;
+        }
+    }
+
+    /// Set the new rates of the flows in `work` (one rate per entry) and
+    /// schedule their finish times.
+    pub fn apply(&mut self, now: Time, rates: &[f64]) {
+        self.recomputed += self.work.len() as u64;
+        for (k, &id) in self.work.iter().enumerate() {
+            let f = &mut self.flows[id as usize];
+            f.rate = rates[k];
+            f.fresh = false;
+            f.version = f.version.wrapping_add(1);
+            if f.rate > 0.0 {
+                let dt = (f.remaining * PS_PER_S as f64 / f.rate).round();
+                let t = now.saturating_add(if dt >= u64::MAX as f64 {
+                    u64::MAX / 2
+                } else {
+                    dt as u64
+                });
+                self.heap.push(Reverse((t, f.xfer, id, f.version)));
+            }
+        }
+    }
+}
+
+/// Output events of a contention network: (time, order, kind, transfer).
+/// kind: 0 = send done, 1 = arrived.
+pub(crate) type OutQueue = BinaryHeap<Reverse<(Time, u64, u8, XferId)>>;
+
+pub(crate) fn emit_due(q: &mut OutQueue, now: Time, out: &mut Vec<crate::engine::XferEvent>) {
+    use crate::engine::XferEvent;
+    while let Some(&Reverse((t, _, kind, x))) = q.peek() {
+        if t > now {
+            break;
+        }
+        q.pop();
+        out.push(if kind == 0 {
+            XferEvent::SendDone(x)
+        } else {
+            XferEvent::Arrived(x)
+        });
+    }
+}

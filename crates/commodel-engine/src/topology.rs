@@ -1,0 +1,695 @@
+//! Tree networks for the contention models (`plogpt`, `maxmin`).
+//!
+//! A [`Topology`] is a tree: compute nodes are its leaves, switches its inner
+//! vertices. Every vertex but the root has one link to its parent. Links are
+//! full duplex: each has a capacity per direction (bytes/s) and a latency
+//! (ps). A link's *height* is PlogPT's (Nomura et al. III-A): 1 for a node's
+//! own link, the height of its parent switch in general. Messages follow the
+//! unique tree path: up from the source to the lowest common switch, then down.
+//!
+//! Resources: the up direction of link `v` (the link above vertex `v`) is
+//! resource `2v`, its down direction `2v + 1`. Ranks on the same node talk
+//! through a per-node loopback resource (one per node, after the link
+//! resources) whose capacity is that of the node's own link; such messages
+//! touch no link and have height 0.
+//!
+//! Shapes, built from the `topology` object of the model parameters (rates in
+//! bytes/s, times in integer picoseconds):
+//!
+//! | `kind` | keys |
+//! |---|---|
+//! | `crossbar` | `nodes`, `nic` (B/s), optional `nic_bidir`, `latency` (ps) |
+//! | `binary-tree` | `b` (B/s per height h = 1..D, nodes = 2^D), optional `b_bidir`, `d`, `d_bidir` (ps per height), `latency` (ps per height) |
+//! | `racks` | `racks` (list: nodes per rack), `nic`, optional `nic_bidir`, `nic_latency`, `backbone` (B/s of each rack's uplink), `backbone_latency` |
+//! | `leaf-spine` (alias `fat-tree`) | `leaves`, `nodes_per_leaf`, `nic`, `oversubscription` (>= 1), `latency` (ps per link) |
+//!
+//! `binary-tree`: the paper assumes b(h+1) <= 2 b(h) ("the flow of the edge at
+//! height h+1 never exceeds twice the flow at height h"); a larger b(h+1) is
+//! clamped to 2 b(h), and [`Topology::clamped`] lists the heights clamped.
+//! `leaf-spine`: the spines are folded into one root and each leaf's uplinks
+//! into one link of capacity `nodes_per_leaf * nic / oversubscription`
+//! (ideal ECMP spreading); a k-ary fat tree is described by its leaf level
+//! the same way.
+
+use crate::outcome::SimError;
+use crate::time::Time;
+use serde_json::Value;
+
+/// Per-height figures of a tree, as PlogPT's b(h) and d(h) (index h - 1).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Levels {
+    /// Bandwidth of a height-h edge, bytes/s.
+    pub b: Vec<f64>,
+    /// Buffer delay at height h, ps (empty if unknown).
+    pub d: Vec<Time>,
+}
+
+/// A tree network with full-duplex links; see the module documentation.
+#[derive(Clone, Debug)]
+pub struct Topology {
+    nodes: u32,
+    /// Parent vertex of each vertex (u32::MAX at the root).
+    parent: Vec<u32>,
+    depth: Vec<u32>,
+    /// Per link (indexed by its child vertex): height, capacities and latency.
+    height: Vec<u32>,
+    cap: Vec<f64>,
+    cap_bidir: Vec<f64>,
+    latency: Vec<Time>,
+    /// Unidirectional and bidirectional per-height figures (PlogPT's P_S, P_B).
+    pub levels: Levels,
+    pub levels_bidir: Option<Levels>,
+    /// Heights h whose b(h) was clamped to 2 b(h-1).
+    pub clamped: Vec<u32>,
+}
+
+/// A route: the resources it crosses, its height, and its latency.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Route {
+    pub resources: Vec<u32>,
+    pub height: u32,
+    pub latency: Time,
+}
+
+fn bad(model: &str, field: &str, what: &str) -> SimError {
+    SimError::Model(format!(
+        "model {model}: parameter `topology.{field}` {what}"
+    ))
+}
+
+fn rate_list(t: &Value, model: &str, key: &str) -> Result<Option<Vec<f64>>, SimError> {
+    let Some(v) = t.get(key) else {
+        return Ok(None);
+    };
+    if v.is_null() {
+        return Ok(None);
+    }
+    let arr = v
+        .as_array()
+        .ok_or_else(|| bad(model, key, "must be a list of rates (bytes/s)"))?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, x)| positive(x, model, &format!("{key}[{i}]")))
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+fn positive(x: &Value, model: &str, field: &str) -> Result<f64, SimError> {
+    match x.as_f64() {
+        Some(r) if r > 0.0 && r.is_finite() => Ok(r),
+        _ => Err(bad(
+            model,
+            field,
+            &format!("must be a capacity > 0 bytes/s, got {x}"),
+        )),
+    }
+}
+
+fn rate(t: &Value, model: &str, key: &str) -> Result<f64, SimError> {
+    match t.get(key) {
+        None => Err(bad(model, key, "is missing")),
+        Some(x) => positive(x, model, key),
+    }
+}
+
+fn opt_rate(t: &Value, model: &str, key: &str) -> Result<Option<f64>, SimError> {
+    match t.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(x) => positive(x, model, key).map(Some),
+    }
+}
+
+fn time_list(t: &Value, model: &str, key: &str) -> Result<Option<Vec<Time>>, SimError> {
+    let Some(v) = t.get(key) else {
+        return Ok(None);
+    };
+    if v.is_null() {
+        return Ok(None);
+    }
+    let arr = v
+        .as_array()
+        .ok_or_else(|| bad(model, key, "must be a list of integer picoseconds"))?;
+    arr.iter()
+        .enumerate()
+        .map(|(i, x)| {
+            x.as_u64().ok_or_else(|| {
+                bad(
+                    model,
+                    &format!("{key}[{i}]"),
+                    &format!("must be a non-negative integer (ps), got {x}"),
+                )
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+fn opt_time(t: &Value, model: &str, key: &str) -> Result<Time, SimError> {
+    match t.get(key) {
+        None | Some(Value::Null) => Ok(0),
+        Some(x) => x.as_u64().ok_or_else(|| {
+            bad(
+                model,
+                key,
+                &format!("must be a non-negative integer (ps), got {x}"),
+            )
+        }),
+    }
+}
+
+fn count(t: &Value, model: &str, key: &str) -> Result<u32, SimError> {
+    match t.get(key).and_then(|v| v.as_u64()) {
+        Some(n) if n >= 1 && n <= u32::MAX as u64 / 4 => Ok(n as u32),
+        _ => Err(bad(
+            model,
+            key,
+            &format!(
+                "must be a positive integer, got {}",
+                t.get(key).map_or("nothing".to_string(), |v| v.to_string())
+            ),
+        )),
+    }
+}
+
+struct Builder {
+    parent: Vec<u32>,
+    height: Vec<u32>,
+    cap: Vec<f64>,
+    cap_bidir: Vec<f64>,
+    latency: Vec<Time>,
+}
+
+impl Builder {
+    fn new(nodes: u32) -> Self {
+        let n = nodes as usize;
+        Builder {
+            parent: vec![u32::MAX; n],
+            height: vec![0; n],
+            cap: vec![0.0; n],
+            cap_bidir: vec![0.0; n],
+            latency: vec![0; n],
+        }
+    }
+    fn vertex(&mut self) -> u32 {
+        self.parent.push(u32::MAX);
+        self.height.push(0);
+        self.cap.push(0.0);
+        self.cap_bidir.push(0.0);
+        self.latency.push(0);
+        (self.parent.len() - 1) as u32
+    }
+    fn link(&mut self, child: u32, parent: u32, height: u32, cap: f64, bidir: f64, lat: Time) {
+        let c = child as usize;
+        self.parent[c] = parent;
+        self.height[c] = height;
+        self.cap[c] = cap;
+        self.cap_bidir[c] = bidir;
+        self.latency[c] = lat;
+    }
+}
+
+impl Topology {
+    /// Build the tree described by `spec` (the `topology` parameter of `model`).
+    pub fn from_json(spec: &Value, model: &str) -> Result<Topology, SimError> {
+        if !spec.is_object() {
+            return Err(SimError::Model(format!(
+                "model {model}: parameter `topology` must be an object with a `kind`"
+            )));
+        }
+        let kind = spec.get("kind").and_then(|k| k.as_str()).unwrap_or("");
+        match kind {
+            "crossbar" => {
+                let nodes = count(spec, model, "nodes")?;
+                let nic = rate(spec, model, "nic")?;
+                let bidir = opt_rate(spec, model, "nic_bidir")?.unwrap_or(nic);
+                let lat = opt_time(spec, model, "latency")?;
+                let mut b = Builder::new(nodes);
+                let root = b.vertex();
+                for v in 0..nodes {
+                    b.link(v, root, 1, nic, bidir, lat);
+                }
+                let levels = Levels {
+                    b: vec![nic],
+                    d: time_list(spec, model, "d")?.unwrap_or_default(),
+                };
+                Ok(Topology::finish(nodes, b, levels, None, Vec::new()))
+            }
+            "binary-tree" => Self::binary_tree(spec, model),
+            "racks" => {
+                let racks = spec
+                    .get("racks")
+                    .and_then(|r| r.as_array())
+                    .ok_or_else(|| bad(model, "racks", "must be a list of node counts"))?;
+                if racks.is_empty() {
+                    return Err(bad(model, "racks", "must name at least one rack"));
+                }
+                let sizes = racks
+                    .iter()
+                    .enumerate()
+                    .map(|(i, r)| match r.as_u64() {
+                        Some(n) if n >= 1 => Ok(n as u32),
+                        _ => Err(bad(
+                            model,
+                            &format!("racks[{i}]"),
+                            &format!("must be a positive node count, got {r}"),
+                        )),
+                    })
+                    .collect::<Result<Vec<u32>, _>>()?;
+                let nic = rate(spec, model, "nic")?;
+                let nic_bidir = opt_rate(spec, model, "nic_bidir")?.unwrap_or(nic);
+                let backbone = rate(spec, model, "backbone")?;
+                let nic_lat = opt_time(spec, model, "nic_latency")?;
+                let bb_lat = opt_time(spec, model, "backbone_latency")?;
+                let nodes: u32 = sizes.iter().sum();
+                Ok(Self::two_level(
+                    nodes, &sizes, nic, nic_bidir, nic_lat, backbone, bb_lat, spec, model,
+                )?)
+            }
+            "leaf-spine" | "fat-tree" => {
+                let leaves = count(spec, model, "leaves")?;
+                let per = count(spec, model, "nodes_per_leaf")?;
+                let nic = rate(spec, model, "nic")?;
+                let over = match spec.get("oversubscription") {
+                    None | Some(Value::Null) => 1.0,
+                    Some(x) => match x.as_f64() {
+                        Some(o) if o >= 1.0 && o.is_finite() => o,
+                        _ => {
+                            return Err(bad(
+                                model,
+                                "oversubscription",
+                                &format!("must be a number >= 1, got {x}"),
+                            ))
+                        }
+                    },
+                };
+                let lat = opt_time(spec, model, "latency")?;
+                let sizes = vec![per; leaves as usize];
+                Self::two_level(
+                    leaves * per,
+                    &sizes,
+                    nic,
+                    nic,
+                    lat,
+                    per as f64 * nic / over,
+                    lat,
+                    spec,
+                    model,
+                )
+            }
+            other => Err(SimError::Model(format!(
+                "model {model}: parameter `topology.kind` is {other:?}; known kinds: \
+                 crossbar, binary-tree, racks, leaf-spine, fat-tree"
+            ))),
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn two_level(
+        nodes: u32,
+        sizes: &[u32],
+        nic: f64,
+        nic_bidir: f64,
+        nic_lat: Time,
+        up: f64,
+        up_lat: Time,
+        spec: &Value,
+        model: &str,
+    ) -> Result<Topology, SimError> {
+        let mut b = Builder::new(nodes);
+        let root = b.vertex();
+        let mut node = 0;
+        for &n in sizes {
+            let sw = if sizes.len() == 1 {
+                root
+            } else {
+                let sw = b.vertex();
+                b.link(sw, root, 2, up, up, up_lat);
+                sw
+            };
+            for _ in 0..n {
+                b.link(node, sw, 1, nic, nic_bidir, nic_lat);
+                node += 1;
+            }
+        }
+        let levels = Levels {
+            b: vec![nic, up],
+            d: time_list(spec, model, "d")?.unwrap_or_default(),
+        };
+        Ok(Topology::finish(nodes, b, levels, None, Vec::new()))
+    }
+
+    fn binary_tree(spec: &Value, model: &str) -> Result<Topology, SimError> {
+        let mut bs = rate_list(spec, model, "b")?
+            .ok_or_else(|| bad(model, "b", "is missing (one bandwidth per height)"))?;
+        let dh = bs.len() as u32;
+        if dh == 0 || dh > 24 {
+            return Err(bad(
+                model,
+                "b",
+                &format!("needs 1..24 heights (nodes = 2^heights), got {dh}"),
+            ));
+        }
+        if let Some(n) = spec.get("nodes").and_then(|n| n.as_u64()) {
+            if n != 1u64 << dh {
+                return Err(bad(
+                    model,
+                    "nodes",
+                    &format!(
+                        "is {n} but `b` gives {dh} heights, a tree of {} nodes",
+                        1u64 << dh
+                    ),
+                ));
+            }
+        }
+        let check_len = |key: &str, len: usize| -> Result<(), SimError> {
+            if len != dh as usize {
+                return Err(bad(
+                    model,
+                    key,
+                    &format!("needs one value per height h = 1..{dh}, got {len}"),
+                ));
+            }
+            Ok(())
+        };
+        let mut bb = rate_list(spec, model, "b_bidir")?;
+        let d = time_list(spec, model, "d")?;
+        let db = time_list(spec, model, "d_bidir")?;
+        let lat = time_list(spec, model, "latency")?.unwrap_or_else(|| vec![0; dh as usize]);
+        for (key, len) in [
+            ("b_bidir", bb.as_ref().map(|v| v.len())),
+            ("d", d.as_ref().map(|v| v.len())),
+            ("d_bidir", db.as_ref().map(|v| v.len())),
+            ("latency", Some(lat.len())),
+        ] {
+            if let Some(len) = len {
+                check_len(key, len)?;
+            }
+        }
+        let mut clamped = Vec::new();
+        let clamp = |v: &mut Vec<f64>, clamped: &mut Vec<u32>| {
+            for h in 1..v.len() {
+                if v[h] > 2.0 * v[h - 1] {
+                    v[h] = 2.0 * v[h - 1];
+                    clamped.push(h as u32 + 1);
+                }
+            }
+        };
+        clamp(&mut bs, &mut clamped);
+        if let Some(v) = bb.as_mut() {
+            clamp(v, &mut clamped);
+        }
+        clamped.sort_unstable();
+        clamped.dedup();
+        let nodes = 1u32 << dh;
+        let mut b = Builder::new(nodes);
+        // Vertices of height h-1, left to right; link each pair to a new parent.
+        let mut below: Vec<u32> = (0..nodes).collect();
+        for h in 1..=dh {
+            let i = (h - 1) as usize;
+            let cap_bi = bb.as_ref().map_or(bs[i], |v| v[i]);
+            let mut next = Vec::with_capacity(below.len() / 2);
+            for pair in below.chunks(2) {
+                let p = b.vertex();
+                for &c in pair {
+                    b.link(c, p, h, bs[i], cap_bi, lat[i]);
+                }
+                next.push(p);
+            }
+            below = next;
+        }
+        let levels = Levels {
+            b: bs.clone(),
+            d: d.clone().unwrap_or_default(),
+        };
+        let levels_bidir = bb.map(|b| Levels {
+            b,
+            d: db.or(d).unwrap_or_default(),
+        });
+        Ok(Topology::finish(nodes, b, levels, levels_bidir, clamped))
+    }
+
+    fn finish(
+        nodes: u32,
+        b: Builder,
+        levels: Levels,
+        levels_bidir: Option<Levels>,
+        clamped: Vec<u32>,
+    ) -> Topology {
+        let n = b.parent.len();
+        let mut depth = vec![0u32; n];
+        // Parents are created after their children: walk from the root down.
+        for v in (0..n).rev() {
+            let p = b.parent[v];
+            if p != u32::MAX {
+                depth[v] = depth[p as usize] + 1;
+            }
+        }
+        Topology {
+            nodes,
+            parent: b.parent,
+            depth,
+            height: b.height,
+            cap: b.cap,
+            cap_bidir: b.cap_bidir,
+            latency: b.latency,
+            levels,
+            levels_bidir,
+            clamped,
+        }
+    }
+
+    /// Number of compute nodes (leaves).
+    pub fn nodes(&self) -> u32 {
+        self.nodes
+    }
+
+    /// Number of resources: two directions per link, then one loopback per node.
+    pub fn num_resources(&self) -> usize {
+        2 * self.parent.len() + self.nodes as usize
+    }
+
+    /// The loopback resource of `node`.
+    pub fn loopback(&self, node: u32) -> u32 {
+        (2 * self.parent.len()) as u32 + node
+    }
+
+    /// Capacity of resource `r` (bytes/s): unidirectional, or measured with
+    /// traffic in both directions (`bidir`).
+    pub fn capacity(&self, r: u32, bidir: bool) -> f64 {
+        let r = r as usize;
+        if r >= 2 * self.parent.len() {
+            return self.cap[r - 2 * self.parent.len()];
+        }
+        let link = r / 2;
+        if bidir {
+            self.cap_bidir[link]
+        } else {
+            self.cap[link]
+        }
+    }
+
+    /// The opposite direction of a link resource (None for a loopback).
+    pub fn reverse(&self, r: u32) -> Option<u32> {
+        ((r as usize) < 2 * self.parent.len()).then_some(r ^ 1)
+    }
+
+    /// Height of the link that resource `r` belongs to (0 for a loopback).
+    pub fn resource_height(&self, r: u32) -> u32 {
+        let r = r as usize;
+        if r >= 2 * self.parent.len() {
+            0
+        } else {
+            self.height[r / 2]
+        }
+    }
+
+    /// The up direction of `node`'s own link (what the node sends on).
+    pub fn node_up(&self, node: u32) -> u32 {
+        2 * node
+    }
+
+    /// The down direction of `node`'s own link (what the node receives on).
+    pub fn node_down(&self, node: u32) -> u32 {
+        2 * node + 1
+    }
+
+    /// Capacity of `node`'s own link.
+    pub fn node_capacity(&self, node: u32, bidir: bool) -> f64 {
+        if bidir {
+            self.cap_bidir[node as usize]
+        } else {
+            self.cap[node as usize]
+        }
+    }
+
+    /// The path from node `a` to node `b`, written into `out`.
+    pub fn route_into(&self, a: u32, b: u32, out: &mut Route) {
+        out.resources.clear();
+        out.height = 0;
+        out.latency = 0;
+        if a == b {
+            out.resources.push(self.loopback(a));
+            return;
+        }
+        let (mut x, mut y) = (a, b);
+        let mut down = Vec::new();
+        while self.depth[x as usize] > self.depth[y as usize] {
+            self.up_step(&mut x, out);
+        }
+        while self.depth[y as usize] > self.depth[x as usize] {
+            down.push(y);
+            y = self.parent[y as usize];
+        }
+        while x != y {
+            self.up_step(&mut x, out);
+            down.push(y);
+            y = self.parent[y as usize];
+        }
+        for &v in down.iter().rev() {
+            out.resources.push(2 * v + 1);
+            out.height = out.height.max(self.height[v as usize]);
+            out.latency += self.latency[v as usize];
+        }
+    }
+
+    fn up_step(&self, x: &mut u32, out: &mut Route) {
+        let v = *x as usize;
+        out.resources.push(2 * *x);
+        out.height = out.height.max(self.height[v]);
+        out.latency += self.latency[v];
+        *x = self.parent[v];
+    }
+
+    /// The path from node `a` to node `b`.
+    pub fn route(&self, a: u32, b: u32) -> Route {
+        let mut r = Route::default();
+        self.route_into(a, b, &mut r);
+        r
+    }
+}
+
+/// Rank -> node placement: `rank_to_node` if given, else rank i on node i.
+pub fn placement(
+    params: &Value,
+    model: &str,
+    ranks: u32,
+    topo: &Topology,
+) -> Result<Vec<u32>, SimError> {
+    match params.get("rank_to_node") {
+        None | Some(Value::Null) => {
+            if ranks > topo.nodes() {
+                return Err(SimError::Model(format!(
+                    "model {model}: the schedule has {ranks} ranks but the topology has {} \
+                     nodes; give `rank_to_node` (or ranks_per_node in the platform) to place \
+                     several ranks on a node",
+                    topo.nodes()
+                )));
+            }
+            Ok((0..ranks).collect())
+        }
+        Some(v) => {
+            let arr = v.as_array().ok_or_else(|| {
+                SimError::Model(format!(
+                    "model {model}: parameter `rank_to_node` must be a list of node indices"
+                ))
+            })?;
+            if arr.len() < ranks as usize {
+                return Err(SimError::Model(format!(
+                    "model {model}: parameter `rank_to_node` places {} ranks but the schedule \
+                     has {ranks}",
+                    arr.len()
+                )));
+            }
+            arr.iter()
+                .take(ranks as usize)
+                .enumerate()
+                .map(|(i, x)| match x.as_u64() {
+                    Some(n) if n < topo.nodes() as u64 => Ok(n as u32),
+                    _ => Err(SimError::Model(format!(
+                        "model {model}: parameter `rank_to_node[{i}]` must be a node index below \
+                         {}, got {x}",
+                        topo.nodes()
+                    ))),
+                })
+                .collect()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn binary_tree_routes_and_heights() {
+        let t = Topology::from_json(
+            &json!({"kind": "binary-tree", "b": [3.0, 4.0], "latency": [1, 10]}),
+            "plogpt",
+        )
+        .unwrap();
+        assert_eq!(t.nodes(), 4);
+        let r = t.route(0, 1);
+        assert_eq!((r.resources.len(), r.height, r.latency), (2, 1, 2));
+        let r = t.route(0, 3);
+        assert_eq!((r.resources.len(), r.height, r.latency), (4, 2, 22));
+        assert_eq!(r.resources[0], t.node_up(0));
+        assert_eq!(*r.resources.last().unwrap(), t.node_down(3));
+        assert_eq!(t.capacity(r.resources[1], false), 4.0);
+        let back = t.route(3, 0);
+        let mut fwd: Vec<u32> = r.resources.iter().map(|&x| x ^ 1).collect();
+        fwd.sort_unstable();
+        let mut bw = back.resources.clone();
+        bw.sort_unstable();
+        assert_eq!(
+            fwd, bw,
+            "the way back uses the other direction of the same links"
+        );
+        assert_eq!(t.route(2, 2).resources, vec![t.loopback(2)]);
+    }
+
+    #[test]
+    fn clamps_and_rejects() {
+        let t = Topology::from_json(&json!({"kind": "binary-tree", "b": [1.0, 3.0, 5.0]}), "x")
+            .unwrap();
+        assert_eq!(t.levels.b, vec![1.0, 2.0, 4.0]);
+        assert_eq!(t.clamped, vec![2, 3]);
+        let e = Topology::from_json(&json!({"kind": "binary-tree", "b": [1.0, 0.0]}), "plogpt")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("topology.b[1]") && e.contains("> 0"), "{e}");
+        let e = Topology::from_json(&json!({"kind": "racks", "racks": [2, 2], "nic": 1.0}), "m")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("topology.backbone"), "{e}");
+        let e = Topology::from_json(
+            &json!({"kind": "binary-tree", "b": [1.0, 2.0], "nodes": 8}),
+            "plogpt",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("topology.nodes"), "{e}");
+    }
+
+    #[test]
+    fn racks_and_leaf_spine() {
+        let t = Topology::from_json(
+            &json!({"kind": "racks", "racks": [2, 3], "nic": 10.0, "backbone": 5.0,
+                    "nic_latency": 1, "backbone_latency": 7}),
+            "m",
+        )
+        .unwrap();
+        assert_eq!(t.nodes(), 5);
+        let r = t.route(0, 4);
+        assert_eq!((r.resources.len(), r.height, r.latency), (4, 2, 16));
+        assert_eq!(t.route(2, 4).resources.len(), 2);
+        let t = Topology::from_json(
+            &json!({"kind": "leaf-spine", "leaves": 2, "nodes_per_leaf": 4, "nic": 10.0,
+                    "oversubscription": 4}),
+            "m",
+        )
+        .unwrap();
+        let r = t.route(0, 7);
+        assert_eq!(t.capacity(r.resources[1], false), 10.0);
+    }
+}

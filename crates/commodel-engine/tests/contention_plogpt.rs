@@ -1,0 +1,299 @@
+//! `plogpt` golden tests: the worked example of Nomura et al. III-E (Fig. 12),
+//! Alltoall A = eq. 23, Alltoall B = eq. 25 (with and without RTOs, eq. 24),
+//! and bad input.
+
+use commodel_engine::collectives::{generate, CollectiveOptions};
+use commodel_engine::predict::run;
+use commodel_engine::{goal, Outcome, Schedule};
+use serde_json::{json, Value};
+
+const S: u64 = 1_000_000_000_000; // ps per second
+
+fn example_schedule() -> Schedule {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/schedules/plogpt-example.goal"
+    );
+    goal::read(std::path::Path::new(path)).expect("example parses")
+}
+
+/// b(1) = 3, b(2) = 4 (bytes/s), g(m) = 8 s, L = 3 s, as in Section III-E.
+fn example_params(with_rto: bool) -> Value {
+    let mut p = json!({
+        "topology": {"kind": "binary-tree", "b": [3.0, 4.0]},
+        "L": 3 * S, "sizes": [1], "g": [8 * S], "S": null,
+    });
+    if with_rto {
+        p["topology"]["d"] = json!([S, 2 * S]);
+        p["eps_S"] = json!(1e-3);
+        p["eps_T"] = json!(S / 2);
+        p["rto"] = json!(200 * S);
+    }
+    p
+}
+
+fn msg(o: &Outcome, src: u32, dst: u32) -> (u64, u64) {
+    let m = o
+        .messages
+        .iter()
+        .find(|m| m.src == src && m.dst == dst)
+        .expect("message");
+    (m.start, m.end)
+}
+
+#[test]
+fn section_3e_example_finishes_at_26() {
+    for with_rto in [false, true] {
+        let o = run(
+            &example_schedule(),
+            "plogpt",
+            &example_params(with_rto),
+            true,
+        )
+        .unwrap();
+        assert_eq!(o.makespan, 26 * S);
+        // Fig. 12: first Isends 0..12 (b_c = b(2)/2 = 2, eq. 16-17), their Irecvs
+        // finish at 12 + L = 15; rank 0's Isend to 3 enters at 15, runs alone at
+        // min(b(1), b(2)) = 3: 24/3 = 8, finishes at 23; rank 3's Irecv at 26.
+        assert_eq!(o.finish, vec![23 * S, 15 * S, 15 * S, 26 * S]);
+        for (a, b) in [(0, 2), (2, 0), (1, 3), (3, 1)] {
+            assert_eq!(msg(&o, a, b), (0, 15 * S));
+        }
+        assert_eq!(msg(&o, 0, 3), (15 * S, 26 * S));
+        assert!(o.rto_events.is_empty(), "no Isend enters at 12 (III-E)");
+    }
+}
+
+fn alltoall(name: &str, p: u32, m: u64) -> Schedule {
+    generate(name, p, m, &CollectiveOptions::default()).unwrap()
+}
+
+/// A tree whose top heights are bottlenecks: b(h) = 2^(h-1) b1 up to h = 3,
+/// then 4 b1, 5 b1 (all quotients exact in binary floating point).
+fn bottleneck_b(d: u32) -> Vec<f64> {
+    let b1 = 1e8;
+    (1..=d)
+        .map(|h| match h {
+            1..=3 => b1 * (1u64 << (h - 1)) as f64,
+            4 => 4.0 * b1,
+            _ => 5.0 * b1 * (1u64 << (h - 5)) as f64,
+        })
+        .collect()
+}
+
+/// eq. 23's sum: sum_h 2^(h-1) (2^(h-1) b(1)/b(h) g(m)), in ps.
+fn tree_sum(b: &[f64], g: u64) -> u64 {
+    (1..=b.len())
+        .map(|h| {
+            let k = 1u64 << (h - 1);
+            let gc = (k as f64 * b[0] / b[h - 1] * g as f64).round() as u64;
+            k * gc
+        })
+        .sum()
+}
+
+const G: u64 = 1_000_000_000; // 1 ms
+const L: u64 = 50_000_000; // 50 us
+
+fn tree_params(b: &[f64]) -> Value {
+    json!({
+        "topology": {"kind": "binary-tree", "b": b},
+        "L": L, "sizes": [0], "g": [G], "S": null,
+    })
+}
+
+#[test]
+fn alltoall_a_equals_eq_23() {
+    for d in 1..=6u32 {
+        let p = 1u32 << d;
+        let b = bottleneck_b(d);
+        let o = run(
+            &alltoall("alltoall-xor-pairwise", p, 100_000),
+            "plogpt",
+            &tree_params(&b),
+            false,
+        )
+        .unwrap();
+        let expect = tree_sum(&b, G) + (p as u64 - 1) * L;
+        assert_eq!(o.makespan, expect, "P = {p}");
+        assert!(o.finish.iter().all(|&f| f == expect), "symmetric: P = {p}");
+    }
+}
+
+#[test]
+fn alltoall_b_equals_eq_25_without_rto() {
+    for d in 1..=6u32 {
+        let p = 1u32 << d;
+        let b = bottleneck_b(d);
+        let o = run(
+            &alltoall("alltoall-xor-post-all", p, 100_000),
+            "plogpt",
+            &tree_params(&b),
+            true,
+        )
+        .unwrap();
+        assert_eq!(o.makespan, tree_sum(&b, G) + L, "P = {p}");
+        assert!(o.rto_events.is_empty());
+    }
+}
+
+/// P_S of eq. 5, written out independently of the engine.
+fn p_s(b: &[f64], d: &[u64], eps: f64, h: usize, h2: usize) -> bool {
+    let x = (2f64.powi(h2 as i32 - h as i32) * b[h - 1] / b[h2 - 1]).ln();
+    let y = (d[h - 1] as f64 / d[h2 - 1] as f64).ln();
+    x * x + y * y > eps
+}
+
+#[test]
+fn alltoall_b_grows_by_n_rto_times_t_rto() {
+    let t_rto = 200_000_000_000u64; // 200 ms
+    let m = 100_000u64;
+    for d_count in 2..=6u32 {
+        let p = 1u32 << d_count;
+        let b = bottleneck_b(d_count);
+        // Buffer delays: equal at h = 2, 3 (with b(h+1) = 2 b(h): no switch
+        // there, P_S false), different elsewhere.
+        let d: Vec<u64> = (1..=d_count as u64)
+            .map(|h| match h {
+                1 => 100_000_000,
+                2 | 3 => 400_000_000,
+                _ => 400_000_000 + 100_000_000 * h,
+            })
+            .collect();
+        let eps = 1e-3;
+        let mut params = tree_params(&b);
+        params["topology"]["d"] = json!(d);
+        params["eps_S"] = json!(eps);
+        params["eps_T"] = json!(10_000_000u64);
+        params["rto"] = json!(t_rto);
+        // N_RTO: heights h < D with P_S(h, h+1) and P_B at height h:
+        // B = d(h) b_c = d(h) b(h) / 2^(h-1) < m.
+        let n_rto = (1..d_count as usize)
+            .filter(|&h| {
+                let bc = b[h - 1] / (1u64 << (h - 1)) as f64;
+                p_s(&b, &d, eps, h, h + 1) && (d[h - 1] as f64 / S as f64) * bc < m as f64
+            })
+            .count() as u64;
+        let o = run(
+            &alltoall("alltoall-xor-post-all", p, m),
+            "plogpt",
+            &params,
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            o.makespan,
+            tree_sum(&b, G) + L + n_rto * t_rto,
+            "P = {p}, N_RTO = {n_rto}"
+        );
+        assert_eq!(
+            o.rto_events.len() as u64,
+            n_rto * p as u64,
+            "every rank, P = {p}"
+        );
+        assert!(o.rto_events.iter().all(|e| e.delay == t_rto));
+        let rto_msgs = o.messages.iter().filter(|x| x.rto).count() as u64;
+        assert_eq!(rto_msgs, n_rto * p as u64);
+        if d_count >= 4 {
+            assert!(n_rto >= 1, "the test must exercise RTOs");
+        }
+        // Alltoall A never has an Isend entering at another's finish: no RTO.
+        let a = run(
+            &alltoall("alltoall-xor-pairwise", p, m),
+            "plogpt",
+            &params,
+            false,
+        )
+        .unwrap();
+        assert_eq!(a.makespan, tree_sum(&b, G) + (p as u64 - 1) * L);
+        assert!(a.rto_events.is_empty());
+        // A small message fills no buffer (P_B false): no RTO.
+        let small = run(
+            &alltoall("alltoall-xor-post-all", p, 10),
+            "plogpt",
+            &params,
+            false,
+        )
+        .unwrap();
+        assert!(small.rto_events.is_empty());
+    }
+}
+
+#[test]
+fn bidirectional_tables_used_when_sender_also_receives() {
+    // Two nodes exchange (bidirectional) vs one-way send.
+    let exchange = goal::parse(
+        "num_ranks 2\nrank 0 {\na: send 1b to 1\nb: recv 1b from 1\n}\nrank 1 {\na: send 1b to 0\nb: recv 1b from 0\n}\n",
+        "x.goal",
+    )
+    .unwrap();
+    let one_way = goal::parse(
+        "num_ranks 2\nrank 0 {\na: send 1b to 1\n}\nrank 1 {\nb: recv 1b from 0\n}\n",
+        "y.goal",
+    )
+    .unwrap();
+    let params = json!({
+        "topology": {"kind": "binary-tree", "b": [100.0], "b_bidir": [50.0]},
+        "L": 7, "sizes": [0], "g": [1000], "g_bidir": [3000], "S": null,
+    });
+    // Bidirectional: work b_bi(1) g_bi = 50 * 3000 ps, rate b_bi(1) = 50: 3000 ps.
+    let o = run(&exchange, "plogpt", &params, false).unwrap();
+    assert_eq!(o.makespan, 3000 + 7);
+    let o = run(&one_way, "plogpt", &params, false).unwrap();
+    assert_eq!(o.makespan, 1000 + 7);
+}
+
+#[test]
+fn bad_input_names_the_field() {
+    let s = alltoall("alltoall-xor-pairwise", 8, 10);
+    let cases = [
+        (json!({"kind": "binary-tree", "b": [3.0, 4.0]}), "8 ranks"),
+        (
+            json!({"kind": "binary-tree", "b": [3.0, 0.0, 1.0]}),
+            "topology.b[1]",
+        ),
+        (
+            json!({"kind": "binary-tree", "b": [3.0, -4.0, 1.0]}),
+            "topology.b[1]",
+        ),
+        (json!({"kind": "tree"}), "topology.kind"),
+        (
+            json!({"kind": "binary-tree", "b": [1.0, 1.0, 1.0], "d": [1]}),
+            "topology.d",
+        ),
+    ];
+    for (topo, needle) in cases {
+        let mut p = tree_params(&[1.0]);
+        p["topology"] = topo;
+        let e = run(&s, "plogpt", &p, false).unwrap_err().to_string();
+        assert!(e.contains(needle), "{e} should name {needle}");
+    }
+    let mut p = tree_params(&[1.0, 2.0, 4.0]);
+    p["rank_to_node"] = json!([0, 1, 2, 3, 4, 5, 6, 9]);
+    let e = run(&s, "plogpt", &p, false).unwrap_err().to_string();
+    assert!(e.contains("rank_to_node[7]"), "{e}");
+    // The paper's clamp: b(h+1) > 2 b(h) acts as 2 b(h).
+    let clamped = run(&s, "plogpt", &tree_params(&[1e8, 9e8, 4e8]), false).unwrap();
+    let same = run(&s, "plogpt", &tree_params(&[1e8, 2e8, 4e8]), false).unwrap();
+    assert_eq!(clamped.makespan, same.makespan);
+}
+
+#[test]
+fn several_ranks_per_node_share_the_nic() {
+    // 4 ranks on 2 nodes: ranks 0,1 on node 0 both send to node 1 at once.
+    let s = goal::parse(
+        "num_ranks 4\nrank 0 {\na: send 1b to 2\n}\nrank 1 {\na: send 1b to 3\n}\nrank 2 {\nb: recv 1b from 0\n}\nrank 3 {\nb: recv 1b from 1\n}\n",
+        "z.goal",
+    )
+    .unwrap();
+    let params = json!({
+        "topology": {"kind": "binary-tree", "b": [100.0]},
+        "rank_to_node": [0, 0, 1, 1],
+        "L": 0, "sizes": [0], "g": [1000], "S": null,
+    });
+    let o = run(&s, "plogpt", &params, false).unwrap();
+    assert_eq!(
+        o.makespan, 2000,
+        "two flows on one link: half the rate each"
+    );
+}
