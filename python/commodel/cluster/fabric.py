@@ -350,11 +350,13 @@ def _ns_shell(ns: str, script: str, what: str) -> None:
     run(["ip", "netns", "exec", ns, "/bin/sh", "-ec", script], what=what)
 
 
-def _sysctl_lines(values: dict[str, str]) -> list[str]:
+def _sysctl_lines(values: dict[str, str], if_present: bool = False) -> list[str]:
+    """Shell lines setting sysctls; with ``if_present``, skip those the kernel lacks."""
     lines = []
     for name, value in values.items():
         path = "/proc/sys/" + name.replace(".", "/")
-        lines.append(f"echo '{value}' > {path}")
+        guard = f"[ ! -e {path} ] || " if if_present else ""
+        lines.append(f"{guard}echo '{value}' > {path}")
     return lines
 
 
@@ -401,7 +403,12 @@ def build(plan: Plan, spec: ClusterSpec, record: dict[str, Any]) -> None:
 
     # 3. sysctls and offloads inside every namespace (the congestion control needs the
     #    root namespace to allow it while the host namespaces pick it)
-    base = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
+    # IPv6 off (if the kernel has it); bridge netfilter off in the switch namespace
+    optional = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
+    bridge_nf = {
+        f"net.bridge.bridge-nf-call-{table}": "0"
+        for table in ("iptables", "ip6tables", "arptables")
+    }
     data_devs: dict[str, list[str]] = {}
     for c in plan.cables:
         if c.kind == "data":
@@ -411,26 +418,16 @@ def build(plan: Plan, spec: ClusterSpec, record: dict[str, Any]) -> None:
     rto_by_sysctl = True
     with state.locked(), settings.congestion_control_allowed(spec.congestion_control):
         for ns in plan.namespaces:
-            values = dict(base)
-            script = []
-            if ns == sw:
-                for name in (
-                    "bridge-nf-call-iptables",
-                    "bridge-nf-call-ip6tables",
-                    "bridge-nf-call-arptables",
-                ):
-                    script.append(
-                        f"[ ! -e /proc/sys/net/bridge/{name} ] || echo 0 > /proc/sys/net/bridge/{name}"
-                    )
-            elif ns != plan.ctl_ns:
+            values: dict[str, str] = {}
+            script = _sysctl_lines({**optional, **(bridge_nf if ns == sw else {})}, True)
+            if ns not in (sw, plan.ctl_ns):
                 values["net.ipv4.tcp_congestion_control"] = spec.congestion_control
                 values["net.ipv4.tcp_no_metrics_save"] = "1"
                 rto_by_sysctl = os.path.exists("/proc/sys/net/ipv4/tcp_rto_min_us")
                 if rto_by_sysctl:
                     values["net.ipv4.tcp_rto_min_us"] = str(rto_us)
-            script = _sysctl_lines(values) + script
-            ethtool = [f"ethtool -K {dev} tso off gso off gro off" for dev in data_devs.get(ns, [])]
-            script += [f"{cmd} 2>/dev/null || {cmd} >/dev/null 2>&1 || true" for cmd in ethtool]
+            script += _sysctl_lines(values)
+            script += [f"ethtool -K {dev} tso off gso off gro off" for dev in data_devs.get(ns, [])]
             _ns_shell(ns, "\n".join(script), f"configuring namespace {ns}")
         _stall_point("congestion")  # root namespace's allowed list changed, not yet restored
     record["rto_min_by"] = "sysctl tcp_rto_min_us" if rto_by_sysctl else "route rto_min"
