@@ -111,6 +111,30 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--reps", type=int, help="roundtrips per experiment and size (20)")
     p.add_argument("--statistic", choices=("median", "mean", "min"))
     p.set_defaults(func=run_lmo)
+
+    for direction, what in (
+        ("many-to-one", "every other rank sends M bytes to rank 0 (a linear gather)"),
+        ("one-to-many", "rank 0 sends M bytes to every other rank (a linear scatter)"),
+    ):
+        p = sub.add_parser(
+            direction,
+            help=f"{direction} sweep over sizes M and process counts n (Lastovetsky)",
+            description=f"Lastovetsky's {direction} experiments: {what}, for every size and "
+            "every process count n (root included), many times.",
+        )
+        _common(p)
+        p.add_argument(
+            "--sizes",
+            type=lambda text: [size_arg(x) for x in text.split(",")],
+            help="message sizes M, comma-separated (1KiB .. 128KiB)",
+        )
+        p.add_argument(
+            "--n",
+            type=lambda text: [int(x) for x in text.split(",")],
+            help="process counts n including the root, comma-separated (3..P)",
+        )
+        p.add_argument("--reps", type=int, help="repetitions per (n, M) (50)")
+        p.set_defaults(func=run_many_to_one, direction=direction)
     return parser
 
 
@@ -204,6 +228,46 @@ def run_lmo(args: argparse.Namespace) -> int:
         print(f"campaign {result['campaign']}: LMO point-to-point constants")
         print(format_table(result["fit"], result["hosts"]))
     return code
+
+
+def run_many_to_one(args: argparse.Namespace) -> int:
+    from ..measure import manytoone
+
+    opts = manytoone.validate_options({"sizes": args.sizes, "n": args.n, "reps": args.reps})
+
+    class _Module:
+        @staticmethod
+        def procedure(o):
+            return manytoone.procedure(args.direction, o)
+
+    code, result = _run(args.direction, _Module, opts, args, min_ranks=3)
+    if result is not None:
+        print(format_many_to_one(result))
+    return code
+
+
+def format_many_to_one(result: dict[str, Any]) -> str:
+    fit = result["fit"]
+    lines = [f"campaign {result['campaign']}: {result['direction']}"]
+    if result["direction"] == "one-to-many":
+        lines.append(
+            f"{'M [B]':>10} " + " ".join(f"{'n=' + str(n) + ' [ms]':>12}" for n in fit["n"])
+        )
+        for j, m in enumerate(fit["sizes"]):
+            cells = " ".join(
+                f"{fit['time'][i][j] * 1e3:>12.3f}" if fit["time"][i][j] is not None else " " * 12
+                for i in range(len(fit["n"]))
+            )
+            lines.append(f"{m:>10} {cells}")
+        return "\n".join(lines)
+    for i, n in enumerate(fit["n"]):
+        lines.append(
+            f"n={n}: linear {fit['linear']['intercept'][i] * 1e6:.1f} us + "
+            f"{fit['linear']['slope'][i] * 1e9:.3f} ns/B; M1 = {fit['M1'][i]}, Mc = {fit['Mc'][i]}"
+        )
+    levels = ", ".join(f"{t * 1e3:.1f} ms" for t in fit["levels"]) or "none"
+    lines.append(f"M2 = {fit['M2']}; escalation levels: {levels}")
+    return "\n".join(lines)
 
 
 def format_plogp(result: dict[str, Any]) -> str:

@@ -99,14 +99,17 @@ def fit_platform(
                     f"{db_path}: campaign {camp.id} ({camp.benchmark}): {exc}"
                 ) from exc
             for key, sec in produced.items():
-                if key in sections and key != "tcp":
-                    raise CommodelError(
-                        f"{db_path}: two campaigns give the {key!r} section; pick with --campaign"
-                    )
-                if key == "tcp" and key in sections:
+                if key in sections:
+                    # parts of one section from different benchmarks (many-to-one and
+                    # one-to-many) merge; the same part twice is an error
+                    if set(sections[key]) & set(sec):
+                        raise CommodelError(
+                            f"{db_path}: two campaigns give the {key!r} section; pick with "
+                            "--campaign"
+                        )
                     sections[key].update(sec)
                 else:
-                    sections[key] = sec
+                    sections[key] = dict(sec)
                 comments.setdefault(
                     key,
                     f"from campaign {camp.id} ({camp.benchmark}, {camp.mpi_library.split(',')[0]}, "

@@ -1,0 +1,319 @@
+"""Many-to-one escalation statistics (Lastovetsky & O'Flynn, sections 4.3 and 5).
+
+From the sweep of sizes M and process counts n (root + n-1 senders):
+
+1. **Linear model** per n: a line T_lin(n, M) = a_n + b_n M through the 25th percentile of
+   the times at every M, fitted robustly (points more than ``escalation_factor`` times
+   above the line are dropped and the line refitted, until nothing changes).
+2. **Escalated samples**: t > escalation_factor * T_lin(n, M) and t - T_lin(n, M) >
+   min_excess (defaults 3 and 1 ms).
+3. **M1(n)**: the smallest M with an escalated sample; **Mc(n)**: the smallest M from which
+   every sample of every larger M is escalated (null if never); **M2**: the smallest
+   measured M above the largest escalated M of any n (null if escalations reach the
+   largest size, or never occur).
+4. **Levels**: the escalated times sorted and split where one is more than ``level_gap``
+   (15%) above the previous one (a 1-D clustering); each level's value t_i is its median.
+5. **f_i(n, M)**: the fraction of samples at level i per (n, M), as a bicubic (or lower
+   degree, when there are few n or M) interpolating B-spline surface
+   (scipy.interpolate.RectBivariateSpline), stored as knots and coefficients; evaluate it
+   with :func:`escalation_probability` (clipped to [0, 1]).
+6. **kappa_1, kappa_2** need the LMO constants (an ``lmo`` campaign in the same database):
+   kappa_1 from the slopes b_n = t_0 + 1/beta_0 + kappa_1 sum_{i<n} t_i (least squares
+   over n); kappa_2 from the times above M2: T - C_0 - t_0 M - M/beta_0 =
+   kappa_2 sum_{s<n} (C_s + t_s M). 1/beta_0 is the mean of 1/beta_s0 over the senders.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..errors import CommodelError
+from .assemble import fitter
+from .stats import central
+
+DEFAULT_FACTOR = 3.0
+DEFAULT_MIN_EXCESS = 1e-3
+DEFAULT_LEVEL_GAP = 0.15
+
+
+def robust_line(sizes: list[int], values: list[float], factor: float) -> tuple[float, float]:
+    """A line through the non-escalated points: a Theil-Sen start (median of the pairwise
+    slopes, median intercept), then least squares over the points at most ``factor`` times
+    above the line, repeated until that set no longer changes."""
+    x = np.asarray(sizes, dtype=float)
+    y = np.asarray(values, dtype=float)
+    if len(x) == 1:
+        return float(y[0]), 0.0
+    slopes = [(y[j] - y[i]) / (x[j] - x[i]) for i in range(len(x)) for j in range(i + 1, len(x))]
+    b = float(np.median(slopes))
+    a = float(np.median(y - b * x))
+    keep = None
+    for _ in range(len(x) + 1):
+        new_keep = y <= factor * np.maximum(a + b * x, 1e-12)
+        if keep is not None and (new_keep == keep).all():
+            break
+        keep = new_keep
+        if keep.sum() >= 2:
+            A = np.vstack([np.ones(int(keep.sum())), x[keep]]).T
+            (a, b), *_ = np.linalg.lstsq(A, y[keep], rcond=None)
+            a, b = float(a), float(b)
+    return a, b
+
+
+def cluster_levels(values: list[float], gap: float = DEFAULT_LEVEL_GAP) -> list[list[float]]:
+    """1-D clustering: sorted values split where the next is more than ``gap`` above."""
+    out: list[list[float]] = []
+    for v in sorted(values):
+        if out and v <= out[-1][-1] * (1.0 + gap):
+            out[-1].append(v)
+        else:
+            out.append([v])
+    return out
+
+
+def level_of(value: float, levels: list[list[float]]) -> int:
+    """1-based index of the cluster holding ``value`` (nearest by log distance)."""
+    best, best_d = 0, math.inf
+    for i, cl in enumerate(levels):
+        lo, hi = cl[0], cl[-1]
+        d = 0.0 if lo <= value <= hi else min(abs(math.log(value / lo)), abs(math.log(value / hi)))
+        if d < best_d:
+            best, best_d = i, d
+    return best + 1
+
+
+def spline_surface(ns: list[int], sizes: list[int], F: np.ndarray) -> dict[str, Any]:
+    """An interpolating B-spline surface through F[n index][size index]."""
+    from scipy.interpolate import RectBivariateSpline
+
+    x = [float(n) for n in ns]
+    Z = np.asarray(F, dtype=float)
+    if len(x) == 1:  # one process count: constant in n
+        x = [x[0], x[0] + 1.0]
+        Z = np.vstack([Z, Z])
+    y = [float(m) for m in sizes]
+    if len(y) == 1:
+        y = [y[0], y[0] + 1.0]
+        Z = np.hstack([Z, Z])
+    kx, ky = min(3, len(x) - 1), min(3, len(y) - 1)
+    spl = RectBivariateSpline(x, y, Z, kx=kx, ky=ky, s=0)
+    tx, ty, c = spl.tck
+    return {
+        "kx": int(kx),
+        "ky": int(ky),
+        "n_knots": [float(v) for v in tx],
+        "M_knots": [float(v) for v in ty],
+        "coefficients": [float(v) for v in c],
+    }
+
+
+def escalation_probability(surface: dict[str, Any], n: float, M: float) -> float:
+    """f_i(n, M) from a stored surface, clipped to [0, 1]."""
+    from scipy.interpolate import bisplev
+
+    tck = (
+        np.asarray(surface["n_knots"]),
+        np.asarray(surface["M_knots"]),
+        np.asarray(surface["coefficients"]),
+        int(surface["kx"]),
+        int(surface["ky"]),
+    )
+    return float(min(1.0, max(0.0, bisplev(float(n), float(M), tck))))
+
+
+def _table(samples: list[dict[str, Any]], phase: str) -> dict[int, dict[int, list[float]]]:
+    out: dict[int, dict[int, list[float]]] = {}
+    for s in samples:
+        if s["phase"] == phase and s["quantity"] == "time":
+            out.setdefault(int(s["n_ranks"]), {}).setdefault(int(s["size_bytes"]), []).append(
+                float(s["value_s"])
+            )
+    return out
+
+
+def fit_many_to_one(
+    samples: list[dict[str, Any]], options: dict[str, Any], lmo: Any = None
+) -> dict[str, Any]:
+    """The ``many_to_one`` section from a many-to-one sweep (see the module docstring)."""
+    factor = float(options.get("escalation_factor", DEFAULT_FACTOR))
+    min_excess = float(options.get("min_excess", DEFAULT_MIN_EXCESS))
+    gap = float(options.get("level_gap", DEFAULT_LEVEL_GAP))
+    table = _table(samples, "many-to-one")
+    if not table:
+        raise CommodelError("the many-to-one campaign has no samples")
+    ns = sorted(table)
+    sizes = sorted({m for by in table.values() for m in by})
+    lines: dict[int, tuple[float, float]] = {}
+    escalated: dict[int, dict[int, list[float]]] = {}
+    for n in ns:
+        ms = sorted(table[n])
+        q25 = [float(np.percentile(table[n][m], 25)) for m in ms]
+        a, b = robust_line(ms, q25, factor)
+        lines[n] = (a, b)
+        for m in ms:
+            pred = max(a + b * m, 1e-12)
+            escalated.setdefault(n, {})[m] = [
+                t for t in table[n][m] if t > factor * pred and t - pred > min_excess
+            ]
+    all_esc = [t for by in escalated.values() for ts in by.values() for t in ts]
+    levels = cluster_levels(all_esc, gap)
+    M1: list[int | None] = []
+    Mc: list[int | None] = []
+    for n in ns:
+        ms = sorted(table[n])
+        esc_ms = [m for m in ms if escalated[n][m]]
+        M1.append(esc_ms[0] if esc_ms else None)
+        # Mc: every size from Mc up to the largest escalated one is escalated every time
+        mc = None
+        for m in reversed(esc_ms[-1:] and [x for x in ms if x <= esc_ms[-1]]):
+            if len(escalated[n][m]) != len(table[n][m]):
+                break
+            mc = m
+        Mc.append(mc)
+    max_esc = max((m for n in ns for m in table[n] if escalated[n][m]), default=None)
+    M2 = None
+    if max_esc is not None:
+        above = [m for m in sizes if m > max_esc]
+        M2 = above[0] if above else None
+    surfaces = []
+    for i in range(1, len(levels) + 1):
+        F = np.zeros((len(ns), len(sizes)))
+        for a_i, n in enumerate(ns):
+            for b_i, m in enumerate(sizes):
+                ts = table[n].get(m, [])
+                if ts:
+                    hits = sum(1 for t in escalated[n].get(m, []) if level_of(t, levels) == i)
+                    F[a_i, b_i] = hits / len(ts)
+        surfaces.append(spline_surface(ns, sizes, F))
+    sec: dict[str, Any] = {
+        "root": 0,
+        "n": ns,
+        "sizes": sizes,
+        "linear": {
+            "intercept": [lines[n][0] for n in ns],
+            "slope": [lines[n][1] for n in ns],
+        },
+        "M1": M1,
+        "Mc": Mc,
+        "M2": M2,
+        "levels": [float(np.median(cl)) for cl in levels],
+        "probability": surfaces,
+        "kappa_1": None,
+        "kappa_2": None,
+        "escalation_factor": factor,
+        "min_excess": min_excess,
+    }
+    if lmo is not None:
+        sec["kappa_1"], sec["kappa_2"] = kappas(lmo, ns, lines, table, M2)
+    return sec
+
+
+def _inv_beta0(lmo: Any, senders: range) -> float | None:
+    inv = [1.0 / lmo.beta[s][0] for s in senders if lmo.beta[s][0]]
+    return float(np.mean(inv)) if inv else None
+
+
+def kappas(lmo, ns, lines, table, M2) -> tuple[float | None, float | None]:
+    """kappa_1 and kappa_2 from the LMO constants (see the module docstring)."""
+    nodes = len(lmo.C)
+    if max(ns) > nodes:
+        return None, None
+    inv_b0 = _inv_beta0(lmo, range(1, max(ns)))
+    if inv_b0 is None:
+        return None, None
+    t0, C0 = lmo.t[0], lmo.C[0]
+    xs, ys = [], []
+    for n in ns:
+        xs.append(sum(lmo.t[1:n]))
+        ys.append(lines[n][1] - t0 - inv_b0)
+    sxx = sum(x * x for x in xs)
+    k1 = sum(x * y for x, y in zip(xs, ys)) / sxx if sxx > 0 else None
+    k2 = None
+    if M2 is not None:
+        xs2, ys2 = [], []
+        for n in ns:
+            for m, ts in table[n].items():
+                if m >= M2:
+                    xs2.append(sum(lmo.C[s] + lmo.t[s] * m for s in range(1, n)))
+                    ys2.append(central(ts, "median") - C0 - t0 * m - m * inv_b0)
+        sxx2 = sum(x * x for x in xs2)
+        k2 = sum(x * y for x, y in zip(xs2, ys2)) / sxx2 if sxx2 > 0 else None
+    return k1, k2
+
+
+def fit_one_to_many(
+    samples: list[dict[str, Any]], options: dict[str, Any], lmo: Any = None
+) -> dict[str, Any]:
+    """Median one-to-many times per (n, M) and the threshold S (LMO section 4.2).
+
+    S is the smallest measured M from which the time is nearer to the serialised
+    prediction (sum over destinations) than to the parallel one (max); it needs the LMO
+    constants and is null without them."""
+    table = _table(samples, "one-to-many")
+    if not table:
+        raise CommodelError("the one-to-many campaign has no samples")
+    ns = sorted(table)
+    sizes = sorted({m for by in table.values() for m in by})
+    times = [[central(table[n][m], "median") if m in table[n] else None for m in sizes] for n in ns]
+    S = None
+    if lmo is not None and max(ns) <= len(lmo.C):
+        inv_b0 = _inv_beta0(lmo, range(1, max(ns)))
+        if inv_b0 is not None:
+            for j, m in enumerate(sizes):
+                votes = 0
+                for i, n in enumerate(ns):
+                    if times[i][j] is None:
+                        continue
+                    per = [lmo.C[d] + lmo.t[d] * m + m * inv_b0 for d in range(1, n)]
+                    base = lmo.C[0] + lmo.t[0] * (n - 1) * m
+                    par, ser = base + max(per), base + sum(per)
+                    votes += 1 if abs(times[i][j] - ser) < abs(times[i][j] - par) else -1
+                if votes > 0:
+                    S = m
+                    break
+    return {"n": ns, "sizes": sizes, "time": times, "S": S}
+
+
+def plot_points(samples: list[dict[str, Any]], sec: dict[str, Any]) -> list[tuple]:
+    """(n, M, t, level) for every many-to-one sample (level 0: not escalated)."""
+    levels_vals = sec["levels"]
+    lines = dict(zip(sec["n"], zip(sec["linear"]["intercept"], sec["linear"]["slope"])))
+    out = []
+    clusters = [[v] for v in levels_vals]
+    for s in samples:
+        if s["phase"] != "many-to-one":
+            continue
+        n, m, t = int(s["n_ranks"]), int(s["size_bytes"]), float(s["value_s"])
+        a, b = lines[n]
+        pred = max(a + b * m, 1e-12)
+        esc = t > sec["escalation_factor"] * pred and t - pred > sec["min_excess"]
+        out.append((n, m, t, level_of(t, clusters) if esc and clusters else 0))
+    return out
+
+
+def _lmo_of(db) -> Any:
+    """The LMO fit of the latest complete lmo campaign of the database, if any."""
+    from .lmo import fit_lmo
+
+    camps = [c for c in db.campaigns() if c.benchmark == "lmo" and c.status == "complete"]
+    if not camps:
+        return None
+    c = camps[-1]
+    return fit_lmo(db.samples(c.id), c.options, c.ranks)
+
+
+@fitter("many-to-one")
+def _fit_m2o(db, camp) -> dict[str, Any]:
+    return {"many_to_one": fit_many_to_one(db.samples(camp.id), camp.options, _lmo_of(db))}
+
+
+@fitter("one-to-many")
+def _fit_o2m(db, camp) -> dict[str, Any]:
+    return {
+        "many_to_one": {
+            "one_to_many": fit_one_to_many(db.samples(camp.id), camp.options, _lmo_of(db))
+        }
+    }

@@ -1,0 +1,142 @@
+"""``measure many-to-one`` and ``measure one-to-many`` (Lastovetsky & O'Flynn, sections 3-5).
+
+A flat tree rooted at rank 0 with n processes involved (the root and n-1 others, ranks
+1..n-1), n = 3..P (``--n``):
+
+* many-to-one: every other rank sends M bytes to the root, which has posted a receive for
+  each (the linear MPI_Gather);
+* one-to-many: the root sends M bytes to each other rank (Isend each, Waitall), and each
+  answers with an empty message once it has received, so the root sees the last arrival.
+
+Each repetition starts with an MPI_Barrier of all ranks and is timed on the root. The sweep
+runs every size M (``--sizes``) for every n, ``--reps`` times, in the order n, M, repetition
+(one step per (n, M)). Escalations are rare events, hence many repetitions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import CommodelError
+from .common import Context, kernel
+
+TAG_DATA, TAG_ACK = 41, 42
+
+DEFAULT_SIZES = [
+    1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 49152, 65536, 98304, 131072,
+]  # fmt: skip
+
+DEFAULTS: dict[str, Any] = {
+    "sizes": DEFAULT_SIZES,
+    "n": None,  # default: 3..P
+    "reps": 50,
+}
+
+
+def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
+    out = dict(DEFAULTS)
+    out.update({k: v for k, v in opts.items() if v is not None})
+    sizes = [int(s) for s in out["sizes"]]
+    if not sizes or sorted(set(sizes)) != sizes or sizes[0] < 0:
+        raise CommodelError(f"--sizes must be increasing sizes >= 0, got {sizes}")
+    out["sizes"] = sizes
+    if out["n"] is not None:
+        ns = [int(n) for n in out["n"]]
+        if not ns or min(ns) < 2 or sorted(set(ns)) != ns:
+            raise CommodelError(f"--n must be increasing process counts >= 2, got {ns}")
+        out["n"] = ns
+    if int(out["reps"]) < 1:
+        raise CommodelError(f"--reps must be >= 1, got {out['reps']}")
+    return out
+
+
+def _prepare(ctx: Context, p: dict) -> dict:
+    p = dict(p)
+    p["buf"] = ctx.buffer(int(p["m"]), "send")
+    p["rbuf"] = ctx.buffer(int(p["m"]) * max(1, int(p["n"]) - 1), "recv")
+    return p
+
+
+@kernel("m2o.flat", _prepare)
+def _k_flat(ctx: Context, p: dict) -> Any:
+    comm, MPI = ctx.comm, ctx.MPI
+    n, m, reps = int(p["n"]), int(p["m"]), int(p["reps"])
+    gather = p["direction"] == "many-to-one"
+    buf, rbuf = p["buf"], p["rbuf"]
+    out = []
+    for _ in range(reps):
+        comm.Barrier()
+        if ctx.rank == 0:
+            t0 = MPI.Wtime()
+            if gather:
+                reqs = [
+                    comm.Irecv([rbuf[(s - 1) * m : s * m], m, MPI.BYTE], s, TAG_DATA)
+                    for s in range(1, n)
+                ]
+                MPI.Request.Waitall(reqs)
+            else:
+                reqs = [comm.Isend([buf, m, MPI.BYTE], d, TAG_DATA) for d in range(1, n)]
+                MPI.Request.Waitall(reqs)
+                for d in range(1, n):
+                    comm.Recv([rbuf, 0, MPI.BYTE], d, TAG_ACK)
+            out.append(MPI.Wtime() - t0)
+        elif ctx.rank < n:
+            if gather:
+                comm.Send([buf, m, MPI.BYTE], 0, TAG_DATA)
+            else:
+                comm.Recv([rbuf, m, MPI.BYTE], 0, TAG_DATA)
+                comm.Send([buf, 0, MPI.BYTE], 0, TAG_ACK)
+    return out if ctx.rank == 0 else None
+
+
+def procedure(direction: str, opts: dict[str, Any]):
+    def run(ctx: Context) -> dict[str, Any]:
+        ns = opts["n"] or list(range(3, ctx.size + 1))
+        if not ns or max(ns) > ctx.size:
+            raise CommodelError(
+                f"measure {direction}: n (processes involved) must be <= the {ctx.size} ranks; "
+                f"got {opts['n'] or 'none: run it on at least 3 ranks'}"
+            )
+        sizes, reps = opts["sizes"], int(opts["reps"])
+        ctx.progress.grow(len(ns) * len(sizes))
+        with ctx.phase(direction):
+            for n in ns:
+                for m in sizes:
+                    key = f"{direction}/n={n}/m={m}"
+
+                    def rows(outs, n=n, m=m):
+                        return [
+                            {
+                                "phase": direction,
+                                "pattern": "flat-tree",
+                                "quantity": "time",
+                                "size_bytes": m,
+                                "n_ranks": n,
+                                "repetition": i,
+                                "value_s": v,
+                                "src": None,
+                                "dst": 0,
+                                "hosts": ",".join(ctx.hosts[:n]),
+                            }
+                            for i, v in enumerate(outs[0])
+                        ]
+
+                    ctx.step(
+                        key,
+                        "m2o.flat",
+                        {"n": n, "m": m, "reps": reps, "direction": direction},
+                        rows=rows,
+                        replay=lambda stored: [None],
+                    )
+                    ctx.progress.advance(1, f"{direction} n={n} M={m}")
+        from ..fit.manytoone import fit_many_to_one, fit_one_to_many
+
+        samples = ctx.db.samples(ctx.campaign)
+        fit = (
+            fit_many_to_one(samples, opts)
+            if direction == "many-to-one"
+            else fit_one_to_many(samples, opts)
+        )
+        return {"campaign": ctx.campaign, "fit": fit, "direction": direction}
+
+    return run

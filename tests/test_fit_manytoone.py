@@ -1,0 +1,123 @@
+"""Many-to-one fit on a synthetic sweep with known M1, Mc, M2, levels and frequencies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from commodel.errors import CommodelError
+from commodel.fit import manytoone as F
+from commodel.fit.lmo import LmoFit
+
+SIZES = [1024, 2048, 4096, 8192, 16384, 32768, 65536]
+LEVELS = [0.04, 0.2]  # s, Lastovetsky Table 2 style
+
+
+def linear(n, m):
+    return 50e-6 * n + 2e-9 * (n - 1) * m
+
+
+def sweep():
+    """100 samples per (n, M). n=3: escalations at 4096 (10% to level 1) and 8192..16384
+    (100%: half level 1, half level 2); n=4 escalates from 2048. None from 32768 (M2)."""
+    plan = {
+        3: {4096: (10, 0), 8192: (50, 50), 16384: (50, 50)},
+        4: {2048: (20, 0), 4096: (30, 10), 8192: (50, 40), 16384: (100, 0)},
+    }
+    out = []
+    for n in (3, 4):
+        for m in SIZES:
+            k1, k2 = plan[n].get(m, (0, 0))
+            for rep in range(100):
+                if rep < k1:
+                    t = LEVELS[0] * (1 + 0.01 * (rep % 3))
+                elif rep < k1 + k2:
+                    t = LEVELS[1] * (1 - 0.01 * (rep % 3))
+                else:
+                    t = linear(n, m) * (1 + 0.001 * (rep % 5))
+                out.append(
+                    {
+                        "phase": "many-to-one",
+                        "quantity": "time",
+                        "n_ranks": n,
+                        "size_bytes": m,
+                        "repetition": rep,
+                        "value_s": t,
+                    }
+                )
+    return out  # fmt: skip
+
+
+def test_thresholds_and_levels():
+    sec = F.fit_many_to_one(sweep(), {})
+    assert sec["n"] == [3, 4] and sec["sizes"] == SIZES
+    assert sec["M1"] == [4096, 2048]
+    assert sec["Mc"] == [8192, 16384]
+    assert sec["M2"] == 32768
+    assert sec["levels"] == pytest.approx([0.0404, 0.198], rel=0.01)
+    # the non-escalated linear model per n
+    for i, n in enumerate((3, 4)):
+        assert sec["linear"]["slope"][i] == pytest.approx(2e-9 * (n - 1), rel=0.01)
+        assert sec["linear"]["intercept"][i] == pytest.approx(50e-6 * n, rel=0.01)
+
+
+def test_probability_surfaces_interpolate_the_frequencies():
+    sec = F.fit_many_to_one(sweep(), {})
+    f1, f2 = sec["probability"]
+    assert F.escalation_probability(f1, 3, 4096) == pytest.approx(0.10, abs=1e-9)
+    assert F.escalation_probability(f1, 3, 8192) == pytest.approx(0.50, abs=1e-9)
+    assert F.escalation_probability(f2, 4, 8192) == pytest.approx(0.40, abs=1e-9)
+    assert F.escalation_probability(f1, 4, 16384) == pytest.approx(1.0, abs=1e-9)
+    assert F.escalation_probability(f1, 4, 8192) == pytest.approx(0.5, abs=1e-9)
+    assert F.escalation_probability(f2, 4, 65536) == pytest.approx(0.0, abs=1e-9)
+    # linear in n between the measured counts (kx = 1 with two n values)
+    mid = F.escalation_probability(f1, 3.5, 4096)
+    assert mid == pytest.approx((0.10 + 0.30) / 2, abs=1e-9)
+
+
+def test_cluster_levels_and_surface():
+    assert F.cluster_levels([0.04, 0.041, 0.2, 0.206, 0.25, 0.243, 0.6]) == [
+        [0.04, 0.041], [0.2, 0.206], [0.243, 0.25], [0.6]]  # fmt: skip
+    assert F.cluster_levels([]) == []
+    assert F.level_of(0.21, [[0.04], [0.2, 0.206], [0.6]]) == 2
+    F_ = np.array([[0.0, 0.5, 1.0]])
+    surf = F.spline_surface([5], [1, 2, 3], F_)  # one n: constant in n
+    assert F.escalation_probability(surf, 9, 2) == pytest.approx(0.5)
+    assert F.escalation_probability(surf, 5, 2.5) == pytest.approx(0.75)
+
+
+def test_robust_line_ignores_escalated_points():
+    a, b = F.robust_line([1, 2, 3, 4], [1.0, 2.0, 30.0, 4.0], 3.0)
+    assert (a, b) == pytest.approx((0.0, 1.0), abs=1e-12)
+
+
+def test_kappas_from_lmo_constants():
+    # LMO constants: node 0 root; small slope b_n = t0 + 1/beta0 + k1 * sum t_i
+    lmo = LmoFit(C=[1e-5] * 4, t=[1e-9, 2e-9, 2e-9, 2e-9],
+                 beta=[[None, 1e9, 1e9, 1e9], [1e9, None, 1e9, 1e9], [1e9, 1e9, None, 1e9],
+                       [1e9, 1e9, 1e9, None]], pair_intercepts={}, pair_slopes={})  # fmt: skip
+    k1_true, k2_true = 0.5, 1.5
+    lines = {n: (0.0, 1e-9 + 1e-9 + k1_true * 2e-9 * (n - 1)) for n in (3, 4)}
+    table = {
+        n: {m: [1e-5 + 1e-9 * m + m * 1e-9 + k2_true * (n - 1) * (1e-5 + 2e-9 * m)]
+            for m in (65536, 131072)}
+        for n in (3, 4)
+    }  # fmt: skip
+    k1, k2 = F.kappas(lmo, [3, 4], lines, table, 65536)
+    assert k1 == pytest.approx(k1_true) and k2 == pytest.approx(k2_true)
+    assert F.kappas(lmo, [3, 4], lines, table, None)[1] is None
+
+
+def test_one_to_many_threshold():
+    lmo = LmoFit(C=[0.0] * 3, t=[0.0] * 3, beta=[[None, 1e9, 1e9], [1e9, None, 1e9], [1e9, 1e9, None]],
+                 pair_intercepts={}, pair_slopes={})  # fmt: skip
+    samples = []
+    for m in (1000, 2000, 4000):
+        t = m * 1e-9 if m < 4000 else 2 * m * 1e-9  # parallel below 4000 B, serial from there
+        samples.append({"phase": "one-to-many", "quantity": "time", "n_ranks": 3,
+                        "size_bytes": m, "value_s": t})  # fmt: skip
+    sec = F.fit_one_to_many(samples, {}, lmo)
+    assert sec["S"] == 4000 and sec["time"][0] == pytest.approx([1e-6, 2e-6, 8e-6])
+    assert F.fit_one_to_many(samples, {})["S"] is None
+    with pytest.raises(CommodelError, match="no samples"):
+        F.fit_many_to_one([], {})

@@ -1,0 +1,40 @@
+"""``measure many-to-one`` / ``one-to-many`` under mpirun (4 ranks), then fit and plot."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpirun import commodel, needs_mpi, run
+
+pytestmark = [pytest.mark.mpi, needs_mpi]
+
+duckdb = pytest.importorskip("duckdb")
+
+
+def test_sweeps_fit_and_plot(tmp_path):
+    db = tmp_path / "r.duckdb"
+    for direction in ("many-to-one", "one-to-many"):
+        res = run(4, "measure", direction, "--db", str(db), "--reps", "8",
+                  "--sizes", "1KiB,32KiB,128KiB", "--quiet")  # fmt: skip
+        assert res.returncode == 0, res.stderr
+        assert f": {direction}" in res.stdout
+    with duckdb.connect(str(db), read_only=True) as con:
+        counts = con.execute(
+            "SELECT phase, n_ranks, size_bytes, count(*) FROM samples GROUP BY ALL ORDER BY ALL"
+        ).fetchall()
+    assert len(counts) == 2 * 2 * 3 and all(c[3] == 8 for c in counts)
+    res = commodel("fit", "--db", str(db))
+    assert res.returncode == 0, res.stderr
+    import yaml
+
+    doc = yaml.safe_load(res.stdout)
+    sec = doc["many_to_one"]
+    assert sec["n"] == [3, 4] and sec["sizes"] == [1024, 32768, 131072]
+    assert all(a > 0 for a in sec["linear"]["intercept"])  # a gather takes time
+    assert len(sec["probability"]) == len(sec["levels"])
+    assert sec["one_to_many"]["n"] == [3, 4]
+    assert all(t > 0 for row in sec["one_to_many"]["time"] for t in row)
+    pytest.importorskip("matplotlib")
+    res = commodel("plot", "--db", str(db), "-o", str(tmp_path / "plots"))
+    assert res.returncode == 0, res.stderr
+    assert (tmp_path / "plots" / "campaign1-many-to-one.png").exists()
