@@ -318,6 +318,7 @@ impl<'a> Sim<'a> {
         if self.record {
             self.send_start[ev.op as usize] = ev.time;
         }
+        // One event per message transfer, as LogGOPSim counts them.
         self.events += 1;
         let dst = self.s.peer(ev.op);
         self.push(ev.time + p.o + p.L, ev.op, dst, Kind::Msg);
@@ -370,7 +371,6 @@ impl<'a> Sim<'a> {
             .wrapping_add(p.o)
             .wrapping_add(m1.wrapping_mul(p.O).max(m1.wrapping_mul(p.G)));
         self.nextgr[g] = ev.time.wrapping_add(p.g).wrapping_add(m1.wrapping_mul(p.G));
-        self.events += 1;
         let sender = self.s.rank_of(send);
         match self.rq.take(host, sender, self.s.tag(send)) {
             Some(recv) => {

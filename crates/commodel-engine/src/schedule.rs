@@ -321,15 +321,19 @@ impl ScheduleBuilder {
             counts[i] += counts[i - 1];
         }
         s.dependents = vec![0; counts[2 * n] as usize];
-        let mut fill = counts.clone();
+        // Use the starts as cursors; afterwards each holds its slot's end,
+        // which is the next slot's start: shift right by one to restore.
         for (rank, r) in self.ranks.iter().enumerate() {
             let off = s.rank_start[rank];
             for &(a, b, kind) in &r.deps {
                 let slot = 2 * (off + b) as usize + (kind == DepKind::IRequires) as usize;
-                s.dependents[fill[slot] as usize] = off + a;
-                fill[slot] += 1;
+                s.dependents[counts[slot] as usize] = off + a;
+                counts[slot] += 1;
             }
         }
+        counts.rotate_right(1);
+        counts[0] = 0;
+        drop(self.ranks);
         s.dependents_start = counts;
         s.check_acyclic()?;
         Ok(s)

@@ -1,0 +1,67 @@
+//! One engine benchmark case per process, so that peak memory is the case's own.
+//!
+//! `cargo run --release --example bench_engine -- MODEL COLLECTIVE RANKS SIZE`
+//! prints one JSON line: ops, events, generation and simulation seconds (wall
+//! and CPU), events per CPU second and peak resident memory (VmHWM).
+
+use commodel_engine::collectives::{generate, CollectiveOptions};
+use commodel_engine::predict;
+use serde_json::json;
+use std::time::Instant;
+
+fn cpu_seconds() -> f64 {
+    // utime + stime of this process, from /proc/self/stat (clock ticks).
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn peak_rss_mib() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|kb| kb.parse::<f64>().ok())
+        .map(|kb| kb / 1024.0)
+        .unwrap_or(f64::NAN)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() != 5 {
+        eprintln!("usage: bench_engine MODEL COLLECTIVE RANKS SIZE");
+        std::process::exit(2);
+    }
+    let (model, name) = (&args[1], &args[2]);
+    let ranks: u32 = args[3].parse().expect("RANKS");
+    let size: u64 = args[4].parse().expect("SIZE");
+    let params = match model.as_str() {
+        "loggops" => {
+            json!({"L": 5_000_000u64, "o": 1_500_000u64, "g": 1_000_000u64, "G": 8_000u64, "O": 0u64, "S": 65535u64})
+        }
+        "plogp" => {
+            json!({"L": 5_000_000u64, "sizes": [0u64, 65536], "g": [1_000_000u64, 525_000_000u64], "S": null})
+        }
+        other => json!({"model": other}),
+    };
+    let (c0, w0) = (cpu_seconds(), Instant::now());
+    let s = generate(name, ranks, size, &CollectiveOptions::default()).expect("collective");
+    let (c1, w1) = (cpu_seconds(), Instant::now());
+    let out = predict::run(&s, model, &params, false).expect("simulation");
+    let (c2, w2) = (cpu_seconds(), Instant::now());
+    let sim_cpu = (c2 - c1).max(0.01);
+    println!(
+        "{}",
+        json!({
+            "model": model, "collective": name, "ranks": ranks, "size": size,
+            "ops": s.num_ops(), "events": out.events, "makespan_ps": out.makespan,
+            "gen_wall_s": (w1 - w0).as_secs_f64(), "gen_cpu_s": c1 - c0,
+            "sim_wall_s": (w2 - w1).as_secs_f64(), "sim_cpu_s": c2 - c1,
+            "events_per_cpu_s": out.events as f64 / sim_cpu,
+            "peak_rss_mib": peak_rss_mib(),
+        })
+    );
+}
