@@ -340,10 +340,10 @@ def two_rack(allowed_cc):
         _cli("down", "--name", ID)
 
 
-def _in_host(host: str, *command: str, rt: bool = True) -> list[str]:
+def _in_host(host: str, *command: str, rt: bool = True, cluster_id: str = ID) -> list[str]:
     chrt = ["chrt", "-r", "1"] if rt else []
-    return [sys.executable, "-m", "commodel.cluster", "exec", "--name", ID, host, "--", *chrt,
-            *command]  # fmt: skip
+    return [sys.executable, "-m", "commodel.cluster", "exec", "--name", cluster_id, host, "--",
+            *chrt, *command]  # fmt: skip
 
 
 def _measure(record: dict, pairs: list[tuple[str, str]], seconds: float = 3.0):
@@ -352,7 +352,7 @@ def _measure(record: dict, pairs: list[tuple[str, str]], seconds: float = 3.0):
     receivers = []
     for port, (_, dst) in enumerate(pairs, start=5001):
         cmd = _in_host(dst, sys.executable, "-m", "commodel.cluster.probe", "recv",
-                       "--port", str(port))  # fmt: skip
+                       "--port", str(port), cluster_id=record["id"])  # fmt: skip
         receivers.append(
             subprocess.Popen(
                 cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV
@@ -367,7 +367,7 @@ def _measure(record: dict, pairs: list[tuple[str, str]], seconds: float = 3.0):
         for port, (src, dst) in enumerate(pairs, start=5001):
             cmd = _in_host(src, sys.executable, "-m", "commodel.cluster.probe", "send",
                            "--to", ip_of[dst], "--port", str(port), "--seconds", str(seconds),
-                           "--start-at", repr(start_at))  # fmt: skip
+                           "--start-at", repr(start_at), cluster_id=record["id"])  # fmt: skip
             senders.append(
                 subprocess.Popen(
                     cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV
@@ -459,6 +459,29 @@ def test_four_cross_rack_flows_share_the_backbone(two_rack):
     assert drops["rack0->core"] > 0
     assert all(drops[f"rack1->h{i}"] == 0 for i in range(4, 8))
     assert all("TcpExtTCPTimeouts" in h["tcp"] for h in status["hosts"])
+
+
+@cluster
+@needs_cluster
+def test_binary_tree_root_is_the_bottleneck_of_flows_between_halves(allowed_cc):
+    cluster_id = f"b{os.getpid() % 100000}"
+    proc = _cli("up", "--spec", CLUSTERS / "tree-8.yaml", "--name", cluster_id, "--json")
+    assert proc.returncode == 0, proc.stderr
+    try:
+        record = json.loads(proc.stdout)
+        rates = {s["direction"]: s["rate_bit_s"] for s in record["shapers"]}
+        root_up = rates["s2x0->s3x0"]  # 200 Mbit/s nominal, 2% headroom: 204
+        # two flows inside the left half: each limited by its NIC only
+        total, _, _ = _measure(record, [("h0", "h2"), ("h1", "h3")])
+        assert 0.90 * 200e6 <= total <= (PAYLOAD_CEILING + 0.01) * 200e6, total
+        # four flows from the left half to the right half share the root's edge
+        pairs = [("h0", "h4"), ("h1", "h5"), ("h2", "h6"), ("h3", "h7")]
+        total, _, _ = _measure(record, pairs)
+        assert 0.90 * root_up <= total <= (PAYLOAD_CEILING + 0.01) * root_up, total
+    finally:
+        down = _cli("down", "--name", cluster_id)
+    assert down.returncode == 0, down.stderr
+    _assert_nothing_left(cluster_id, allowed_cc)
 
 
 @cluster
