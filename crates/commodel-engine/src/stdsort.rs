@@ -227,4 +227,20 @@ mod tests {
         let expected = include!("../tests/data/stdsort_40.txt");
         assert_eq!(got, expected.to_vec());
     }
+
+    /// More reference permutations from g++ 12: random keys in 1..=2 and 1..=3,
+    /// lengths 17 to 4096 (each line: keys;permutation).
+    #[test]
+    fn matches_libstdcxx_on_random_keys() {
+        let data = include_str!("../tests/data/stdsort_cases.txt");
+        for line in data.lines() {
+            let (keys, perm) = line.split_once(';').unwrap();
+            let keys: Vec<u8> = keys.split(',').map(|k| k.parse().unwrap()).collect();
+            let perm: Vec<u32> = perm.split(',').map(|k| k.parse().unwrap()).collect();
+            let mut v: Vec<(u8, u32)> = keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
+            sort_by_key(&mut v, |x| x.0);
+            let got: Vec<u32> = v.iter().map(|x| x.1).collect();
+            assert_eq!(got, perm, "n = {}", keys.len());
+        }
+    }
 }
