@@ -135,6 +135,19 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         )
         p.add_argument("--reps", type=int, help="repetitions per (n, M) (50)")
         p.set_defaults(func=run_many_to_one, direction=direction)
+
+    p = sub.add_parser(
+        "concurrent",
+        help="k concurrent flows through one node: fairness, asymmetric property (Zhu 5)",
+        description="Zhu et al. section 5: k flows from node X to node Y (one way), and k "
+        "flows in with 1 or k out (both ways); reports whether bandwidth is shared fairly "
+        "and whether the asymmetric property holds. Ranks are grouped into nodes by host.",
+    )
+    _common(p)
+    p.add_argument("--size", type=size_arg, help="bytes per flow and repetition (16MiB)")
+    p.add_argument("--max-k", type=int, help="largest number of flows k (all available)")
+    p.add_argument("--max-reps", type=int, help="repetition cap (30)")
+    p.set_defaults(func=run_concurrent)
     return parser
 
 
@@ -268,6 +281,18 @@ def format_many_to_one(result: dict[str, Any]) -> str:
     levels = ", ".join(f"{t * 1e3:.1f} ms" for t in fit["levels"]) or "none"
     lines.append(f"M2 = {fit['M2']}; escalation levels: {levels}")
     return "\n".join(lines)
+
+
+def run_concurrent(args: argparse.Namespace) -> int:
+    from ..measure import concurrent
+
+    opts = concurrent.validate_options(
+        {"size": args.size, "max_k": args.max_k, "max_reps": args.max_reps}
+    )
+    code, result = _run("concurrent", concurrent, opts, args)
+    if result is not None:
+        print(concurrent.format_result(result))
+    return code
 
 
 def format_plogp(result: dict[str, Any]) -> str:
