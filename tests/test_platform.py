@@ -341,7 +341,7 @@ def test_unknown_model() -> None:
     platform = platform_from_dict(BASE)
     with pytest.raises(ModelError) as info:
         platform.engine_params("plogpp")
-    assert "unknown model 'plogpp' (known: hockney, loggops, plogp" in str(info.value)
+    assert "unknown model 'plogpp' (known: hockney, loggops, " in str(info.value)
     assert "did you mean 'plogp'?" in str(info.value)
     assert isinstance(info.value, CommodelError)
 

@@ -690,3 +690,8 @@ def _plogp_params(platform: Platform) -> dict[str, Any]:
 def _hockney_params(platform: Platform) -> dict[str, Any]:
     p: Hockney = platform.section("hockney", "hockney")
     return {"alpha": _ps(p.alpha), "beta": float(f"{p.beta * 1e12:.12g}"), "S": p.S}
+
+
+# The network topologies (crossbar, racks, leaf-spine) and the contention models (plogpt,
+# maxmin) register their section validator and converters from their own module.
+from . import platform_network as _platform_network  # noqa: E402,F401

@@ -11,6 +11,7 @@
 //! | `hockney` | `alpha` (ps), `beta` (ps/B, float), `S` (B or null) |
 //! | `plogpt` | `topology` (see [`crate::topology`]), optional `rank_to_node`, `L` (ps), `sizes` (B), `g` (ps), optional `g_bidir` (ps), `S`; RTO rule when `eps_S` (float), `eps_T` (ps) and the topology's `d` are given: `rto` (ps, default 200 ms) |
 //! | `maxmin` | `topology`, optional `rank_to_node`, `rtt_weights` (bool, default true), `S` |
+//! | `maxmin-plain` | as `maxmin`, `rtt_weights` false by default |
 
 use crate::contention::maxmin::MaxminNet;
 use crate::contention::plogpt::{PlogptNet, PlogptParams, Rto};
@@ -24,7 +25,14 @@ use crate::topology::{placement, Topology};
 use serde_json::Value;
 
 /// Names of the models [`run`] knows.
-pub const MODELS: &[&str] = &["loggops", "plogp", "hockney", "plogpt", "maxmin"];
+pub const MODELS: &[&str] = &[
+    "loggops",
+    "plogp",
+    "hockney",
+    "plogpt",
+    "maxmin",
+    "maxmin-plain",
+];
 
 fn err(model: &str, field: &str, what: &str) -> SimError {
     SimError::Model(format!("model {model}: parameter `{field}` {what}"))
@@ -183,10 +191,10 @@ pub fn run(
                 record_messages,
             )
         }
-        "maxmin" => {
+        "maxmin" | "maxmin-plain" => {
             let (topo, nodes) = topology(schedule, model, params)?;
             let rtt = match params.get("rtt_weights") {
-                None | Some(Value::Null) => true,
+                None | Some(Value::Null) => model == "maxmin",
                 Some(Value::Bool(b)) => *b,
                 Some(v) => {
                     return Err(err(

@@ -205,7 +205,11 @@ impl MaxminNet {
 
 impl Network for MaxminNet {
     fn name(&self) -> &'static str {
-        "maxmin"
+        if self.rtt_weights {
+            "maxmin"
+        } else {
+            "maxmin-plain"
+        }
     }
     fn control_latency(&self, src: u32, dst: u32) -> Time {
         let (a, b) = (self.node[src as usize], self.node[dst as usize]);

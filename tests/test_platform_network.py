@@ -1,0 +1,153 @@
+"""The network topologies of platform files and the contention models plogpt and maxmin."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import pytest
+
+from commodel.errors import PlatformError
+from commodel.platform import platform_from_dict
+from commodel.platform_network import TreeNetwork
+from conftest import EXAMPLES, needs_engine
+
+PLOGP = {"L": 5e-5, "sizes": [0], "o_s": [0.0], "o_r": [0.0], "g": [1e-3], "S": None}
+
+RACKS: dict[str, Any] = {
+    "commodel_platform": 1,
+    "name": "two-racks",
+    "nodes": 8,
+    "network": {
+        "topology": "racks",
+        "racks": 2,
+        "nodes_per_rack": 4,
+        "nic": "1Gbps",
+        "nic_latency": "10us",
+        "backbone": "1Gbps",
+        "backbone_latency": "5us",
+    },
+    "plogp": PLOGP,
+}
+
+
+def test_racks_section_and_engine_params() -> None:
+    platform = platform_from_dict(copy.deepcopy(RACKS), "racks.yaml")
+    assert isinstance(platform.network, TreeNetwork)
+    assert platform.network.racks == (4, 4)
+    params = platform.engine_params("maxmin")
+    assert params["topology"] == {
+        "kind": "racks",
+        "racks": [4, 4],
+        "nic": 125e6,
+        "nic_latency": 10_000_000,
+        "backbone": 125e6,
+        "backbone_latency": 5_000_000,
+    }
+    assert params["rtt_weights"] is True
+    assert platform.engine_params("maxmin-plain")["rtt_weights"] is False
+    assert platform.engine_params("plogpt")["g"] == [1_000_000_000]
+
+
+def test_ranks_per_node_becomes_rank_to_node() -> None:
+    data = copy.deepcopy(RACKS)
+    data["ranks_per_node"] = 2
+    params = platform_from_dict(data, "r.yaml").engine_params("maxmin")
+    assert params["rank_to_node"][:5] == [0, 0, 1, 1, 2]
+    assert len(params["rank_to_node"]) == 16
+
+
+@pytest.mark.parametrize(
+    ("change", "field"),
+    [
+        ({"nic": 0}, "network.nic"),
+        ({"backbone": "-1Gbps"}, "network.backbone"),
+        ({"topology": "rack"}, "network.topology"),
+        ({"racks": [4, 0]}, "network.racks[1]"),
+        ({"nodes": 9}, "network.nodes"),
+        ({"d": [1e-3]}, "network.d"),
+        ({"backbone_kind": "copper"}, "network.backbone_kind"),
+        ({"bogus": 1}, "network.bogus"),
+    ],
+)
+def test_bad_network_names_the_field(change: dict[str, Any], field: str) -> None:
+    data = copy.deepcopy(RACKS)
+    data["network"].update(change)
+    if "racks" in change:
+        del data["network"]["nodes_per_rack"]
+    with pytest.raises(PlatformError, match="racks\\.yaml: " + re.escape(field)):
+        platform_from_dict(data, "racks.yaml")
+
+
+def test_leaf_spine_and_crossbar() -> None:
+    data = copy.deepcopy(RACKS)
+    data["network"] = {
+        "topology": "leaf-spine",
+        "leaves": 2,
+        "nodes_per_leaf": 4,
+        "nic": 1e8,
+        "oversubscription": 2,
+    }
+    params = platform_from_dict(data, "ls.yaml").engine_params("maxmin")
+    assert params["topology"]["kind"] == "leaf-spine"
+    assert params["topology"]["oversubscription"] == 2.0
+    data["network"] = {"topology": "crossbar", "nodes": 8, "nic": 1e8}
+    params = platform_from_dict(data, "cb.yaml").engine_params("plogpt")
+    assert params["topology"] == {"kind": "crossbar", "nodes": 8, "nic": 1e8, "latency": 0}
+
+
+@needs_engine
+def test_plogpt_example_finishes_at_26(cli) -> None:
+    result = cli(
+        "predict",
+        EXAMPLES / "schedules" / "plogpt-example.goal",
+        "--platform",
+        EXAMPLES / "platforms" / "plogpt-example.yaml",
+        "--model",
+        "plogpt",
+        "--json",
+    )
+    assert result.code == 0, result.err
+    import json
+
+    out = json.loads(result.out)
+    assert out["makespan_ps"] == 26 * 10**12
+    assert [r["finish_s"] for r in out["ranks"]] == [23.0, 15.0, 15.0, 26.0]
+    assert out["rto_events"] == []
+
+
+@needs_engine
+def test_backbone_quarter_slows_cross_rack_rounds_under_maxmin() -> None:
+    from commodel import predict
+    from commodel.schedules import collective
+
+    data = copy.deepcopy(RACKS)
+    data["network"]["backbone"] = "1Gbps"  # 4 nodes x 1 Gbit/s per rack: a quarter
+    platform = platform_from_dict(data, "q.yaml")
+    schedule = collective("alltoall-xor-pairwise", 8, 65536)
+    mm = predict(schedule, platform, model="maxmin")
+    data["network"]["backbone"] = "4Gbps"
+    full = predict(schedule, platform_from_dict(data, "f.yaml"), model="maxmin")
+    # 4 of 7 rounds cross racks; there 4 flows share 1 Gbit/s: 4x slower.
+    per_round = 65536 / 125e6
+    assert full.makespan_s == pytest.approx(
+        3 * (per_round + 20e-6) + 4 * (per_round + 30e-6), rel=1e-6
+    )
+    assert mm.makespan_s == pytest.approx(
+        3 * (per_round + 20e-6) + 4 * (4 * per_round + 30e-6), rel=1e-6
+    )
+
+
+@needs_engine
+def test_unknown_model_and_missing_section_exit_2(cli) -> None:
+    result = cli(
+        "predict",
+        EXAMPLES / "schedules" / "plogpt-example.goal",
+        "--platform",
+        "loggopsim-default",
+        "--model",
+        "plogpt",
+    )
+    assert result.code == 2
+    assert "network" in result.err
