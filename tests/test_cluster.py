@@ -279,6 +279,67 @@ def test_not_root_gets_a_clear_message_and_exit_2():
     assert "bad.yaml: topology.backbone_rate: must be between 100kbit and 100Gbit" in proc.stderr
 
 
+def _unprivileged_python() -> str | None:
+    """A Python that user nobody can run and that has PyYAML (the system one, usually)."""
+    for candidate in ("/usr/bin/python3", sys.executable):
+        proc = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
+             "PATH=/usr/sbin:/usr/bin:/sbin:/bin", candidate, "-c", "import yaml"],
+            capture_output=True, env=ENV, check=False,
+        )  # fmt: skip
+        if proc.returncode == 0:
+            return candidate
+    return None
+
+
+@pytest.mark.cluster
+@pytest.mark.skipif(
+    os.geteuid() != 0 or shutil.which("setpriv") is None,
+    reason="needs root and setpriv to run the sandbox as an unprivileged user",
+)
+def test_unprivileged_sandbox_builds_a_private_cluster():
+    python = _unprivileged_python()
+    if python is None:
+        pytest.skip("no Python with PyYAML that user nobody can run")
+    nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "env",
+              "HOME=/tmp", f"PATH={os.path.dirname(python)}:/usr/sbin:/usr/bin:/sbin:/bin",
+              python, "-m", "commodel.cluster", "sandbox", "--spec",
+              str(CLUSTERS / "two-rack-8.yaml")]  # fmt: skip
+    allowed = ALLOWED_CC.read_text().split()
+    if "cubic" not in allowed:  # the spec's cubic cannot be allowed from a user namespace
+        proc = subprocess.run([*nobody, "--", "true"], capture_output=True, text=True, env=ENV)
+        assert proc.returncode == 2
+        assert "cannot be allowed from a user namespace: choose one of" in proc.stderr
+    script = (
+        "python3 -m commodel.cluster status | sed -n 3p; "
+        "python3 -m commodel.cluster exec h3 -- hostname; "
+        "if command -v mpirun >/dev/null; then "
+        "python3 -m commodel.cluster mpirun -- hostname | sort | tr '\\n' ' '; fi; "
+        "echo; echo $COMMODEL_CLUSTER; exit 7"
+    )
+    before = set(_namespaces("cm-"))
+    proc = subprocess.run(
+        [*nobody, "--congestion-control", allowed[0], "--", "sh", "-c", script],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=120,
+        cwd="/tmp",
+    )
+    assert proc.returncode == 7, proc.stderr  # the command's own exit code
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith(f"  tcp {allowed[0]}, rto_min 200 ms"), lines
+    assert lines[1] == "h3"
+    if shutil.which("mpirun"):
+        assert lines[2].split() == [f"h{i}" for i in range(8)]
+        assert "cannot get SCHED_RR" in proc.stderr
+    assert lines[-1] == "tworack8"
+    # the sandbox's namespaces lived in its own mount namespace and died with it
+    assert set(_namespaces("cm-")) == before
+    leftovers = subprocess.run(["pgrep", "-u", "65534"], capture_output=True, text=True).stdout
+    assert all(_gone(int(pid)) for pid in leftovers.split())
+
+
 # --------------------------------------------------------------------------------------
 # A real cluster (root)
 

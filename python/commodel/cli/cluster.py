@@ -23,10 +23,15 @@ examples:
   commodel cluster mpirun -- hostname
   commodel cluster mpirun --ranks-per-host 2 --mca btl_tcp_links 2 -- python3 prog.py
   commodel cluster down --all
+  commodel cluster sandbox --spec examples/clusters/two-rack-8.yaml --congestion-control reno \\
+      -- commodel cluster mpirun -- python3 prog.py      # also without root
 """
 
 MPIRUN_USAGE = "commodel cluster mpirun [options] [mpirun args] -- CMD [ARG...]"
 EXEC_USAGE = "commodel cluster exec [--name NAME] HOST -- CMD [ARG...]"
+SANDBOX_USAGE = (
+    "commodel cluster sandbox --spec FILE [--name NAME] [--congestion-control NAME] -- CMD [ARG...]"
+)
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
@@ -52,6 +57,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--name",
         metavar="NAME",
         help="cluster name: 1-16 lower-case letters and digits (default: from the spec name)",
+    )
+    p_up.add_argument(
+        "--congestion-control", metavar="NAME", help="override the spec's tcp.congestion_control"
     )
     p_up.add_argument("--json", action="store_true", help="print the state record as JSON")
     p_up.set_defaults(func=run_up)
@@ -89,6 +97,13 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p_exec.add_argument("argv", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     p_exec.set_defaults(func=run_exec)
 
+    p_sandbox = sub.add_parser(
+        "sandbox", help="up, run a command, down (also without root, in a user namespace)",
+        usage=SANDBOX_USAGE, prefix_chars="+", add_help=False,
+    )  # fmt: skip
+    p_sandbox.add_argument("argv", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    p_sandbox.set_defaults(func=run_sandbox)
+
     p_mpirun = sub.add_parser(
         "mpirun",
         help="launch an Open MPI job over the emulated hosts",
@@ -115,7 +130,7 @@ def _no_action(parser: argparse.ArgumentParser) -> int:
 def run_up(args: argparse.Namespace) -> int:
     from ..cluster import control, state
 
-    record = control.up(args.spec, args.name)
+    record = control.up(args.spec, args.name, args.congestion_control)
     if args.json:
         print(json.dumps(record, indent=1))
     else:
@@ -266,3 +281,35 @@ def run_mpirun(args: argparse.Namespace) -> int:
         mpirun_path=ns.mpirun,
         dry_run=ns.dry_run,
     )
+
+
+def _sandbox_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="commodel cluster sandbox", usage=SANDBOX_USAGE, allow_abbrev=False,
+        description="Bring a cluster up, run CMD (with COMMODEL_CLUSTER set to its name; use "
+        "`commodel cluster exec/mpirun/status` inside it), then bring the cluster down, "
+        "whatever happens; exits with CMD's exit code. Without root, all of it runs in a "
+        "private user, network and mount namespace: only the congestion controls the "
+        "machine allows (often reno and bbr) are available, and ranks run without SCHED_RR.",
+    )  # fmt: skip
+    parser.add_argument("--spec", "-s", required=True, metavar="FILE", help="cluster spec (YAML)")
+    parser.add_argument("--name", metavar="NAME", help="cluster name (default: from the spec)")
+    parser.add_argument(
+        "--congestion-control", metavar="NAME", help="override the spec's tcp.congestion_control"
+    )
+    return parser
+
+
+def run_sandbox(args: argparse.Namespace) -> int:
+    from ..cluster import control
+    from ..cluster.util import ClusterError
+
+    parser = _sandbox_parser()
+    before, command = _split_command(args.argv)
+    if any(a in ("-h", "--help") for a in before):
+        parser.print_help()
+        return 0
+    ns = parser.parse_args(before)
+    if not command:
+        raise ClusterError(f"no command given (write it after `--`); usage: {SANDBOX_USAGE}")
+    return control.sandbox(ns.spec, command, ns.name, ns.congestion_control)

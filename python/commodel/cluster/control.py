@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 from . import fabric, launcher, settings, state
-from .spec import ClusterSpec, check_cluster_id, load_spec
-from .util import ClusterError, require_root
+from .spec import CONGESTION_CONTROLS, ClusterSpec, check_cluster_id, load_spec
+from .util import ClusterError, require_root, tool
 
 
 class Interrupted(ClusterError):
@@ -37,14 +39,24 @@ def _signals_raise():
             signal.signal(sig, old)
 
 
-def up(spec_path: str | Path, name: str | None = None) -> dict[str, Any]:
+def up(
+    spec_path: str | Path, name: str | None = None, congestion_control: str | None = None
+) -> dict[str, Any]:
     """Build the cluster of a spec file; return its state record.
 
-    On any failure or signal, everything created so far is removed before the error is
-    raised; after a SIGKILL, ``down`` finds the leftovers from the state file (written
-    first) and by name prefix.
+    ``congestion_control`` overrides the spec's ``tcp.congestion_control``. On any failure
+    or signal, everything created so far is removed before the error is raised; after a
+    SIGKILL, ``down`` finds the leftovers from the state file (written first) and by name
+    prefix.
     """
     spec = load_spec(spec_path)
+    if congestion_control is not None:
+        if congestion_control not in CONGESTION_CONTROLS:
+            raise ClusterError(
+                f"--congestion-control must be one of {', '.join(CONGESTION_CONTROLS)}, "
+                f"got {congestion_control!r}"
+            )
+        spec = dataclasses.replace(spec, congestion_control=congestion_control)
     require_root("commodel cluster up")
     cluster_id = check_cluster_id(name or spec.default_id())
     if state.read_state(cluster_id) is not None or fabric.our_namespaces(cluster_id):
@@ -182,6 +194,56 @@ def status(name: str | None = None, counters: bool = True) -> dict[str, Any]:
         for host in record["hosts"]:
             host["tcp"] = fabric.tcp_counters(host["ns"])
     return record
+
+
+def sandbox(
+    spec_path: str | Path,
+    command: list[str],
+    name: str | None = None,
+    congestion_control: str | None = None,
+) -> int:
+    """Bring a cluster up, run ``command`` (in the root or sandbox namespace, with
+    ``COMMODEL_CLUSTER`` set), and bring it down whatever happens; return its exit code.
+
+    Not root: the whole thing runs in a private user, network and mount namespace
+    (``unshare --user --map-root-user --net --mount``, a tmpfs on /run), where we are root
+    for the namespaces we create. Only the congestion controls the real root namespace
+    allows can be used there, and ranks cannot get SCHED_RR: timings are noisier. The
+    namespaces vanish with the sandbox; nothing is left on the machine.
+    """
+    if not command:
+        raise ClusterError("no command given (write it after `--`)")
+    if os.geteuid() != 0:
+        return _enter_sandbox(spec_path, command, name, congestion_control)
+    record = up(spec_path, name, congestion_control)
+    env = dict(os.environ)
+    env["COMMODEL_CLUSTER"] = record["id"]
+    try:
+        return launcher.run_foreground(command, env=env)
+    finally:
+        with _signals_blocked():
+            fabric.teardown(record["id"])
+            with state.locked():
+                settings.restore_all()
+
+
+def _enter_sandbox(
+    spec_path: str | Path, command: list[str], name: str | None, cc: str | None
+) -> int:
+    load_spec(spec_path)  # report a bad spec before building anything
+    args = [sys.executable, "-m", "commodel.cluster", "sandbox", "--spec", str(spec_path)]
+    if name:
+        args += ["--name", name]
+    if cc:
+        args += ["--congestion-control", cc]
+    argv = [
+        tool("unshare"), "--user", "--map-root-user", "--net", "--mount", "--fork",
+        "--kill-child", "/bin/sh", "-ec",
+        'mount -t tmpfs -o mode=0755 commodel /run; exec "$@"', "sandbox",
+        *args, "--", *command,
+    ]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if k != "COMMODEL_STATE_DIR"}
+    return launcher.run_foreground(argv, env=env)
 
 
 def exec_in_host(name: str | None, host: str, command: list[str]) -> int:

@@ -19,14 +19,16 @@ import contextlib
 import os
 import re
 import shlex
+import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from . import settings, state
-from .util import ClusterError, tool
+from .util import ClusterError, in_user_namespace, tool
 
 AGENT_TEMPLATE = """#!/bin/sh
 # Launcher agent of the commodel emulated cluster {cluster_id!s} (stands in for ssh).
@@ -234,6 +236,13 @@ def mpirun(
     """
     if not command:
         raise ClusterError("no command given (write it after `--`)")
+    if realtime and in_user_namespace():
+        print(
+            "commodel cluster mpirun: in a user namespace (the sandbox) ranks cannot get "
+            "SCHED_RR: running without it (timings are noisier)",
+            file=sys.stderr,
+        )
+        realtime = False
     if ranks_per_host < 1:
         raise ClusterError(f"--ranks-per-host must be >= 1, got {ranks_per_host}")
     all_hosts = record["hosts"]
@@ -268,6 +277,10 @@ def mpirun(
     env["COMMODEL_CLUSTER_RT"] = "1" if realtime else "0"
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
     env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    if in_user_namespace():
+        # the machine's /tmp/ompi.<host>.0 may belong to the real root: use our own
+        env.setdefault("OMPI_MCA_orte_tmpdir_base", str(run_dir))
+        env.setdefault("PRTE_MCA_prte_tmpdir_base", str(run_dir))
     # what the ranks can record about where they run (the agent passes the environment on)
     env["COMMODEL_CLUSTER"] = record["id"]
     env["COMMODEL_CLUSTER_SPEC"] = record.get("spec_path", "")
@@ -282,8 +295,4 @@ def mpirun(
     finally:
         if realtime and not dry_run:
             settings.release_ksoftirqd(os.getpid())
-        for child in run_dir.iterdir():
-            with contextlib.suppress(OSError):
-                child.unlink()
-        with contextlib.suppress(OSError):
-            run_dir.rmdir()
+        shutil.rmtree(run_dir, ignore_errors=True)

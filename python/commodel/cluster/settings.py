@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from . import state
-from .util import ClusterError
+from .util import ClusterError, in_user_namespace
 
 ALLOWED_CC = "net.ipv4.tcp_allowed_congestion_control"
 
@@ -63,6 +63,13 @@ def congestion_control_allowed(algorithm: str) -> Iterator[None]:
     if algorithm in original.split():
         yield
         return
+    if in_user_namespace():
+        raise ClusterError(
+            f"TCP congestion control {algorithm!r} is not allowed by the root namespace "
+            f"(net.ipv4.tcp_allowed_congestion_control = {original!r}) and cannot be allowed "
+            f"from a user namespace: choose one of {', '.join(original.split())} "
+            "(--congestion-control, or tcp.congestion_control in the spec)"
+        )
     saved = state.read_settings()
     saved.setdefault("sysctl", {}).setdefault(ALLOWED_CC, original)
     state.write_settings(saved)

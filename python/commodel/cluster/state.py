@@ -21,6 +21,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -112,11 +113,7 @@ def remove_state(cluster_id: str) -> None:
     directory = state_dir()
     if directory.is_dir():
         for run_dir in directory.glob(f"{cluster_id}.run-*"):
-            for child in run_dir.iterdir():
-                with contextlib.suppress(OSError):
-                    child.unlink()
-            with contextlib.suppress(OSError):
-                run_dir.rmdir()
+            shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def listed_clusters() -> list[str]:

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Sequence
+from pathlib import Path
 
 from ..errors import CommodelError
 
@@ -24,9 +25,9 @@ class NotRootError(ClusterError):
         super().__init__(
             f"{what} needs root: it creates network namespaces, veth pairs, bridges and tc "
             "qdiscs and sets per-namespace sysctls. Run as root (e.g. `sudo commodel cluster "
-            "...`). Without root, see docs/cluster.md for the unprivileged user-namespace route "
-            "(`unshare --user --map-root-user --net --mount`), which this command does not "
-            "set up for you."
+            "...`), or, without root, run your whole experiment in a private user namespace "
+            "with `commodel cluster sandbox --spec FILE --congestion-control reno -- CMD...` "
+            "(noisier timings; see docs/cluster.md)."
         )
 
 
@@ -40,6 +41,16 @@ def require_root(what: str = "the emulated cluster") -> None:
             f"{what} needs the commands {', '.join(missing)} (Debian: apt-get install iproute2 "
             "ethtool util-linux)"
         )
+
+
+def in_user_namespace() -> bool:
+    """True inside a user namespace that does not map the whole uid range (the sandbox)."""
+    try:
+        lines = Path("/proc/self/uid_map").read_text(encoding="ascii").split("\n")
+    except OSError:
+        return False
+    entries = [line.split() for line in lines if line.strip()]
+    return entries != [["0", "0", "4294967295"]]
 
 
 def tool_path(name: str) -> str | None:
