@@ -743,6 +743,18 @@ def test_down_cleans_up_after_the_harness_is_killed_midway(step, allowed_cc):
 
 @cluster
 @needs_cluster
+def test_sandbox_as_root_runs_the_command_and_brings_the_cluster_down(allowed_cc):
+    cluster_id = f"x{os.getpid() % 100000}"
+    proc = _cli("sandbox", "--spec", CLUSTERS / "two-rack-16.yaml", "--name", cluster_id, "--",
+                "sh", "-c", 'echo "$COMMODEL_CLUSTER"; ip netns list | grep -c "^cm-$COMMODEL_CLUSTER-"; '
+                "exit 5")  # fmt: skip
+    assert proc.returncode == 5, proc.stderr
+    assert proc.stdout.split() == [cluster_id, "18"]
+    _assert_nothing_left(cluster_id, allowed_cc)
+
+
+@cluster
+@needs_cluster
 def test_a_signal_midway_makes_up_clean_up_itself(allowed_cc):
     cluster_id = f"s{os.getpid() % 100000}"
     proc = _start_stalled(cluster_id, "congestion")
