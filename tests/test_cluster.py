@@ -350,7 +350,7 @@ def _cluster_unavailable() -> str | None:
     for tool in ("ip", "tc", "ethtool", "nstat", "unshare", "chrt"):
         if shutil.which(tool) is None and not os.path.exists(f"/usr/sbin/{tool}"):
             return f"the command {tool!r} is missing (apt-get install iproute2 ethtool util-linux)"
-    probe = "cm-probe" + str(os.getpid())
+    probe = f"cm-probe{os.getpid()}-x"  # named like ours, so `down --all` would find it
     added = subprocess.run(["ip", "netns", "add", probe], capture_output=True, text=True)
     if added.returncode != 0:
         return f"network namespaces are unavailable: {added.stderr.strip()}"
