@@ -12,6 +12,8 @@
 //! | `plogpt` | `topology` (see [`crate::topology`]), optional `rank_to_node`, `L` (ps), `sizes` (B), `g` (ps), optional `g_bidir` (ps), `S`; RTO rule when `eps_S` (float), `eps_T` (ps) and the topology's `d` are given: `rto` (ps, default 200 ms) |
 //! | `maxmin` | `topology`, optional `rank_to_node`, `rtt_weights` (bool, default true), `S` |
 //! | `maxmin-plain` | as `maxmin`, `rtt_weights` false by default |
+//! | `zhu` | `topology`, optional `rank_to_node`, `asymmetric` (bool, default true), `S` |
+//! | `zhu-fair` | as `zhu`, `asymmetric` false by default |
 
 use crate::contention::maxmin::MaxminNet;
 use crate::contention::plogpt::{PlogptNet, PlogptParams, Rto};
@@ -205,6 +207,27 @@ pub fn run(
                 }
             };
             let mut net = MaxminNet::new(topo, nodes, rtt);
+            engine::simulate(
+                schedule,
+                &mut net,
+                opt_uint(params, model, "S")?,
+                record_messages,
+            )
+        }
+        "zhu" | "zhu-fair" => {
+            let (topo, nodes) = topology(schedule, model, params)?;
+            let asym = match params.get("asymmetric") {
+                None | Some(Value::Null) => model == "zhu",
+                Some(Value::Bool(b)) => *b,
+                Some(v) => {
+                    return Err(err(
+                        model,
+                        "asymmetric",
+                        &format!("must be true or false, got {v}"),
+                    ))
+                }
+            };
+            let mut net = MaxminNet::zhu(topo, nodes, asym);
             engine::simulate(
                 schedule,
                 &mut net,

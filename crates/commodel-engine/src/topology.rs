@@ -20,7 +20,7 @@
 //! |---|---|
 //! | `crossbar` | `nodes`, `nic` (B/s), optional `nic_bidir`, `latency` (ps) |
 //! | `binary-tree` | `b` (B/s per height h = 1..D, nodes = 2^D), optional `b_bidir`, `d`, `d_bidir` (ps per height), `latency` (ps per height) |
-//! | `racks` | `racks` (list: nodes per rack), `nic`, optional `nic_bidir`, `nic_latency`, `backbone` (B/s of each rack's uplink), `backbone_latency` |
+//! | `racks` | `racks` (list: nodes per rack), `nic`, optional `nic_bidir`, `nic_latency`, `backbone` (B/s of each rack's uplink), `backbone_latency`, `backbone_saturation` (flows; Zhu's optical threshold, `zhu` only) |
 //! | `leaf-spine` (alias `fat-tree`) | `leaves`, `nodes_per_leaf`, `nic`, `oversubscription` (>= 1), `latency` (ps per link) |
 //!
 //! `binary-tree`: the paper assumes b(h+1) <= 2 b(h) ("the flow of the edge at
@@ -56,6 +56,8 @@ pub struct Topology {
     cap: Vec<f64>,
     cap_bidir: Vec<f64>,
     latency: Vec<Time>,
+    /// Per link: Zhu's optical saturation threshold in flows (0: none).
+    saturation: Vec<u32>,
     /// Unidirectional and bidirectional per-height figures (PlogPT's P_S, P_B).
     pub levels: Levels,
     pub levels_bidir: Option<Levels>,
@@ -172,6 +174,7 @@ fn count(t: &Value, model: &str, key: &str) -> Result<u32, SimError> {
 }
 
 struct Builder {
+    saturation: Vec<u32>,
     parent: Vec<u32>,
     height: Vec<u32>,
     cap: Vec<f64>,
@@ -183,6 +186,7 @@ impl Builder {
     fn new(nodes: u32) -> Self {
         let n = nodes as usize;
         Builder {
+            saturation: vec![0; n],
             parent: vec![u32::MAX; n],
             height: vec![0; n],
             cap: vec![0.0; n],
@@ -192,6 +196,7 @@ impl Builder {
     }
     fn vertex(&mut self) -> u32 {
         self.parent.push(u32::MAX);
+        self.saturation.push(0);
         self.height.push(0);
         self.cap.push(0.0);
         self.cap_bidir.push(0.0);
@@ -315,6 +320,19 @@ impl Topology {
         spec: &Value,
         model: &str,
     ) -> Result<Topology, SimError> {
+        let sat = match spec.get("backbone_saturation") {
+            None | Some(Value::Null) => 0,
+            Some(v) => match v.as_u64() {
+                Some(n) if n >= 1 && n <= u32::MAX as u64 => n as u32,
+                _ => {
+                    return Err(bad(
+                        model,
+                        "backbone_saturation",
+                        &format!("must be a positive flow count, got {v}"),
+                    ))
+                }
+            },
+        };
         let mut b = Builder::new(nodes);
         let root = b.vertex();
         let mut node = 0;
@@ -324,6 +342,7 @@ impl Topology {
             } else {
                 let sw = b.vertex();
                 b.link(sw, root, 2, up, up, up_lat);
+                b.saturation[sw as usize] = sat;
                 sw
             };
             for _ in 0..n {
@@ -452,6 +471,7 @@ impl Topology {
             cap: b.cap,
             cap_bidir: b.cap_bidir,
             latency: b.latency,
+            saturation: b.saturation,
             levels,
             levels_bidir,
             clamped,
@@ -486,6 +506,16 @@ impl Topology {
         } else {
             self.cap[link]
         }
+    }
+
+    /// Zhu's saturation threshold of resource `r`: while it carries at most
+    /// this many flows it is no constraint (eq. 5); None: always shared.
+    pub fn saturation(&self, r: u32) -> Option<u32> {
+        let r = r as usize;
+        if r >= 2 * self.parent.len() {
+            return None;
+        }
+        Some(self.saturation[r / 2]).filter(|&s| s > 0)
     }
 
     /// The opposite direction of a link resource (None for a loopback).

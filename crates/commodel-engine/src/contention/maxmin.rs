@@ -136,6 +136,8 @@ pub struct MaxminNet {
     topo: Topology,
     node: Vec<u32>,
     rtt_weights: bool,
+    /// Zhu's Algorithm 1 instead of max-min (Some(asymmetric)).
+    zhu: Option<bool>,
     fluid: Fluid,
     filler: Filler,
     /// Transfers in their latency phase: (join time, transfer, bytes).
@@ -156,6 +158,7 @@ impl MaxminNet {
             topo,
             node,
             rtt_weights,
+            zhu: None,
             fluid,
             filler,
             joining: BinaryHeap::new(),
@@ -166,6 +169,14 @@ impl MaxminNet {
             rates: Vec::new(),
             started_at: None,
         }
+    }
+
+    /// The same fluid network shared by Zhu et al.'s Algorithm 1 (model `zhu`,
+    /// or `zhu-fair` without the asymmetric property); see [`super::zhu`].
+    pub fn zhu(topo: Topology, node: Vec<u32>, asymmetric: bool) -> MaxminNet {
+        let mut net = MaxminNet::new(topo, node, false);
+        net.zhu = Some(asymmetric);
+        net
     }
 
     /// Rate recomputations done so far (flows), for benchmarks.
@@ -187,6 +198,15 @@ impl MaxminNet {
     }
 
     fn recompute(&mut self, now: Time) {
+        if let Some(asymmetric) = self.zhu {
+            self.fluid.collect(Scope::ComponentBidir, &self.topo);
+            self.fluid.settle(now);
+            super::zhu::allocate(&self.fluid, &self.topo, asymmetric, &mut self.rates);
+            let rates = std::mem::take(&mut self.rates);
+            self.fluid.apply(now, &rates);
+            self.rates = rates;
+            return;
+        }
         self.fluid.collect(Scope::Component, &self.topo);
         self.fluid.settle(now);
         let flows = &self.fluid.flows;
@@ -205,6 +225,9 @@ impl MaxminNet {
 
 impl Network for MaxminNet {
     fn name(&self) -> &'static str {
+        if let Some(asymmetric) = self.zhu {
+            return if asymmetric { "zhu" } else { "zhu-fair" };
+        }
         if self.rtt_weights {
             "maxmin"
         } else {

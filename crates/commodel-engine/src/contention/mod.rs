@@ -18,12 +18,14 @@
 //! picosecond; superseded finish times stay in the heap and are skipped by
 //! their version number.
 //!
-//! Policies: [`plogpt`] (Nomura et al. eq. 6-7, RTO rule eq. 14) and
+//! Policies: [`plogpt`] (Nomura et al. eq. 6-7, RTO rule eq. 14),
 //! [`maxmin`] (weighted max-min by progressive filling, SimGrid CM02's
-//! sharing without its TCP factors).
+//! sharing without its TCP factors) and [`zhu`] (Zhu et al.'s Algorithm 1
+//! with the asymmetric property; recomputed over [`Scope::ComponentBidir`]).
 
 pub mod maxmin;
 pub mod plogpt;
+pub mod zhu;
 
 use crate::engine::XferId;
 use crate::time::{Time, PS_PER_S};
@@ -36,6 +38,9 @@ use std::collections::BinaryHeap;
 pub enum Scope {
     Shared,
     Component,
+    /// As `Component`, and the opposite direction of every link reached
+    /// belongs to the component too (Zhu's contra-flows).
+    ComponentBidir,
 }
 
 /// One flow in the fluid engine.
@@ -209,11 +214,18 @@ impl Fluid {
                     }
                 }
             }
-            Scope::Component => {
+            Scope::Component | Scope::ComponentBidir => {
+                let bidir = scope == Scope::ComponentBidir;
                 // Breadth-first over resources and flows.
                 let mut seen_res = std::mem::take(&mut self.touched_mark);
-                for &r in &queue {
-                    seen_res[r as usize] = true;
+                for k in 0..queue.len() {
+                    seen_res[queue[k] as usize] = true;
+                    if let Some(b) = topo.reverse(queue[k]).filter(|_| bidir) {
+                        if !seen_res[b as usize] {
+                            seen_res[b as usize] = true;
+                            queue.push(b);
+                        }
+                    }
                 }
                 let mut i = 0;
                 while i < queue.len() {
@@ -227,9 +239,12 @@ impl Fluid {
                         self.work_mark[id as usize] = true;
                         self.work.push(id);
                         for &r2 in &self.flows[id as usize].route {
-                            if !seen_res[r2 as usize] {
-                                seen_res[r2 as usize] = true;
-                                queue.push(r2);
+                            let back = topo.reverse(r2).filter(|_| bidir);
+                            for r3 in std::iter::once(r2).chain(back) {
+                                if !seen_res[r3 as usize] {
+                                    seen_res[r3 as usize] = true;
+                                    queue.push(r3);
+                                }
                             }
                         }
                     }

@@ -1,0 +1,155 @@
+//! `zhu`: Zhu, Lastovetsky et al.'s resource-constrained model of hierarchical
+//! Ethernet (congestion factors, fairness with saturation, the asymmetric
+//! bidirectional property, Algorithm 1), with the time prediction of the
+//! slides: bandwidths are redistributed whenever a flow starts or ends.
+//!
+//! Our reading on a tree network (the paper has racks of nodes and one
+//! backbone; a logical link e(a, b) is a flow):
+//!
+//! * **With-flow sets** S(a,b) (eq. 1): for every link direction r on the
+//!   flow's route, the flows on r. **Contra-flow sets** (eq. 3): the flows on
+//!   the opposite direction of each of those links. β[i] = 1/capacity.
+//! * **Congestion factors** (eq. 2, 4): k = max_i |S[i]|/cap_i, k̄ likewise on
+//!   the contra-flow sets.
+//! * **Fairness with saturation** (eq. 5): a link shares its capacity fairly;
+//!   an optical backbone with a saturation threshold n_sat (10 in the paper:
+//!   9.4 Gbit/s over 940 Mbit/s NICs) is no constraint while it carries at
+//!   most n_sat flows (each flow then runs at its NIC rate, β_E).
+//! * **Algorithm 1**: flows are taken in descending (max(k, k̄), k, k̄) (eq. 7;
+//!   ties by transfer id). If k >= k̄, the flow's rate is the smallest over its
+//!   most congested links of (capacity − rates already given there) / flows
+//!   not yet given a rate there, at most its NIC rate (fairness, lines 8-10,
+//!   26-32). Otherwise, for its most contra-congested links: if the flows
+//!   already given rates there saturate the link, the flow gets the largest of
+//!   their rates (the asymmetric property, lines 12-17: 2 in + 1 out on one
+//!   NIC all get half; 12 in + 1 out give 13/12 of the NIC in total); if not,
+//!   that contra set is dropped and the flow goes back to the queue (19-20).
+//!   (Lines 22-24 of the paper swap E and Ē; we read them as "move the flow to
+//!   the calculated set".) A rate never goes below 1e-9 of the NIC rate, so
+//!   every flow finishes.
+//! * `asymmetric: false` (`zhu-fair`): contra-flows are ignored (fairness only).
+
+use super::Fluid;
+use crate::topology::Topology;
+use std::cmp::Ordering;
+
+/// Rates of the flows `fluid.work` under Zhu's Algorithm 1 (see the module
+/// documentation); `rates` gets one rate (bytes/s) per flow in `work`.
+pub fn allocate(fluid: &Fluid, topo: &Topology, asymmetric: bool, rates: &mut Vec<f64>) {
+    let work = &fluid.work;
+    let n = work.len();
+    rates.clear();
+    rates.resize(n, f64::NAN);
+    // Is resource r a constraint at its current load? (eq. 5 saturation)
+    let limits = |r: u32| -> bool {
+        let c = fluid.on[r as usize].len() as u32;
+        topo.saturation(r).is_none_or(|s| c > s)
+    };
+    let load = |r: u32| fluid.on[r as usize].len() as f64 / topo.capacity(r, false);
+    let factors = |i: usize, dropped: &[u32]| -> (f64, f64) {
+        let f = &fluid.flows[work[i] as usize];
+        let mut k: f64 = 0.0;
+        let mut kb: f64 = 0.0;
+        for &r in &f.route {
+            if limits(r) {
+                k = k.max(load(r));
+            }
+            if asymmetric {
+                if let Some(b) = topo.reverse(r) {
+                    if !dropped.contains(&b) && !fluid.on[b as usize].is_empty() && limits(b) {
+                        kb = kb.max(load(b));
+                    }
+                }
+            }
+        }
+        (k, kb)
+    };
+    let same = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
+    // Per flow: dropped contra resources, factors.
+    let mut dropped: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut keys: Vec<(f64, f64)> = (0..n).map(|i| factors(i, &[])).collect();
+    // Given rates: per resource, sum of given rates and count still without.
+    let mut used: std::collections::HashMap<u32, (f64, usize, f64)> = Default::default();
+    for &id in work {
+        for &r in &fluid.flows[id as usize].route {
+            used.entry(r).or_insert((0.0, 0, 0.0)).1 += 1;
+        }
+    }
+    let mut queue: Vec<usize> = (0..n).collect();
+    let order = |a: &usize, b: &usize, keys: &[(f64, f64)]| -> Ordering {
+        let (ka, kba) = keys[*a];
+        let (kb, kbb) = keys[*b];
+        let ma = ka.max(kba);
+        let mb = kb.max(kbb);
+        // Descending keys, ascending transfer id.
+        mb.partial_cmp(&ma)
+            .unwrap_or(Ordering::Equal)
+            .then(kb.partial_cmp(&ka).unwrap_or(Ordering::Equal))
+            .then(kbb.partial_cmp(&kba).unwrap_or(Ordering::Equal))
+            .then(
+                fluid.flows[work[*a] as usize]
+                    .xfer
+                    .cmp(&fluid.flows[work[*b] as usize].xfer),
+            )
+    };
+    while !queue.is_empty() {
+        // Pop the most congested flow (a linear scan keeps re-inserted flows
+        // ordered by their new keys).
+        let mut best = 0;
+        for j in 1..queue.len() {
+            if order(&queue[j], &queue[best], &keys) == Ordering::Less {
+                best = j;
+            }
+        }
+        let i = queue.swap_remove(best);
+        let f = &fluid.flows[work[i] as usize];
+        let nic = topo.capacity(f.route[0], false);
+        let (k, kb) = keys[i];
+        let rate;
+        if k >= kb || same(k, kb) {
+            let mut r_min = nic;
+            for &r in &f.route {
+                if limits(r) && same(load(r), k) {
+                    let (given, left, _) = used[&r];
+                    let share = (topo.capacity(r, false) - given) / left.max(1) as f64;
+                    r_min = r_min.min(share);
+                }
+            }
+            rate = r_min;
+        } else {
+            let mut decided = false;
+            let mut r_contra = f64::INFINITY;
+            for &r in &f.route {
+                let Some(b) = topo.reverse(r) else { continue };
+                if dropped[i].contains(&b) || fluid.on[b as usize].is_empty() || !limits(b) {
+                    continue;
+                }
+                if !same(load(b), kb) {
+                    continue;
+                }
+                let (given, _, best_rate) = used.get(&b).copied().unwrap_or((0.0, 0, 0.0));
+                if same(given, topo.capacity(b, false)) || given > topo.capacity(b, false) {
+                    r_contra = r_contra.min(best_rate);
+                    decided = true;
+                } else {
+                    dropped[i].push(b);
+                }
+            }
+            if decided {
+                rate = r_contra.min(nic);
+            } else {
+                keys[i] = factors(i, &dropped[i]);
+                queue.push(i);
+                continue;
+            }
+        }
+        let rate = rate.max(nic * 1e-9);
+        rates[i] = rate;
+        for &r in &f.route {
+            let e = used.entry(r).or_insert((0.0, 0, 0.0));
+            e.0 += rate;
+            e.1 = e.1.saturating_sub(1);
+            e.2 = e.2.max(rate);
+        }
+    }
+}
