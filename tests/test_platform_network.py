@@ -151,3 +151,35 @@ def test_unknown_model_and_missing_section_exit_2(cli) -> None:
     )
     assert result.code == 2
     assert "network" in result.err
+
+
+def test_optical_backbone_saturation_for_zhu() -> None:
+    data = copy.deepcopy(RACKS)
+    data["network"].update({"backbone": "9.4Gbps", "nic": "940Mbps", "backbone_kind": "optical"})
+    params = platform_from_dict(data, "o.yaml").engine_params("zhu")
+    assert params["topology"]["backbone_saturation"] == 10
+    assert params["asymmetric"] is True
+    assert platform_from_dict(data, "o.yaml").engine_params("zhu-fair")["asymmetric"] is False
+    data["network"]["saturation"] = 0
+    with pytest.raises(PlatformError, match=r"network\.saturation"):
+        platform_from_dict(data, "o.yaml")
+
+
+@needs_engine
+def test_zhu_two_in_one_out_through_the_api() -> None:
+    from commodel import predict
+    from commodel.schedules import parse_goal
+
+    data = copy.deepcopy(RACKS)
+    data["nodes"] = 4
+    data["network"] = {"topology": "crossbar", "nodes": 4, "nic": "940Mbps"}
+    text = (
+        "num_ranks 4\nrank 0 {\na: recv 1175000b from 1\nb: recv 1175000b from 2\n"
+        "c: send 1175000b to 3\n}\nrank 1 {\na: send 1175000b to 0\n}\n"
+        "rank 2 {\na: send 1175000b to 0\n}\nrank 3 {\na: recv 1175000b from 0\n}\n"
+    )
+    platform = platform_from_dict(data, "z.yaml")
+    zhu = predict(parse_goal(text), platform, model="zhu")
+    fair = predict(parse_goal(text), platform, model="zhu-fair")
+    assert zhu.makespan_s == pytest.approx(0.020, rel=1e-9)
+    assert [r.finish_s for r in fair.ranks] == pytest.approx([0.020, 0.020, 0.020, 0.010])

@@ -14,7 +14,8 @@ Topologies (``network.topology``):
 * ``racks`` -- racks of nodes under one backbone switch: ``racks`` (nodes per rack, a list,
   or a count with ``nodes_per_rack``), ``nic``, ``nic_latency``, ``backbone`` (each rack's
   uplink, B/s per direction), ``backbone_latency``; ``backbone_kind`` (``electrical`` or
-  ``optical``) and ``saturation`` (Zhu et al.'s optical threshold) are kept for ``zhu``.
+  ``optical``) and ``saturation`` (Zhu et al.'s optical threshold, a number of flows; for
+  an optical backbone without it, backbone // nic) are used by ``zhu``.
 * ``leaf-spine`` / ``fat-tree`` -- ``leaves``, ``nodes_per_leaf``, ``nic``,
   ``oversubscription`` (>= 1), ``latency``; the spines are folded into one root and each
   leaf's uplinks into one link of ``nodes_per_leaf * nic / oversubscription``.
@@ -70,7 +71,7 @@ class TreeNetwork:
     backbone: float | None = None  # B/s per direction of each rack's uplink
     backbone_latency: float = 0.0  # s
     backbone_kind: str = "electrical"  # or optical (Zhu et al.)
-    saturation: float | None = None  # Zhu's optical saturation threshold, B/s
+    saturation: int | None = None  # Zhu's optical saturation threshold, flows
     oversubscription: float = 1.0
     d: tuple[float, ...] | None = None  # s per height (PlogPT buffer delays)
 
@@ -190,7 +191,9 @@ def validate_network(at: At, value: Any) -> Any:
         raise at.key("backbone_kind").error(f"must be electrical or optical, got {kind!r}")
     saturation = None
     if data.get("saturation") is not None:
-        saturation = rate(at.key("saturation"), data["saturation"])
+        saturation = integer(at.key("saturation"), data["saturation"], minimum=1)
+    elif kind == "optical" and backbone is not None:
+        saturation = max(1, int(backbone // nic))
     return TreeNetwork(
         topology=topology,
         nodes=nodes,
@@ -241,6 +244,8 @@ def topology_params(network: Any) -> dict[str, Any]:
                 "oversubscription": t.oversubscription,
                 "latency": _ps(t.nic_latency),
             }
+        if t.topology == "racks" and t.backbone_kind == "optical" and t.saturation:
+            out["backbone_saturation"] = t.saturation
         if t.nic_bidir is not None and t.topology != "leaf-spine":
             out["nic_bidir"] = t.nic_bidir
         if d is not None:
@@ -325,3 +330,26 @@ def maxmin_params(platform: Platform) -> dict[str, Any]:
 @register_model("maxmin-plain", "plain max-min sharing (no round-trip-time weights)", ["network"])
 def maxmin_plain_params(platform: Platform) -> dict[str, Any]:
     return _maxmin(platform, "maxmin-plain", False)
+
+
+def _zhu(platform: Platform, model: str, asymmetric: bool) -> dict[str, Any]:
+    params = _maxmin(platform, model, False)
+    del params["rtt_weights"]
+    params["asymmetric"] = asymmetric
+    return params
+
+
+@register_model(
+    "zhu",
+    "Zhu et al.: NIC and backbone contention with the asymmetric bidirectional property",
+    ["network"],
+)
+def zhu_params(platform: Platform) -> dict[str, Any]:
+    return _zhu(platform, "zhu", True)
+
+
+@register_model(
+    "zhu-fair", "Zhu et al.'s model with fairness only (no asymmetric property)", ["network"]
+)
+def zhu_fair_params(platform: Platform) -> dict[str, Any]:
+    return _zhu(platform, "zhu-fair", False)
