@@ -148,6 +148,7 @@ def predict(
     params = plat.engine_params(spec.name)
     sched = read_goal(schedule) if isinstance(schedule, (str, os.PathLike)) else schedule
     from . import _engine
+
     with engine_errors():
         result = _engine.simulate(sched, spec.name, params, record_messages=record_messages)
     return prediction_from_engine(result, platform=plat.name)
