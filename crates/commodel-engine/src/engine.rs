@@ -27,6 +27,7 @@
 //! created; network completions due at a time come before engine events at
 //! that time, in transfer order. Results are bit-for-bit repeatable.
 
+use crate::countdown::{Countdown, Progress};
 use crate::matching::Matcher;
 use crate::outcome::{Deadlock, MessageRecord, Outcome, RtoEvent, SimError, StuckOp};
 use crate::schedule::{OpId, OpKind, Schedule, ANY};
@@ -95,10 +96,6 @@ enum Ev {
     ClearToSend(OpId),
 }
 
-const NOT_STARTED: u8 = 0;
-const STARTED: u8 = 1;
-const DONE: u8 = 2;
-
 /// Simulate `schedule` with the given network and rendezvous threshold `S`
 /// (bytes; `None`: every message is eager).
 pub fn simulate<N: Network>(
@@ -116,8 +113,7 @@ struct Engine<'a, N: Network> {
     rdv: u64,
     queue: BinaryHeap<Reverse<(Time, u64, Ev)>>,
     stamp: u64,
-    remaining: Vec<u32>,
-    state: Vec<u8>,
+    progress: Countdown,
     /// Per op: start time (recvs/sends), later finish.
     start: Vec<Time>,
     finish_rank: Vec<Time>,
@@ -162,8 +158,7 @@ impl<'a, N: Network> Engine<'a, N> {
             rdv: rendezvous.unwrap_or(u64::MAX),
             queue: BinaryHeap::new(),
             stamp: 0,
-            remaining: (0..n as OpId).map(|i| s.dep_count(i)).collect(),
-            state: vec![NOT_STARTED; n],
+            progress: Countdown::new(s),
             start: vec![0; n],
             finish_rank: vec![0; p],
             cpu_free: vec![0; p * ncpu],
@@ -186,7 +181,7 @@ impl<'a, N: Network> Engine<'a, N> {
 
     fn run(mut self) -> Result<Outcome, SimError> {
         for op in 0..self.s.num_ops() as OpId {
-            if self.remaining[op as usize] == 0 {
+            if self.progress.is_free(op) {
                 self.push(0, Ev::Ready(op));
             }
         }
@@ -204,10 +199,10 @@ impl<'a, N: Network> Engine<'a, N> {
                 (None, None) => break,
                 (_, Some(n)) if te.is_none_or(|e| n < e || (n == e && !self.net.late())) => {
                     let mut buf = std::mem::take(&mut self.buf);
-                    let (s, remaining) = (self.s, &self.remaining);
+                    let (s, progress) = (self.s, &self.progress);
                     self.net.advance_with(n, &mut buf, &mut |x, sends| {
                         for &d in s.requirers(x) {
-                            if remaining[d as usize] == 1 && s.kind(d) == OpKind::Send {
+                            if progress.waits_for_one(d) && s.kind(d) == OpKind::Send {
                                 sends.push((d, s.rank_of(d), s.peer(d), s.size(d)));
                             }
                         }
@@ -337,7 +332,7 @@ impl<'a, N: Network> Engine<'a, N> {
     }
 
     fn started(&mut self, op: OpId, t: Time) {
-        self.state[op as usize] = STARTED;
+        self.progress.start(op);
         self.start[op as usize] = t;
         let rank = self.s.rank_of(op) as usize;
         self.finish_rank[rank] = self.finish_rank[rank].max(t);
@@ -348,7 +343,7 @@ impl<'a, N: Network> Engine<'a, N> {
     }
 
     fn finished(&mut self, op: OpId, t: Time) {
-        self.state[op as usize] = DONE;
+        self.progress.finish(op);
         let rank = self.s.rank_of(op) as usize;
         self.finish_rank[rank] = self.finish_rank[rank].max(t);
         for i in 0..self.s.requirers(op).len() {
@@ -358,9 +353,7 @@ impl<'a, N: Network> Engine<'a, N> {
     }
 
     fn release(&mut self, op: OpId, t: Time) {
-        let r = &mut self.remaining[op as usize];
-        *r -= 1;
-        if *r == 0 {
+        if self.progress.release(op) {
             self.push(t, Ev::Ready(op));
         }
     }
@@ -369,14 +362,15 @@ impl<'a, N: Network> Engine<'a, N> {
         let s = self.s;
         let mut stuck = Vec::new();
         for op in 0..s.num_ops() as OpId {
-            if self.state[op as usize] != DONE {
-                stuck.push(StuckOp::new(s, op, self.state[op as usize] == STARTED));
+            match self.progress.progress(op) {
+                Progress::Done => {}
+                p => stuck.push(StuckOp::new(s, op, p == Progress::Started)),
             }
         }
         let mut unreceived = Vec::new();
         for r in 0..s.num_ranks() {
             for (_, _, send) in self.unexpected.entries(r) {
-                if self.state[send as usize] == DONE {
+                if self.progress.progress(send) == Progress::Done {
                     unreceived.push(StuckOp::new(s, send, true));
                 }
             }

@@ -12,6 +12,7 @@
 //! S of LogGOPS; o_s(m), o_r(m), g(m) of PLogP; b(h), d(h) of PlogPT).
 
 pub mod collectives;
+pub mod countdown;
 pub mod contention;
 pub mod engine;
 pub mod goal;

@@ -33,6 +33,7 @@
 //! Arithmetic on `(s-1)` wraps as in LogGOPSim's unsigned 64-bit code, so a
 //! zero-byte message gets `(s-1)·G = -G` there too.
 
+use crate::countdown::{Countdown, Progress};
 use crate::matching::Matcher;
 use crate::outcome::{Deadlock, MessageRecord, Outcome, SimError, StuckOp};
 use crate::schedule::{OpId, OpKind, Schedule, ANY};
@@ -102,10 +103,6 @@ impl Ord for Event {
     }
 }
 
-const NOT_STARTED: u8 = 0;
-const STARTED: u8 = 1;
-const DONE: u8 = 2;
-
 struct Sim<'a> {
     s: &'a Schedule,
     p: LogGops,
@@ -114,8 +111,7 @@ struct Sim<'a> {
     nexto: Vec<Time>,
     nextgr: Vec<Time>,
     nextgs: Vec<Time>,
-    remaining: Vec<u32>,
-    state: Vec<u8>,
+    progress: Countdown,
     ready: Vec<Vec<OpId>>,
     check: Vec<u32>,
     queue: BinaryHeap<Reverse<Event>>,
@@ -165,8 +161,7 @@ pub fn simulate(
         nexto: vec![0; p * ncpu],
         nextgr: vec![0; p * nnic],
         nextgs: vec![0; p * nnic],
-        remaining: (0..n as OpId).map(|i| schedule.dep_count(i)).collect(),
-        state: vec![NOT_STARTED; n],
+        progress: Countdown::new(schedule),
         ready: vec![Vec::new(); p],
         check: Vec::new(),
         queue: BinaryHeap::new(),
@@ -208,7 +203,7 @@ impl<'a> Sim<'a> {
     }
 
     fn started(&mut self, op: OpId, host: u32) {
-        self.state[op as usize] = STARTED;
+        self.progress.start(op);
         for &d in self.s.irequirers(op) {
             self.release(d, host);
         }
@@ -216,7 +211,7 @@ impl<'a> Sim<'a> {
     }
 
     fn done(&mut self, op: OpId, host: u32) {
-        self.state[op as usize] = DONE;
+        self.progress.finish(op);
         for &d in self.s.requirers(op) {
             self.release(d, host);
         }
@@ -225,9 +220,7 @@ impl<'a> Sim<'a> {
 
     #[inline]
     fn release(&mut self, op: OpId, host: u32) {
-        let r = &mut self.remaining[op as usize];
-        *r -= 1;
-        if *r == 0 {
+        if self.progress.release(op) {
             self.ready[host as usize].push(op);
         }
     }
@@ -255,7 +248,7 @@ impl<'a> Sim<'a> {
         let p = self.s.num_ranks();
         for host in 0..p {
             for op in self.s.ops_of(host) {
-                if self.s.dep_count(op) == 0 {
+                if self.progress.is_free(op) {
                     self.ready[host as usize].push(op);
                 }
             }
@@ -411,8 +404,9 @@ impl<'a> Sim<'a> {
         let mut stuck = Vec::new();
         for r in 0..p {
             for op in self.s.ops_of(r) {
-                if self.state[op as usize] != DONE {
-                    stuck.push(StuckOp::new(self.s, op, self.state[op as usize] == STARTED));
+                match self.progress.progress(op) {
+                    Progress::Done => {}
+                    p => stuck.push(StuckOp::new(self.s, op, p == Progress::Started)),
                 }
             }
         }
