@@ -160,6 +160,11 @@ fn crlf_and_missing_final_newline() {
     let s = goal::read(&data("no-final-newline.goal")).unwrap();
     assert_eq!(ops(&s, 0), vec![Op::calc(1), Op::send(0, 2, 0)]);
     assert_eq!(deps(&s, 0), vec![dep("y", DepKind::Requires, "x")]);
+    // A UTF-8 byte order mark (as some Windows editors write) is skipped.
+    let bom = goal::parse(&format!("\u{feff}{}", text.replace('\n', "\r\n")), "bom").unwrap();
+    assert_eq!(goal::write(&bom), goal::write(&lf));
+    let e = goal::parse("\u{feff}rank 0 {\n}\n", "bom").unwrap_err();
+    assert_eq!(e.position(), Some((1, 1)));
     // A statement may end the file without a newline.
     let s = goal::parse("num_ranks 1\nrank 0 {\nx: calc 1 }", "t").unwrap_err();
     assert_eq!(

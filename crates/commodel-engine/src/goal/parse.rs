@@ -166,7 +166,8 @@ impl<'a> Parser<'a> {
         let line_start = before
             .iter()
             .rposition(|&c| c == b'\n')
-            .map_or(0, |i| i + 1);
+            .map_or(0, |i| i + 1)
+            .max(self.bom_len().min(pos));
         let column = 1 + self
             .slice(line_start, pos)
             .iter()
@@ -440,7 +441,17 @@ impl<'a> Parser<'a> {
 
     // ---------------------------------------------------------------- the grammar
 
+    /// Length of a UTF-8 byte order mark at the start of the text (skipped, not a column).
+    fn bom_len(&self) -> usize {
+        if self.src.starts_with(b"\xEF\xBB\xBF") {
+            3
+        } else {
+            0
+        }
+    }
+
     fn run(mut self) -> Result<Schedule, GoalError> {
+        self.pos = self.bom_len();
         self.skip_blank()?;
         self.num_ranks = self.header()?;
         let p = self.num_ranks;
