@@ -47,7 +47,11 @@ def env() -> dict[str, str]:
     e["OMPI_MCA_btl_tcp_if_include"] = "lo"
     e["OMPI_MCA_oob_tcp_if_include"] = "lo"
     e["OMPI_MCA_rmaps_base_oversubscribe"] = "1"
-    e["PYTHONPATH"] = str(ROOT / "python") + os.pathsep + e.get("PYTHONPATH", "")
+    # the subprocesses import the same commodel as the tests
+    import commodel
+
+    package_root = str(Path(commodel.__file__).resolve().parent.parent)
+    e["PYTHONPATH"] = package_root + os.pathsep + e.get("PYTHONPATH", "")
     return e
 
 

@@ -91,6 +91,55 @@ impl Schedule {
         })
         .map_err(|e| EngineError::new_err(format!("{path}: cannot write: {e}")))
     }
+    /// The operations of `rank` in local order, for executing the schedule for real
+    /// (`commodel measure pattern`): tuples `(kind, peer, tag, size, label, requires,
+    /// irequires)` with kind "send"/"recv"/"calc", peer and tag -1 for any, size in bytes
+    /// (calc: nanoseconds), and the local indices of the operations this one requires /
+    /// irequires.
+    fn rank_ops<'py>(&self, py: Python<'py>, rank: u32) -> PyResult<Bound<'py, PyList>> {
+        let s = &self.inner;
+        if rank >= s.num_ranks() {
+            return Err(ScheduleError::new_err(format!(
+                "rank {rank} out of range: the schedule has {} ranks",
+                s.num_ranks()
+            )));
+        }
+        let ids = s.ops_of(rank);
+        let first = ids.start;
+        let n = (ids.end - ids.start) as usize;
+        let mut requires: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut irequires: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for b in ids.clone() {
+            for &a in s.requirers(b) {
+                requires[(a - first) as usize].push(b - first);
+            }
+            for &a in s.irequirers(b) {
+                irequires[(a - first) as usize].push(b - first);
+            }
+        }
+        let any = |v: u32| -> i64 {
+            if v == commodel_engine::ANY {
+                -1
+            } else {
+                i64::from(v)
+            }
+        };
+        let out = PyList::empty_bound(py);
+        for (i, id) in ids.enumerate() {
+            let item = (
+                s.kind(id).keyword(),
+                any(s.peer(id)),
+                any(s.tag(id)),
+                s.size(id),
+                s.label(id),
+                requires[i].clone(),
+                irequires[i].clone(),
+            );
+            let obj: PyObject = item.into_py(py);
+            out.append(obj)?;
+        }
+        Ok(out)
+    }
     fn __repr__(&self) -> String {
         format!(
             "<Schedule ranks={} ops={}>",

@@ -1,0 +1,272 @@
+"""``measure pattern SCHEDULE.goal``: run a GOAL schedule for real and time it.
+
+The schedule is parsed by the engine (``commodel._engine``); each rank executes its own
+operations with MPI on a private communicator (so GOAL tags cannot meet the harness's):
+an operation starts once every operation it ``requires`` has finished and every one it
+``irequires`` has started - a send as ``MPI_Isend``, a receive as ``MPI_Irecv`` (source
+and tag -1: any), a calc as a busy wait of that many nanoseconds - and the rank waits for
+whichever request completes next (``MPI_Testany``), exactly the Isend/Irecv/Wait program
+of PlogPT section III-D. Sends read one shared buffer and receives write one shared
+buffer (the contents are not used).
+
+Each repetition starts with a barrier; every rank records when each of its operations
+started and finished, relative to its own barrier exit, and the makespan is the latest
+finish over the ranks. Repetitions continue until the 95% confidence interval of the mean
+makespan is within 2% of the mean (Zhu section 3.1) or ``--max-reps``. A schedule that
+cannot finish for real (a receive nobody sends) stops after ``--timeout`` seconds with an
+error naming the rank and the operations still waiting.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Any
+
+from ..errors import CommodelError
+from .common import Context, kernel
+from .concurrent import ci_ok
+
+DEFAULTS: dict[str, Any] = {
+    "schedule": None,
+    "min_reps": 5,
+    "max_reps": 100,
+    "ci": 0.02,
+    "timeout": 60.0,
+}
+
+
+def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
+    out = dict(DEFAULTS)
+    out.update({k: v for k, v in opts.items() if v is not None})
+    if not out["schedule"]:
+        raise CommodelError("measure pattern: a GOAL schedule file is required")
+    if int(out["max_reps"]) < int(out["min_reps"]):
+        raise CommodelError(f"--max-reps must be >= {out['min_reps']}, got {out['max_reps']}")
+    if float(out["timeout"]) <= 0:
+        raise CommodelError(f"--timeout must be > 0 seconds, got {out['timeout']}")
+    return out
+
+
+_SCHEDULES: dict[str, Any] = {}
+
+
+def _load(ctx: Context, path: str) -> list[tuple]:
+    """This rank's operations (cached per file)."""
+    from ..schedules import read_goal
+
+    sched = _SCHEDULES.get(path)
+    if sched is None:
+        sched = read_goal(path)
+        _SCHEDULES[path] = sched
+    if sched.num_ranks != ctx.size:
+        raise CommodelError(
+            f"{path}: the schedule has {sched.num_ranks} ranks but mpirun started {ctx.size}"
+        )
+    if not hasattr(sched, "rank_ops"):
+        raise CommodelError(
+            "this build of the engine bindings has no Schedule.rank_ops(); rebuild them "
+            "with 'make install'"
+        )
+    return sched.rank_ops(ctx.rank)
+
+
+def _prepare(ctx: Context, p: dict) -> dict:
+    p = dict(p)
+    ops = _load(ctx, p["schedule"])
+    tag_ub = ctx.comm.Get_attr(ctx.MPI.TAG_UB)
+    biggest = 0
+    for i, (kind, _peer, tag, size, label, _r, _ir) in enumerate(ops):
+        if kind in ("send", "recv"):
+            biggest = max(biggest, int(size))
+            if tag > tag_ub:
+                raise CommodelError(
+                    f"{p['schedule']}: rank {ctx.rank} operation {label or '#' + str(i)}: tag "
+                    f"{tag} is above this MPI's largest tag {tag_ub}"
+                )
+    p["ops"] = ops
+    p["sbuf"] = ctx.buffer(biggest, "send")
+    p["rbuf"] = ctx.buffer(biggest, "recv")
+    if "pattern_comm" not in ctx._buffers:
+        ctx._buffers["pattern_comm"] = ctx.comm.Dup()
+    p["comm"] = ctx._buffers["pattern_comm"]
+    return p
+
+
+def execute(ctx: Context, p: dict) -> list[tuple[float, float]]:
+    """One run of this rank's operations; (start, finish) per operation, seconds from t0."""
+    MPI, comm, ops = ctx.MPI, p["comm"], p["ops"]
+    n = len(ops)
+    started = [False] * n
+    finished = [False] * n
+    times = [(0.0, 0.0)] * n
+    waiting_reqs: list[Any] = []
+    waiting_ops: list[int] = []
+    deadline = time.monotonic() + float(p["timeout"])
+    wtime = MPI.Wtime
+    comm.Barrier()
+    t0 = wtime()
+    remaining = n
+    while remaining:
+        progressed = True
+        while progressed:
+            progressed = False
+            for i in range(n):
+                if started[i]:
+                    continue
+                kind, peer, tag, size, _label, req, ireq = ops[i]
+                if not all(finished[j] for j in req) or not all(started[j] for j in ireq):
+                    continue
+                start = wtime() - t0
+                started[i] = True
+                progressed = True
+                if kind == "calc":
+                    end = wtime() + size * 1e-9
+                    while wtime() < end:
+                        pass
+                    finished[i] = True
+                    remaining -= 1
+                    times[i] = (start, wtime() - t0)
+                    continue
+                if kind == "send":
+                    r = comm.Isend([p["sbuf"], size, MPI.BYTE], peer, tag)
+                else:
+                    src = MPI.ANY_SOURCE if peer < 0 else peer
+                    rtag = MPI.ANY_TAG if tag < 0 else tag
+                    r = comm.Irecv([p["rbuf"], size, MPI.BYTE], src, rtag)
+                times[i] = (start, 0.0)
+                waiting_reqs.append(r)
+                waiting_ops.append(i)
+        if not remaining:
+            break
+        if not waiting_reqs:
+            raise CommodelError(f"rank {ctx.rank}: no operation can start (a dependency cycle?)")
+        while True:
+            idx, done = MPI.Request.Testany(waiting_reqs)
+            if done and idx != MPI.UNDEFINED:
+                break
+            if time.monotonic() > deadline:
+                stuck = [ops[i][4] or f"#{i}" for i in waiting_ops]
+                raise CommodelError(
+                    f"rank {ctx.rank}: operations {stuck} did not finish within "
+                    f"{p['timeout']} s (the schedule cannot complete for real?)"
+                )
+        i = waiting_ops.pop(idx)
+        waiting_reqs.pop(idx)
+        finished[i] = True
+        remaining -= 1
+        times[i] = (times[i][0], wtime() - t0)
+    return times
+
+
+@kernel("pattern.run", _prepare)
+def _k_run(ctx: Context, p: dict) -> Any:
+    return [execute(ctx, p) for _ in range(int(p["reps"]))]
+
+
+def procedure(opts: dict[str, Any]):
+    def run(ctx: Context) -> dict[str, Any]:
+        from ..schedules import read_goal
+
+        path = opts["schedule"]
+        sched = read_goal(path)  # parse errors are reported here, once, by rank 0
+        if sched.num_ranks != ctx.size:
+            raise CommodelError(
+                f"{path}: the schedule has {sched.num_ranks} ranks but mpirun started {ctx.size}"
+            )
+        if not hasattr(sched, "rank_ops"):
+            raise CommodelError(
+                "this build of the engine bindings has no Schedule.rank_ops(); rebuild them "
+                "with 'make install'"
+            )
+        ops_by_rank = [sched.rank_ops(r) for r in range(sched.num_ranks)]
+        makespans: list[float] = []
+        batch = 0
+        ctx.progress.grow(int(opts["max_reps"]))
+        with ctx.phase("pattern"):
+            while True:
+                reps = int(opts["min_reps"]) if batch == 0 else max(1, len(makespans) // 2)
+                reps = min(reps, int(opts["max_reps"]) - len(makespans))
+                first = len(makespans)
+
+                def rows(outs, first=first):
+                    out = []
+                    for rep in range(len(outs[0])):
+                        span = max(
+                            max((t[1] for t in outs[r][rep]), default=0.0) for r in range(ctx.size)
+                        )
+                        out.append(
+                            {
+                                "phase": "pattern",
+                                "pattern": os.path.basename(path),
+                                "quantity": "makespan",
+                                "n_ranks": ctx.size,
+                                "repetition": first + rep,
+                                "value_s": span,
+                            }
+                        )
+                        for r in range(ctx.size):
+                            for i, (start, end) in enumerate(outs[r][rep]):
+                                kind, peer, tag, size, label, _q, _iq = ops_by_rank[r][i]
+                                out.append(
+                                    {
+                                        "phase": "pattern",
+                                        "pattern": os.path.basename(path),
+                                        "quantity": f"{kind}_end",
+                                        "size_bytes": size if kind != "calc" else 0,
+                                        "n_ranks": ctx.size,
+                                        "repetition": first + rep,
+                                        "value_s": end,
+                                        "src": r if kind == "send" else peer,
+                                        "dst": peer if kind == "send" else r,
+                                        "hosts": ctx.hosts[r],
+                                        "extra": {
+                                            "rank": r,
+                                            "op": i,
+                                            "label": label,
+                                            "tag": tag,
+                                            "start_s": start,
+                                        },
+                                    }
+                                )
+                    return out
+
+                res = ctx.step(
+                    f"pattern/b={batch}",
+                    "pattern.run",
+                    {"schedule": path, "reps": reps, "timeout": float(opts["timeout"])},
+                    rows=rows,
+                    replay=lambda stored: ["replayed", stored],
+                )
+                if res.replayed:
+                    makespans += [
+                        r["value_s"] for r in res.per_rank[1] if r["quantity"] == "makespan"
+                    ]
+                else:
+                    for rep in range(reps):
+                        makespans.append(
+                            max(
+                                max((t[1] for t in res.per_rank[r][rep]), default=0.0)
+                                for r in range(ctx.size)
+                            )
+                        )
+                ctx.progress.advance(
+                    reps, f"pattern {os.path.basename(path)} reps {len(makespans)}"
+                )
+                batch += 1
+                if len(makespans) >= int(opts["max_reps"]) or (
+                    len(makespans) >= int(opts["min_reps"]) and ci_ok(makespans, float(opts["ci"]))
+                ):
+                    break
+        mean = sum(makespans) / len(makespans)
+        return {
+            "campaign": ctx.campaign,
+            "schedule": path,
+            "reps": len(makespans),
+            "makespan_mean_s": mean,
+            "makespan_min_s": min(makespans),
+            "makespan_max_s": max(makespans),
+            "converged": ci_ok(makespans, float(opts["ci"])),
+        }
+
+    return run
