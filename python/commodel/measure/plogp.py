@@ -10,8 +10,8 @@ Rank 0 is *measure*, rank 1 is *mirror*; other ranks stay idle. Phases (timed, T
                Sizes 0 and 2^k, k = 0..k_m; k_m grows until g(2^k_m) agrees with the
                extrapolation from the two smaller sizes; intervals are halved where a size
                disagrees with that extrapolation, down to max(32 B, eps*m). Repetitions are
-               added in batches until the average error is under eps, up to 60 (small
-               messages) / 15 (large ones).
+               added in growing batches (5, 5, 10, 20, ...) until the average error is
+               under eps, up to 60 (small messages) / 15 (large ones).
 ``saturation`` (``--method saturation``) g(m) by saturation for every size, for comparison.
 ``bidirectional`` (``--bidirectional``) g(0) and RTT(m) with both ranks sending and
                receiving at once (PlogPT III-B.1), giving the bidirectional g(m).
@@ -267,7 +267,9 @@ class _Procedure:
         b = 0
         while True:
             done = len(store.get("rtt", []))
-            reps = min(batch, limit - done)
+            # batches grow: 5, 5, 10, 20, ... (each batch as large as all before it), so
+            # a size needs few steps and the per-step overhead stays small
+            reps = min(max(batch, done), limit - done)
             outs = self._rt_step(pattern, m, b, reps, done, quantities)
             for values in outs:
                 for q, v in zip(quantities, values):
