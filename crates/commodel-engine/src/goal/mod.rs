@@ -22,6 +22,7 @@
 //!
 //! The grammar and the extensions are described in `docs/formats.md`.
 
+mod cycle;
 mod error;
 mod parse;
 mod write;

@@ -2,19 +2,22 @@
 //!
 //! It accepts the language of LogGOPSim's `txt2bin` (see `docs/formats.md`), including its
 //! looser corners (`8 b`, `a:send8b to1`, `a requiresb`, several top-level items on one line),
-//! plus three extensions: indentation, a comment after a statement, and size suffixes.
-//! It is stricter than `txt2bin` where `txt2bin` silently produces a wrong schedule: rank
-//! blocks must come in order `0..P-1`, all of them and no more; labels must be unique within
-//! a rank; peers must be in range; numbers must fit their field.
+//! plus extensions: indentation, a comment after a statement, size suffixes, `nic` on a
+//! `calc`, a byte order mark. It is stricter than `txt2bin` where `txt2bin` silently
+//! produces a different schedule: rank blocks must come in order `0..P-1`, all of them and
+//! no more; labels must be unique within a rank; peers must be in range; numbers must fit
+//! their field; dependencies must not form a cycle (`docs/formats.md` has the full list).
 //!
 //! Every error names `file:line:column`, what was found and what was expected. The parser
-//! never panics: all indexing goes through `get`, all arithmetic is checked.
+//! never panics: the input is read through `get`, numbers from it with checked arithmetic,
+//! and the remaining indexing is bounded by construction (labels map to existing operations).
 
 use std::collections::hash_map::Entry;
 use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
+use super::cycle::CycleCheck;
 use super::error::{GoalError, GoalErrorKind};
 use crate::schedule::{DepKind, Op, OpKind, OpRef, Schedule, ScheduleBuilder, ANY};
 
@@ -97,10 +100,9 @@ struct Parser<'a> {
     /// Labels of the current rank: label -> (local index, byte offset of the definition).
     labels: FxHashMap<&'a [u8], (u32, usize)>,
     deps: Vec<DepLine<'a>>,
-    /// Scratch buffers of the cycle check, reused across ranks.
-    indegree: Vec<u32>,
-    edge_start: Vec<u32>,
-    edge_dependent: Vec<u32>,
+    /// `(a, b)` of `deps`, and the cycle search's scratch space, reused across ranks.
+    dep_pairs: Vec<(u32, u32)>,
+    cycles: CycleCheck,
 }
 
 /// The optional fields of a statement, in the only order GOAL allows.
@@ -130,9 +132,8 @@ impl<'a> Parser<'a> {
             num_ranks: 0,
             labels: FxHashMap::default(),
             deps: Vec::new(),
-            indegree: Vec::new(),
-            edge_start: Vec::new(),
-            edge_dependent: Vec::new(),
+            dep_pairs: Vec::new(),
+            cycles: CycleCheck::default(),
         }
     }
 
@@ -861,91 +862,22 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// Kahn's algorithm over the rank's dependencies; on a cycle, name its labels and report it
-    /// at the dependency statement of the cycle that comes last in the file.
+    /// Report a cycle among the rank's dependencies at the dependency statement of the
+    /// cycle that comes last in the file, naming its labels.
     fn check_cycles(&mut self, rank: u32, count: u32) -> Result<(), GoalError> {
-        if self.deps.is_empty() {
-            return Ok(());
-        }
-        let n = count as usize;
-        self.indegree.clear();
-        self.indegree.resize(n, 0);
-        self.edge_start.clear();
-        self.edge_start.resize(n + 1, 0);
-        for d in &self.deps {
-            self.indegree[d.a as usize] += 1;
-            self.edge_start[d.b as usize + 1] += 1;
-        }
-        for i in 0..n {
-            self.edge_start[i + 1] += self.edge_start[i];
-        }
-        self.edge_dependent.clear();
-        self.edge_dependent.resize(self.deps.len(), 0);
-        let mut fill: Vec<u32> = self.edge_start.clone();
-        for d in &self.deps {
-            let slot = &mut fill[d.b as usize];
-            self.edge_dependent[*slot as usize] = d.a;
-            *slot += 1;
-        }
-        let mut stack: Vec<u32> = (0..count)
-            .filter(|&i| self.indegree[i as usize] == 0)
-            .collect();
-        let mut done = 0usize;
-        while let Some(b) = stack.pop() {
-            done += 1;
-            let (s, e) = (
-                self.edge_start[b as usize] as usize,
-                self.edge_start[b as usize + 1] as usize,
-            );
-            for k in s..e {
-                let a = self.edge_dependent[k] as usize;
-                self.indegree[a] -= 1;
-                if self.indegree[a] == 0 {
-                    stack.push(a as u32);
-                }
-            }
-        }
-        if done == n {
-            return Ok(());
-        }
-        // Every operation left over waits on another left-over one: walk prerequisites
-        // until an operation repeats.
-        let mut via: FxHashMap<u32, usize> = FxHashMap::default();
-        for (k, d) in self.deps.iter().enumerate() {
-            if self.indegree[d.a as usize] > 0 && self.indegree[d.b as usize] > 0 {
-                via.entry(d.a).or_insert(k);
-            }
-        }
-        let Some(start) = self
-            .deps
-            .iter()
-            .map(|d| d.a)
-            .find(|&a| via.contains_key(&a))
-        else {
+        self.dep_pairs.clear();
+        self.dep_pairs.extend(self.deps.iter().map(|d| (d.a, d.b)));
+        let Some(mut cycle) = self.cycles.find(count as usize, &self.dep_pairs) else {
             return Ok(());
         };
-        let mut seen: FxHashMap<u32, usize> = FxHashMap::default();
-        let mut path: Vec<usize> = Vec::new();
-        let mut cur = start;
-        while !seen.contains_key(&cur) {
-            seen.insert(cur, path.len());
-            let Some(&k) = via.get(&cur) else { break };
-            path.push(k);
-            cur = self.deps[k].b;
-        }
-        let from = seen.get(&cur).copied().unwrap_or(0);
-        let mut cycle: Vec<usize> = path.get(from..).unwrap_or(&[]).to_vec();
-        // Start the list at the statement reported (the last one in the file).
-        if let Some(last) = (0..cycle.len()).max_by_key(|&i| self.deps[cycle[i]].pos) {
+        let pos_of = |k: &usize| self.deps.get(*k).map_or(0, |d| d.pos);
+        if let Some(last) = (0..cycle.len()).max_by_key(|&i| cycle.get(i).map_or(0, pos_of)) {
             cycle.rotate_left(last);
         }
-        let Some(&report) = cycle.first() else {
-            return Ok(());
-        };
         let text: Vec<String> = cycle
             .iter()
-            .map(|&k| {
-                let d = &self.deps[k];
+            .filter_map(|&k| self.deps.get(k))
+            .map(|d| {
                 let word = if d.kind == DepKind::Requires {
                     "requires"
                 } else {
@@ -959,7 +891,7 @@ impl<'a> Parser<'a> {
             })
             .collect();
         Err(self.error(
-            self.deps[report].pos,
+            cycle.first().map_or(self.pos, pos_of),
             GoalErrorKind::Cycle,
             format!("dependency cycle in rank {rank}: {}", text.join(", ")),
             "dependencies without a cycle".to_string(),
