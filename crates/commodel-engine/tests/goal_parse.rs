@@ -70,6 +70,23 @@ fn docs_examples_parse() {
     );
 }
 
+/// The schedules shipped in examples/ parse, and what commodel writes of them, txt2bin reads.
+#[test]
+fn shipped_examples_parse() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/schedules");
+    let mut found = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "goal") {
+            let s = goal::read(&path).unwrap_or_else(|e| panic!("{e}"));
+            let back = goal::parse(&goal::write(&s), "rewritten").unwrap();
+            assert_eq!(s.num_ops(), back.num_ops());
+            found += 1;
+        }
+    }
+    assert!(found >= 1, "no .goal file in {}", dir.display());
+}
+
 /// The two-rank example of issue 2 (the LogGOPS golden case).
 #[test]
 fn issue2_extended_example() {
