@@ -183,3 +183,60 @@ def test_zhu_two_in_one_out_through_the_api() -> None:
     fair = predict(parse_goal(text), platform, model="zhu-fair")
     assert zhu.makespan_s == pytest.approx(0.020, rel=1e-9)
     assert [r.finish_s for r in fair.ranks] == pytest.approx([0.020, 0.020, 0.020, 0.010])
+
+
+@needs_engine
+def test_predict_model_all_side_by_side(cli) -> None:
+    result = cli(
+        "predict",
+        EXAMPLES / "schedules" / "plogpt-example.goal",
+        "--platform",
+        EXAMPLES / "platforms" / "plogpt-example.yaml",
+        "--model",
+        "all",
+    )
+    assert result.code == 0, result.err
+    rows = {line.split()[0]: line for line in result.out.splitlines()[2:]}
+    assert "26.000 s" in rows["plogpt"] and "3 (26.000 s)" in rows["plogpt"]
+    assert "22.000 s" in rows["plogp"]  # no contention: 8 + 3 + 8 + 3
+    assert "no `loggops` section" in rows["loggops"]
+
+
+@needs_engine
+def test_predict_gantt_writes_a_png(cli, tmp_path) -> None:
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "g.png"
+    result = cli(
+        "predict",
+        EXAMPLES / "schedules" / "plogpt-example.goal",
+        "--platform",
+        EXAMPLES / "platforms" / "plogpt-example.yaml",
+        "--model",
+        "plogpt",
+        "--gantt",
+        out,
+    )
+    assert result.code == 0, result.err
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_route_level_by_topology() -> None:
+    from commodel.report.gantt import route_level
+
+    platform = platform_from_dict(copy.deepcopy(RACKS), "r.yaml")
+    assert route_level(platform, 0, 3) == (1, "within a rack")
+    assert route_level(platform, 0, 4) == (2, "across the backbone")
+    tree = platform_from_dict(
+        {
+            "commodel_platform": 1,
+            "name": "t",
+            "nodes": 4,
+            "network": {
+                "topology": "binary-tree",
+                "nodes": 4,
+                "unidirectional": {"b": [1.0, 2.0], "d": [0.0, 0.0]},
+            },
+        },
+        "t.yaml",
+    )
+    assert route_level(tree, 1, 2) == (2, "tree height 2")

@@ -13,6 +13,10 @@ models:
   loggops   LogGOPS with LogGOPSim's semantics (platform section `loggops`)
   plogp     Kielmann's parameterized LogP, no contention (section `plogp`)
   hockney   alpha + beta * m per message (section `hockney`)
+  plogpt    PlogPT: PLogP on a tree with bottleneck sharing and TCP RTOs (`plogp`, `network`)
+  maxmin    max-min sharing weighted by route latency (`network`); maxmin-plain: unweighted
+  zhu       NIC/backbone contention with the asymmetric property (`network`); zhu-fair
+  all       every model the platform has sections for, side by side
 
 examples:
   commodel predict a2a.goal --platform nomura2007 --model plogp
@@ -41,7 +45,14 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="platform file, or the name of a built-in platform",
     )
     parser.add_argument(
-        "--model", "-M", default="loggops", metavar="NAME", help="model (default loggops)"
+        "--model",
+        "-M",
+        default="loggops",
+        metavar="NAME",
+        help="model (default loggops); 'all': every model the platform can run, side by side",
+    )
+    parser.add_argument(
+        "--gantt", metavar="FILE.png", help="also draw per-rank timelines (report/gantt.py)"
     )
     parser.add_argument(
         "--json", action="store_true", help="print the prediction as JSON (docs/formats.md)"
@@ -57,12 +68,23 @@ def run(args: argparse.Namespace) -> int:
     from ..report.summary import prediction_summary
     from ..schedules import read_goal
 
+    if args.model == "all":  # report/compare.py
+        from ..report.compare import compare_models, comparison_table
+
+        runs = compare_models(read_goal(args.schedule), load_platform(args.platform))
+        write_output(comparison_table(runs), args.output)
+        return 0
     # an unknown model or a platform that lacks the model's section fails first
     model_spec(args.model)
     platform = load_platform(args.platform)
     platform.engine_params(args.model)
     schedule = read_goal(args.schedule)
-    prediction = predict(schedule, platform, model=args.model, record_messages=args.json)
+    record = args.json or bool(args.gantt)
+    prediction = predict(schedule, platform, model=args.model, record_messages=record)
+    if args.gantt:  # report/gantt.py
+        from ..report.gantt import draw_gantt
+
+        draw_gantt(prediction, args.gantt, platform)
     if args.json:
         text = prediction.to_json(indent=2) + "\n"
     else:

@@ -1,0 +1,84 @@
+"""``commodel predict --model all``: one schedule under every model, side by side.
+
+Every registered model whose platform sections are present is run; the others are
+listed with the reason (the section they need). Columns: makespan, slowest rank (and its
+finish time), RTO events and the ratio of each makespan to the fastest one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from ..errors import CommodelError
+from ..units import duration_unit, format_duration
+from .tables import format_table
+
+if TYPE_CHECKING:
+    from ..platform import Platform
+    from ..predict import Prediction
+
+
+@dataclass(frozen=True)
+class ModelRun:
+    """One model's outcome, or why it could not run on the platform."""
+
+    model: str
+    prediction: Prediction | None
+    skipped: str = ""
+
+
+def compare_models(
+    schedule: object, platform: Platform, models: list[str] | None = None
+) -> list[ModelRun]:
+    """Run ``schedule`` under ``models`` (default: every registered model)."""
+    from ..platform import model_names, model_spec
+    from ..predict import predict
+
+    runs = []
+    for name in models if models is not None else model_names():
+        spec = model_spec(name)
+        missing = [s for s in spec.sections if s not in platform.sections]
+        if missing:
+            runs.append(ModelRun(name, None, f"no `{'`, `'.join(missing)}` section"))
+            continue
+        runs.append(ModelRun(name, predict(schedule, platform, model=name)))
+    if not any(r.prediction for r in runs):
+        raise CommodelError(
+            f"platform {platform.name} has the sections of none of the models "
+            f"({', '.join(r.model for r in runs)})"
+        )
+    return runs
+
+
+def comparison_table(runs: list[ModelRun]) -> str:
+    """The side-by-side table of :func:`compare_models`."""
+    done = [r.prediction for r in runs if r.prediction is not None]
+    best = min(p.makespan_s for p in done)
+    unit, _ = duration_unit(max(p.makespan_s for p in done))
+    rows = []
+    for r in runs:
+        p = r.prediction
+        if p is None:
+            rows.append([r.model, "-", "-", "-", "-", r.skipped])
+            continue
+        slow = p.slowest_rank
+        ratio = p.makespan_s / best if best > 0 else 1.0
+        rows.append(
+            [
+                r.model,
+                format_duration(p.makespan_s, unit),
+                f"{slow.rank} ({format_duration(slow.finish_s, unit)})",
+                str(len(p.rto_events)),
+                f"{ratio:.3f}",
+                "",
+            ]
+        )
+    return (
+        format_table(
+            ["model", "makespan", "slowest rank", "RTOs", "x fastest", "note"],
+            rows,
+            align="lrrrrl",
+        )
+        + "\n"
+    )
