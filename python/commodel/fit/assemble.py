@@ -33,7 +33,15 @@ def _fit_plogp(db: ResultsDB, camp: Campaign) -> dict[str, Any]:
     from .plogp import fit_plogp, plogp_section
 
     fit = fit_plogp(db.samples(camp.id), camp.options, ranks=camp.ranks)
-    return {"plogp": plogp_section(fit)}
+    out: dict[str, Any] = {"plogp": plogp_section(fit)}
+    if 1 in fit.sizes:
+        t1 = fit.table1()
+        out["__comment__"] = (
+            "LogP/LogGP (Kielmann Table 1): "
+            f"L = {t1['L']:.6g} s, o = {t1['o']:.6g} s, g = {t1['g']:.6g} s, "
+            f"G = {t1['G']:.6g} s/B, P = {int(t1['P'])}"
+        )
+    return out
 
 
 def _load_optional_fitters() -> None:
@@ -98,6 +106,7 @@ def fit_platform(
                 raise CommodelError(
                     f"{db_path}: campaign {camp.id} ({camp.benchmark}): {exc}"
                 ) from exc
+            note = produced.pop("__comment__", None)
             for key, sec in produced.items():
                 if key in sections:
                     # parts of one section from different benchmarks (many-to-one and
@@ -114,7 +123,8 @@ def fit_platform(
                     key,
                     f"from campaign {camp.id} ({camp.benchmark}, {camp.mpi_library.split(',')[0]}, "
                     f"{camp.ranks} ranks on {', '.join(sorted(set(camp.hosts)))}, "
-                    f"started {camp.started:%Y-%m-%d %H:%M:%S} UTC)",
+                    f"started {camp.started:%Y-%m-%d %H:%M:%S} UTC)"
+                    + (f"\n{note}" if note else ""),
                 )
         if not sections:
             raise CommodelError(

@@ -134,4 +134,8 @@ def format_table(fit: TreeFit) -> str:
 @fitter("tree")
 def _fit(db, camp) -> dict[str, Any]:
     fit = fit_tree(db.samples(camp.id), camp.options)
-    return {"network": network_section(fit)}
+    return {
+        "network": network_section(fit),
+        "__comment__": f"switch boundaries at heights {fit.switch_heights()} "
+        f"(P_S, PlogPT eq. 5, eps_S = {EPS_S_DEFAULT})",
+    }
