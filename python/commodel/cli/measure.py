@@ -203,7 +203,9 @@ def run_plogp(args: argparse.Namespace) -> int:
     return code
 
 
-def _run(benchmark: str, module: Any, opts: dict[str, Any], args: argparse.Namespace, min_ranks=2):
+def _run(
+    benchmark: str, procedure: Any, opts: dict[str, Any], args: argparse.Namespace, min_ranks=2
+):
     from ..measure.common import run_campaign
 
     resume, resume_id = _resume(args)
@@ -211,7 +213,7 @@ def _run(benchmark: str, module: Any, opts: dict[str, Any], args: argparse.Names
         benchmark,
         opts,
         args.db,
-        module.procedure(opts),
+        procedure,
         min_ranks=min_ranks,
         resume=resume,
         resume_id=resume_id,
@@ -235,7 +237,7 @@ def run_tree(args: argparse.Namespace) -> int:
             "statistic": args.statistic,
         }
     )
-    code, result = _run("tree", tree, opts, args)
+    code, result = _run("tree", tree.procedure(opts), opts, args)
     if result is not None:
         print(f"campaign {result['campaign']}: binary tree of {result['ranks']} nodes")
         print(format_table(result["fit"]))
@@ -249,7 +251,7 @@ def run_lmo(args: argparse.Namespace) -> int:
     opts = lmo.validate_options(
         {"sizes": args.sizes, "reps": args.reps, "statistic": args.statistic}
     )
-    code, result = _run("lmo", lmo, opts, args, min_ranks=3)
+    code, result = _run("lmo", lmo.procedure(opts), opts, args, min_ranks=3)
     if result is not None:
         print(f"campaign {result['campaign']}: LMO point-to-point constants")
         print(format_table(result["fit"], result["hosts"]))
@@ -260,13 +262,8 @@ def run_many_to_one(args: argparse.Namespace) -> int:
     from ..measure import manytoone
 
     opts = manytoone.validate_options({"sizes": args.sizes, "n": args.n, "reps": args.reps})
-
-    class _Module:
-        @staticmethod
-        def procedure(o):
-            return manytoone.procedure(args.direction, o)
-
-    code, result = _run(args.direction, _Module, opts, args, min_ranks=3)
+    procedure = manytoone.procedure(args.direction, opts)
+    code, result = _run(args.direction, procedure, opts, args, min_ranks=3)
     if result is not None:
         print(format_many_to_one(result))
     return code
@@ -302,7 +299,7 @@ def run_concurrent(args: argparse.Namespace) -> int:
     opts = concurrent.validate_options(
         {"size": args.size, "max_k": args.max_k, "max_reps": args.max_reps}
     )
-    code, result = _run("concurrent", concurrent, opts, args)
+    code, result = _run("concurrent", concurrent.procedure(opts), opts, args)
     if result is not None:
         print(concurrent.format_result(result))
     return code
@@ -320,7 +317,7 @@ def run_pattern(args: argparse.Namespace) -> int:
             "timeout": args.timeout,
         }
     )
-    code, result = _run("pattern", pattern, opts, args)
+    code, result = _run("pattern", pattern.procedure(opts), opts, args)
     if result is not None:
         print(
             f"campaign {result['campaign']}: {result['schedule']}: makespan mean "

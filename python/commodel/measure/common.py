@@ -170,6 +170,7 @@ class Context:
     stored: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     progress: Progress | None = None
     _buffers: dict[str, Any] = field(default_factory=dict)
+    cache: dict[str, Any] = field(default_factory=dict)  # per-rank state kept across steps
     steps_measured: int = 0
     steps_replayed: int = 0
 

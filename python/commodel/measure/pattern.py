@@ -87,9 +87,9 @@ def _prepare(ctx: Context, p: dict) -> dict:
     p["ops"] = ops
     p["sbuf"] = ctx.buffer(biggest, "send")
     p["rbuf"] = ctx.buffer(biggest, "recv")
-    if "pattern_comm" not in ctx._buffers:
-        ctx._buffers["pattern_comm"] = ctx.comm.Dup()
-    p["comm"] = ctx._buffers["pattern_comm"]
+    if "pattern_comm" not in ctx.cache:
+        ctx.cache["pattern_comm"] = ctx.comm.Dup()
+    p["comm"] = ctx.cache["pattern_comm"]
     return p
 
 
