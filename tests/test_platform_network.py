@@ -240,3 +240,18 @@ def test_route_level_by_topology() -> None:
         "t.yaml",
     )
     assert route_level(tree, 1, 2) == (2, "tree height 2")
+
+
+@needs_engine
+def test_demo_models_disagree_where_the_paper_says() -> None:
+    """nomura2007, 32 ranks: PLogP always picks B (eq. 20); PlogPT picks A once RTOs hit
+    (eq. 26: P_S(h, h+1) holds at h = 1 and 4 and the buffers fill from 32 KiB on)."""
+    from commodel.demo import run_demo
+
+    rows = run_demo(sizes=[1024, 65536], models=["plogp", "plogpt", "maxmin"])
+    small, large = rows
+    assert small.faster("plogp").startswith("B") and large.faster("plogp").startswith("B")
+    assert small.faster("plogpt").startswith("B")
+    assert large.faster("plogpt").startswith("A")
+    # B's PlogPT time carries exactly two RTOs more than its no-RTO part would.
+    assert large.makespans["plogpt"]["B"] > large.makespans["plogpt"]["A"] + 0.3

@@ -18,7 +18,7 @@ from .schedules import collective
 from .units import format_duration, format_size
 
 # The models compared, one group of columns each.
-DEMO_MODELS = ["plogp"]
+DEMO_MODELS = ["plogp", "plogpt", "maxmin"]
 
 # (column label, collective name)
 ALGORITHMS = [("A", "alltoall-xor-pairwise"), ("B", "alltoall-xor-post-all")]
