@@ -12,8 +12,8 @@
 //! S of LogGOPS; o_s(m), o_r(m), g(m) of PLogP; b(h), d(h) of PlogPT).
 
 pub mod collectives;
-pub mod countdown;
 pub mod contention;
+pub mod countdown;
 pub mod engine;
 pub mod goal;
 pub mod loggops;
@@ -26,6 +26,6 @@ mod stdsort;
 pub mod time;
 pub mod topology;
 
-pub use schedule::{DepKind, Op, OpId, OpKind, OpRef, Schedule, ScheduleBuilder, ANY};
 pub use outcome::{Deadlock, MessageRecord, Outcome, RtoEvent, SimError, StuckOp};
+pub use schedule::{DepKind, Op, OpId, OpKind, OpRef, Schedule, ScheduleBuilder, ANY};
 pub use time::Time;

@@ -237,7 +237,11 @@ mod tests {
             let (keys, perm) = line.split_once(';').unwrap();
             let keys: Vec<u8> = keys.split(',').map(|k| k.parse().unwrap()).collect();
             let perm: Vec<u32> = perm.split(',').map(|k| k.parse().unwrap()).collect();
-            let mut v: Vec<(u8, u32)> = keys.iter().enumerate().map(|(i, &k)| (k, i as u32)).collect();
+            let mut v: Vec<(u8, u32)> = keys
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| (k, i as u32))
+                .collect();
             sort_by_key(&mut v, |x| x.0);
             let got: Vec<u32> = v.iter().map(|x| x.1).collect();
             assert_eq!(got, perm, "n = {}", keys.len());
