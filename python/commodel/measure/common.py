@@ -301,6 +301,14 @@ def _abort(ctx: Context, message: str, exc: BaseException | None = None) -> None
     ctx.comm.Abort(2)
 
 
+def sync_start(comm) -> None:
+    """Start a timed repetition together: a sleeping barrier until every rank has arrived,
+    then MPI_Barrier, which then returns on all ranks at nearly the same time without
+    ranks spinning (and being descheduled) while a late one is still on its way."""
+    polite_barrier(comm)
+    comm.Barrier()
+
+
 def _worker_loop(ctx: Context) -> int:
     while True:
         polite_barrier(ctx.comm)

@@ -22,7 +22,7 @@ import math
 from typing import Any
 
 from ..errors import CommodelError
-from .common import Context, kernel
+from .common import Context, kernel, sync_start
 
 TAG_FLOW = 51
 
@@ -97,7 +97,7 @@ def _k_flows(ctx: Context, p: dict) -> Any:
     outgoing = [(i, d) for i, (s, d) in enumerate(flows) if s == ctx.rank]
     out = []
     for _ in range(reps):
-        comm.Barrier()
+        sync_start(comm)
         t0 = MPI.Wtime()
         rreqs = [
             comm.Irecv([p["rbuf"][j * size : (j + 1) * size], size, MPI.BYTE], src, TAG_FLOW)

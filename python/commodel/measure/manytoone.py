@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CommodelError
-from .common import Context, kernel
+from .common import Context, kernel, sync_start
 
 TAG_DATA, TAG_ACK = 41, 42
 
@@ -65,7 +65,7 @@ def _k_flat(ctx: Context, p: dict) -> Any:
     buf, rbuf = p["buf"], p["rbuf"]
     out = []
     for _ in range(reps):
-        comm.Barrier()
+        sync_start(comm)
         if ctx.rank == 0:
             t0 = MPI.Wtime()
             if gather:

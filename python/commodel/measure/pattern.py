@@ -24,7 +24,7 @@ import time
 from typing import Any
 
 from ..errors import CommodelError
-from .common import Context, kernel
+from .common import Context, kernel, sync_start
 from .concurrent import ci_ok
 
 DEFAULTS: dict[str, Any] = {
@@ -104,7 +104,7 @@ def execute(ctx: Context, p: dict) -> list[tuple[float, float]]:
     waiting_ops: list[int] = []
     deadline = time.monotonic() + float(p["timeout"])
     wtime = MPI.Wtime
-    comm.Barrier()
+    sync_start(comm)
     t0 = wtime()
     remaining = n
     while remaining:
