@@ -176,3 +176,16 @@ def test_yaml_writer_is_deterministic_and_loadable(tmp_path):
     assert yamlout.scalar(1e-5) == "1.0e-05" and yamlout.scalar(0.1234567891) == "0.123457"
     with pytest.raises(ValueError, match="non-finite"):
         yamlout.scalar(float("nan"))
+
+
+def test_negative_values_are_written_as_zero_and_listed():
+    samples = synthetic()
+    for s in samples:  # saturation 10x slower: g(0) > RTT(0)/2, so L < 0
+        if s["phase"] == "g0":
+            s["value_s"] *= 10
+    fit = F.fit_plogp(samples, {})
+    assert fit.L < 0
+    sec = F.plogp_section(fit)
+    assert sec["L"] == 0.0
+    assert F.negative_values(fit) == [f"L = {fit.L:.6g} s"]
+    assert F.negative_values(F.fit_plogp(synthetic(), {})) == []

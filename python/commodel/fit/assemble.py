@@ -30,17 +30,23 @@ def fitter(benchmark: str):
 
 @fitter("plogp")
 def _fit_plogp(db: ResultsDB, camp: Campaign) -> dict[str, Any]:
-    from .plogp import fit_plogp, plogp_section
+    from .plogp import fit_plogp, negative_values, plogp_section
 
     fit = fit_plogp(db.samples(camp.id), camp.options, ranks=camp.ranks)
     out: dict[str, Any] = {"plogp": plogp_section(fit)}
+    notes = []
     if 1 in fit.sizes:
         t1 = fit.table1()
-        out["__comment__"] = (
+        notes.append(
             "LogP/LogGP (Kielmann Table 1): "
             f"L = {t1['L']:.6g} s, o = {t1['o']:.6g} s, g = {t1['g']:.6g} s, "
             f"G = {t1['G']:.6g} s/B, P = {int(t1['P'])}"
         )
+    negative = negative_values(fit)
+    if negative:
+        notes.append("measured below 0, written as 0: " + ", ".join(negative))
+    if notes:
+        out["__comment__"] = "\n".join(notes)
     return out
 
 

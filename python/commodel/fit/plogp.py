@@ -227,15 +227,35 @@ def fit_plogp(samples: list[dict[str, Any]], options: dict[str, Any], ranks: int
 
 
 def plogp_section(fit: PlogpFit) -> dict[str, Any]:
-    """The ``plogp`` section of a platform file (docs/formats.md)."""
+    """The ``plogp`` section of a platform file (docs/formats.md).
+
+    A platform file holds no negative times: L, o_s, o_r and g values that came out below
+    0 are written as 0 (:func:`negative_values` lists them for the file's comment). L < 0
+    happens when g(0) > RTT(0)/2, e.g. over loopback, where the receiver's per-message
+    cost, not the wire, sets the gap."""
     sec: dict[str, Any] = {
-        "L": fit.L,
+        "L": max(0.0, fit.L),
         "sizes": list(fit.sizes),
-        "o_s": list(fit.o_s),
-        "o_r": list(fit.o_r),
-        "g": list(fit.g),
+        "o_s": [max(0.0, v) for v in fit.o_s],
+        "o_r": [max(0.0, v) for v in fit.o_r],
+        "g": [max(0.0, v) for v in fit.g],
     }
     if fit.g_bidirectional is not None:
-        sec["bidirectional"] = {"g": list(fit.g_bidirectional)}
+        sec["bidirectional"] = {"g": [max(0.0, v) for v in fit.g_bidirectional]}
     sec["S"] = None
     return sec
+
+
+def negative_values(fit: PlogpFit) -> list[str]:
+    """The fitted values below 0 that :func:`plogp_section` writes as 0."""
+    out = []
+    if fit.L < 0:
+        out.append(f"L = {fit.L:.6g} s")
+    tables = [("o_s", fit.o_s), ("o_r", fit.o_r), ("g", fit.g)]
+    if fit.g_bidirectional is not None:
+        tables.append(("bidirectional.g", fit.g_bidirectional))
+    for name, values in tables:
+        for m, v in zip(fit.sizes, values):
+            if v < 0:
+                out.append(f"{name}({m}) = {v:.6g} s")
+    return out
