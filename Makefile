@@ -38,6 +38,8 @@ help:
 	@echo "  make deps     install the Debian packages (Open MPI, iproute2, ...); needs root"
 	@echo "  make bench    run the benchmarks (benches/run.py; slow, not part of the tests)"
 	@echo "  make clean    remove build outputs"
+	@echo "  make experiment  the validation study on the emulated clusters (root; EXPERIMENT_ARGS=...)"
+	@echo "  make demo-cluster  as root: measure Alltoall A and B on an emulated 8-host cluster"
 	@echo
 	@echo "Variables: PYTHON=$(PYTHON)  PYTEST_ARGS='$(PYTEST_ARGS)'"
 
@@ -99,3 +101,11 @@ clean:
 	rm -rf build dist .pytest_cache .ruff_cache .hypothesis bench-out
 	rm -f python/commodel/_engine*.so python/commodel/_engine*.pyd
 	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
+
+# The validation study (scripts/experiment.py --help; results in docs/results/). Root.
+.PHONY: experiment demo-cluster
+experiment: $(INSTALL_STAMP)
+	$(PYTHON) scripts/experiment.py $(EXPERIMENT_ARGS)
+
+demo-cluster: $(INSTALL_STAMP)
+	@$(PYTHON) -m commodel demo --cluster

@@ -23,11 +23,20 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="model to compare (repeatable; default: the demo's models)",
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    parser.add_argument(
+        "--cluster",
+        action="store_true",
+        help="as root: measure Alltoall A and B on an emulated 8-host cluster (commodel validate demo)",
+    )
     parser.set_defaults(func=run)
     return parser
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.cluster:
+        from ..validate.demo import run_demo as run_cluster_demo
+
+        return run_cluster_demo(argparse.Namespace(spec=None, reps=8, output=None))
     from ..demo import format_demo, run_demo
     from ..platform import load_platform, model_spec
 

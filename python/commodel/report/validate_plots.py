@@ -139,7 +139,7 @@ def series_plot(
     fig, ax = plt.subplots(figsize=(6, 4))
     for i, (name, pts) in enumerate(series.items()):
         pts = sorted(pts)
-        style = "k-o" if name.startswith("measured") else "--"
+        style = "k-" if name.startswith("measured") else "--"
         ax.plot(
             [p[0] for p in pts],
             [p[1] for p in pts],
