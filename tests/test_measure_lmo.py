@@ -26,6 +26,10 @@ def test_lmo_measure_and_fit(tmp_path):
     assert all(c > 0 for c in sec["C"])  # a roundtrip costs time on loopback too
     assert all(t >= 0 for t in sec["t"])
     assert all(sec["beta"][i][i] is None for i in range(4))
+    from commodel.platform import platform_from_dict
+
+    plat = platform_from_dict(yaml.safe_load(res.stdout), "fitted")
+    assert plat.nodes == 4 and len(plat.sections["lmo"].C) == 4
 
 
 def test_lmo_needs_three_ranks(tmp_path):
