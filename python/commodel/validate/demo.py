@@ -33,7 +33,7 @@ def default_spec() -> str:
 
 def format_rows(rows: list[dict[str, Any]], models: tuple[str, ...] = DEMO_MODELS) -> str:
     """The demo table: measured A and B per size, each model's prediction, error and pick."""
-    head = f"{'size':>8}  {'alg':<3} {'measured':>10} {'RTO reps':>8}"
+    head = f"{'size':>8}  {'alg':<3} {'measured':>10} {'TCP RTOs':>8}"
     for m in models:
         head += f"  {m:>16}"
     lines = [head]
@@ -41,7 +41,7 @@ def format_rows(rows: list[dict[str, Any]], models: tuple[str, ...] = DEMO_MODEL
         for key in ("A", "B"):
             line = (
                 f"{r['size_bytes']:>8}  {key:<3} {format_duration(r[f'measured_{key}_s']):>10} "
-                f"{r[f'rto_reps_{key}']:>3}/{r[f'reps_{key}']:<4}"
+                f"{'?' if r.get(f'tcp_timeouts_{key}') is None else r[f'tcp_timeouts_{key}']:>8}"
             )
             for m in models:
                 t, e = r.get(f"{m}_{key}_s"), r.get(f"{m}_{key}_err")

@@ -68,6 +68,31 @@ def resolve_models(text: str) -> list[str]:
     return [model_spec(n).name for n in names]
 
 
+def tcp_timeouts(cluster: str) -> dict[str, int]:
+    """Per emulated host: TcpExtTCPTimeouts and TcpRetransSegs (sums) from /proc/net/netstat
+    and /proc/net/snmp inside the host's namespace (counters since the cluster came up)."""
+    from ..cluster.state import read_state
+
+    state = read_state(cluster)
+    if state is None:
+        raise CommodelError(f"no cluster {cluster} is up (commodel cluster status)")
+    total = {"timeouts": 0, "retrans_segs": 0}
+    for host in state["hosts"]:
+        for fname, prefix, key, out in (
+            ("/proc/net/netstat", "TcpExt:", "TCPTimeouts", "timeouts"),
+            ("/proc/net/snmp", "Tcp:", "RetransSegs", "retrans_segs"),
+        ):
+            proc = subprocess.run(
+                ["ip", "netns", "exec", host["ns"], "cat", fname],
+                capture_output=True,
+                text=True,
+            )
+            lines = [x.split() for x in proc.stdout.splitlines() if x.startswith(prefix)]
+            if len(lines) >= 2 and key in lines[0]:
+                total[out] += int(lines[1][lines[0].index(key)])
+    return total
+
+
 def run_pattern(
     cluster: str,
     schedule: str,
@@ -77,8 +102,14 @@ def run_pattern(
     timeout: float = 120.0,
     python: str = sys.executable,
     quiet: bool = True,
-) -> None:
-    """Run ``measure pattern SCHEDULE`` on the emulated cluster ``cluster``."""
+) -> dict[str, int]:
+    """Run ``measure pattern SCHEDULE`` on the emulated cluster ``cluster``.
+
+    Returns the TCP retransmission timeouts and retransmitted segments the hosts counted
+    during the run (every repetition and the launcher's own traffic on the data network,
+    which is tiny: Open MPI's launch goes over the management network).
+    """
+    before = tcp_timeouts(cluster)
     cmd = [python, "-m", "commodel", "cluster", "mpirun", "--name", cluster]
     if ranks_per_host != 1:
         cmd += ["-k", str(ranks_per_host)]
@@ -93,6 +124,8 @@ def run_pattern(
             f"{schedule}: measure pattern on cluster {cluster} failed with exit code "
             f"{proc.returncode} (output above)"
         )
+    after = tcp_timeouts(cluster)
+    return {k: after[k] - before[k] for k in after}
 
 
 @dataclass
@@ -115,6 +148,7 @@ class ScheduleResult:
     measured: MeasuredPattern
     rto_reps: int
     outcomes: dict[str, ModelOutcome] = field(default_factory=dict)
+    tcp: dict[str, int] | None = None  # TCP timeouts / retransmitted segments during the run
 
 
 def predict_under(schedule: str, platform: Any, model: str) -> ModelOutcome:
@@ -221,12 +255,15 @@ def validate(
     for i, sched in enumerate(schedules):
         if not os.path.exists(sched):
             raise CommodelError(f"{sched}: no such schedule file")
+        counters = None
         if cluster is not None:
             if progress:
                 progress(f"[{i + 1}/{len(schedules)}] measuring {sched} on cluster {cluster}")
-            run_pattern(cluster, sched, db, max_reps, ranks_per_host, timeout)
+            counters = run_pattern(cluster, sched, db, max_reps, ranks_per_host, timeout)
         measured = load_pattern(db, sched)
-        results.append(compare_schedule(sched, measured, platform, models, rto_min_s))
+        res = compare_schedule(sched, measured, platform, models, rto_min_s)
+        res.tcp = counters
+        results.append(res)
     return Validation(results, models, tolerance)
 
 
@@ -248,7 +285,8 @@ def write_csvs(v: Validation, outdir: str) -> list[str]:
         w.writerow(
             [
                 "schedule", "family", "size_bytes", "campaign", "reps", "measured_median_s",
-                "measured_min_s", "measured_max_s", "measured_rto_reps", "model",
+                "measured_min_s", "measured_max_s", "measured_rto_reps", "tcp_timeouts",
+                "tcp_retrans_segs", "model",
                 "predicted_s", "predicted_rto_events", "rel_error", "error",
             ]
         )  # fmt: skip
@@ -261,7 +299,9 @@ def write_csvs(v: Validation, outdir: str) -> list[str]:
                     [
                         os.path.basename(r.schedule), r.family, r.size or "", m.campaign,
                         len(m.makespans), _fmt(m.makespan_s), _fmt(min(m.makespans)),
-                        _fmt(max(m.makespans)), r.rto_reps, model, _fmt(o.makespan_s),
+                        _fmt(max(m.makespans)), r.rto_reps,
+                        "" if r.tcp is None else r.tcp["timeouts"],
+                        "" if r.tcp is None else r.tcp["retrans_segs"], model, _fmt(o.makespan_s),
                         "" if o.error else o.rto_events, _fmt(err), o.error or "",
                     ]
                 )  # fmt: skip

@@ -233,6 +233,7 @@ def part_alltoall(
             row[f"measured_{key}_max_s"] = max(r.measured.makespans)
             row[f"reps_{key}"] = len(r.measured.makespans)
             row[f"rto_reps_{key}"] = r.rto_reps
+            row[f"tcp_timeouts_{key}"] = None if r.tcp is None else r.tcp["timeouts"]
         row["measured_pick"] = picks(measured)
         row["measured_gap"] = abs(measured["A"] - measured["B"]) / min(measured.values())
         for model in models:
