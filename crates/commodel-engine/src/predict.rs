@@ -14,7 +14,11 @@
 //! | `maxmin-plain` | as `maxmin`, `rtt_weights` false by default |
 //! | `zhu` | `topology`, optional `rank_to_node`, `asymmetric` (bool, default true), `S` |
 //! | `zhu-fair` | as `zhu`, `asymmetric` false by default |
+//!
+//! Every message-level model (all but `loggops`) also takes an optional `incast` object: the
+//! stochastic many-to-one rule of [`crate::contention::incast`].
 
+use crate::contention::incast::{Incast, IncastParams};
 use crate::contention::maxmin::MaxminNet;
 use crate::contention::plogpt::{PlogptNet, PlogptParams, Rto};
 use crate::engine;
@@ -127,26 +131,16 @@ pub fn run(
                 L: uint(params, model, "L")?,
                 g: table,
             };
-            let mut net = NicNetwork::new(cost, schedule.num_ranks());
-            engine::simulate(
-                schedule,
-                &mut net,
-                opt_uint(params, model, "S")?,
-                record_messages,
-            )
+            let net = NicNetwork::new(cost, schedule.num_ranks());
+            sim(schedule, model, params, net, record_messages)
         }
         "hockney" => {
             let cost = Hockney {
                 alpha: uint(params, model, "alpha")?,
                 beta: float(params, model, "beta")?,
             };
-            let mut net = NicNetwork::new(cost, schedule.num_ranks());
-            engine::simulate(
-                schedule,
-                &mut net,
-                opt_uint(params, model, "S")?,
-                record_messages,
-            )
+            let net = NicNetwork::new(cost, schedule.num_ranks());
+            sim(schedule, model, params, net, record_messages)
         }
         "plogpt" => {
             let (topo, nodes) = topology(schedule, model, params)?;
@@ -185,13 +179,8 @@ pub fn run(
                 g_bidir,
                 rto,
             };
-            let mut net = PlogptNet::new(topo, nodes, p);
-            engine::simulate(
-                schedule,
-                &mut net,
-                opt_uint(params, model, "S")?,
-                record_messages,
-            )
+            let net = PlogptNet::new(topo, nodes, p);
+            sim(schedule, model, params, net, record_messages)
         }
         "maxmin" | "maxmin-plain" => {
             let (topo, nodes) = topology(schedule, model, params)?;
@@ -206,13 +195,8 @@ pub fn run(
                     ))
                 }
             };
-            let mut net = MaxminNet::new(topo, nodes, rtt);
-            engine::simulate(
-                schedule,
-                &mut net,
-                opt_uint(params, model, "S")?,
-                record_messages,
-            )
+            let net = MaxminNet::new(topo, nodes, rtt);
+            sim(schedule, model, params, net, record_messages)
         }
         "zhu" | "zhu-fair" => {
             let (topo, nodes) = topology(schedule, model, params)?;
@@ -227,13 +211,8 @@ pub fn run(
                     ))
                 }
             };
-            let mut net = MaxminNet::zhu(topo, nodes, asym);
-            engine::simulate(
-                schedule,
-                &mut net,
-                opt_uint(params, model, "S")?,
-                record_messages,
-            )
+            let net = MaxminNet::zhu(topo, nodes, asym);
+            sim(schedule, model, params, net, record_messages)
         }
         other => Err(SimError::Model(format!(
             "unknown model `{other}`; known models: {}",
@@ -254,4 +233,29 @@ fn topology(
     let topo = Topology::from_json(spec, model)?;
     let nodes = placement(params, model, schedule.num_ranks(), &topo)?;
     Ok((topo, nodes))
+}
+
+/// Simulate with `net`, under the incast rule when `params` has an `incast` object.
+fn sim<N: engine::Network>(
+    schedule: &Schedule,
+    model: &str,
+    params: &Value,
+    mut net: N,
+    record_messages: bool,
+) -> Result<Outcome, SimError> {
+    let rendezvous = opt_uint(params, model, "S")?;
+    match params.get("incast") {
+        None | Some(Value::Null) => {
+            engine::simulate(schedule, &mut net, rendezvous, record_messages)
+        }
+        Some(v) => {
+            let p = IncastParams::from_json(v, model)?;
+            let nodes = match params.get("rank_to_node").and_then(|r| r.as_array()) {
+                Some(a) => a.iter().map(|x| x.as_u64().unwrap_or(0) as u32).collect(),
+                None => (0..schedule.num_ranks()).collect(),
+            };
+            let mut wrapped = Incast::new(net, p, nodes);
+            engine::simulate(schedule, &mut wrapped, rendezvous, record_messages)
+        }
+    }
 }

@@ -23,6 +23,7 @@
 //! sharing without its TCP factors) and [`zhu`] (Zhu et al.'s Algorithm 1
 //! with the asymmetric property; recomputed over [`Scope::ComponentBidir`]).
 
+pub mod incast;
 pub mod maxmin;
 pub mod plogpt;
 pub mod zhu;

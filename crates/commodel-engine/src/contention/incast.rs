@@ -1,0 +1,287 @@
+//! TCP incast as a stochastic rule (Lastovetsky and O'Flynn, section 4.3.2),
+//! usable with any [`Network`]: [`Incast`] wraps it.
+//!
+//! An *episode* on a receiving node lasts while messages flow into it (from
+//! the start of a transfer until its data has arrived). At the end of the
+//! first instant at which k >= 2 transfers flow into the node, the operation
+//! involves n = k + 1 processors (the receiver and k senders, Lastovetsky's
+//! n) and one draw is made for the episode (transfers joining later do not
+//! draw again): with probability
+//! f_i(n, M) (M the largest message flowing in) the episode escalates to
+//! level t_i. The probabilities come from the `table` parameter (built by the
+//! Python side from the platform's `many_to_one` statistics: f_i is 0 outside
+//! [M1(n), M2), and the levels are certain from Mc(n)); a missing (n, M)
+//! means no escalation. An escalated episode delivers none of its messages
+//! before the episode start + t_i: their arrival is held until then (the
+//! senders are not delayed), and each held message is reported as an RTO
+//! event naming it, with the delay it got. Draws use a SplitMix64 generator
+//! seeded by `seed`, in event order, so a run is repeatable.
+//!
+//! Parameters (`incast` object): `levels` (ps, t_1..t_k), `table` (list of
+//! `[n, M, [f_1, ..., f_k]]`), `seed` (integer), optional `rank_to_node`.
+
+use crate::engine::{Lookahead, Network, XferEvent, XferId};
+use crate::outcome::SimError;
+use crate::time::Time;
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+/// The rule's parameters.
+#[derive(Clone, Debug, Default)]
+pub struct IncastParams {
+    pub levels: Vec<Time>,
+    pub table: FxHashMap<(u32, u64), Vec<f64>>,
+    pub seed: u64,
+}
+
+impl IncastParams {
+    /// Read the `incast` object of the model parameters.
+    pub fn from_json(v: &Value, model: &str) -> Result<IncastParams, SimError> {
+        let bad = |field: &str, what: &str| {
+            SimError::Model(format!("model {model}: parameter `incast.{field}` {what}"))
+        };
+        let levels = v
+            .get("levels")
+            .and_then(|l| l.as_array())
+            .ok_or_else(|| bad("levels", "must be a list of times (ps)"))?
+            .iter()
+            .enumerate()
+            .map(|(i, x)| {
+                x.as_u64()
+                    .ok_or_else(|| bad(&format!("levels[{i}]"), "must be an integer (ps)"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut table = FxHashMap::default();
+        let rows = v
+            .get("table")
+            .and_then(|t| t.as_array())
+            .ok_or_else(|| bad("table", "must be a list of [n, M, [f_i...]]"))?;
+        for (i, row) in rows.iter().enumerate() {
+            let field = format!("table[{i}]");
+            let r = row
+                .as_array()
+                .filter(|r| r.len() == 3)
+                .ok_or_else(|| bad(&field, "must be [n, M, [f_i...]]"))?;
+            let n = r[0]
+                .as_u64()
+                .ok_or_else(|| bad(&field, "n must be an integer"))?;
+            let m = r[1]
+                .as_u64()
+                .ok_or_else(|| bad(&field, "M must be an integer"))?;
+            let f = r[2]
+                .as_array()
+                .ok_or_else(|| bad(&field, "f must be a list"))?
+                .iter()
+                .map(|x| match x.as_f64() {
+                    Some(p) if (0.0..=1.0).contains(&p) => Ok(p),
+                    _ => Err(bad(
+                        &field,
+                        &format!("probabilities must be in [0, 1], got {x}"),
+                    )),
+                })
+                .collect::<Result<Vec<f64>, _>>()?;
+            if f.len() != levels.len() {
+                return Err(bad(
+                    &field,
+                    &format!("has {} probabilities for {} levels", f.len(), levels.len()),
+                ));
+            }
+            if f.iter().sum::<f64>() > 1.0 + 1e-9 {
+                return Err(bad(&field, "probabilities sum to more than 1"));
+            }
+            table.insert((n as u32, m), f);
+        }
+        let seed = v.get("seed").and_then(|s| s.as_u64()).unwrap_or(0);
+        Ok(IncastParams {
+            levels,
+            table,
+            seed,
+        })
+    }
+}
+
+#[derive(Default)]
+struct NodeState {
+    /// Transfers flowing in: (transfer, bytes).
+    active: Vec<(XferId, u64)>,
+    start: Time,
+    drawn: bool,
+    deadline: Option<Time>,
+}
+
+/// A [`Network`] with the incast rule on top (see the module documentation).
+pub struct Incast<N: Network> {
+    inner: N,
+    p: IncastParams,
+    node: Vec<u32>,
+    nodes: FxHashMap<u32, NodeState>,
+    /// Per transfer: its receiving node.
+    dest: FxHashMap<XferId, u32>,
+    held: BinaryHeap<Reverse<(Time, XferId)>>,
+    rng: u64,
+    buf: Vec<XferEvent>,
+    /// The instant being advanced (for `filter`) or of the last start.
+    now: Time,
+    /// Nodes whose episode waits for its draw at the end of this instant.
+    pending: Vec<u32>,
+}
+
+impl<N: Network> Incast<N> {
+    pub fn new(inner: N, p: IncastParams, node: Vec<u32>) -> Self {
+        let rng = p.seed;
+        Incast {
+            inner,
+            p,
+            node,
+            nodes: FxHashMap::default(),
+            dest: FxHashMap::default(),
+            held: BinaryHeap::new(),
+            rng,
+            buf: Vec::new(),
+            now: 0,
+            pending: Vec::new(),
+        }
+    }
+
+    /// SplitMix64, as a float in [0, 1).
+    fn uniform(&mut self) -> f64 {
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    fn node_of(&self, rank: u32) -> u32 {
+        self.node.get(rank as usize).copied().unwrap_or(rank)
+    }
+
+    fn filter(&mut self, out: &mut Vec<XferEvent>) {
+        for i in 0..self.buf.len() {
+            let ev = self.buf[i];
+            let XferEvent::Arrived(x) = ev else {
+                out.push(ev);
+                continue;
+            };
+            let Some(node) = self.dest.remove(&x) else {
+                out.push(ev);
+                continue;
+            };
+            let st = self.nodes.get_mut(&node).expect("node state");
+            st.active.retain(|&(y, _)| y != x);
+            let deadline = st.deadline;
+            if st.active.is_empty() {
+                *st = NodeState::default();
+            }
+            match deadline {
+                Some(d) if d > self.now => {
+                    out.push(XferEvent::Rto {
+                        xfer: x,
+                        at: self.now,
+                        delay: d - self.now,
+                    });
+                    self.held.push(Reverse((d, x)));
+                }
+                _ => out.push(ev),
+            }
+        }
+        self.buf.clear();
+    }
+}
+
+impl<N: Network> Incast<N> {
+    /// One draw for the episode on node `b` (k >= 2 transfers flowing in).
+    fn draw(&mut self, b: u32) {
+        let Some(st) = self.nodes.get(&b) else { return };
+        if st.drawn || st.active.len() < 2 {
+            return;
+        }
+        let k = st.active.len() as u32;
+        let m = st.active.iter().map(|&(_, s)| s).max().unwrap_or(0);
+        let start = st.start;
+        let f = self.p.table.get(&(k + 1, m)).cloned();
+        let mut u = self.uniform();
+        let st = self.nodes.get_mut(&b).expect("node state");
+        st.drawn = true;
+        for (i, &p) in f.iter().flatten().enumerate() {
+            if u < p {
+                st.deadline = Some(start + self.p.levels[i]);
+                break;
+            }
+            u -= p;
+        }
+    }
+
+    fn release_held(&mut self, now: Time, out: &mut Vec<XferEvent>) {
+        while let Some(&Reverse((t, x))) = self.held.peek() {
+            if t > now {
+                break;
+            }
+            self.held.pop();
+            out.push(XferEvent::Arrived(x));
+        }
+    }
+}
+
+impl<N: Network> Network for Incast<N> {
+    fn name(&self) -> &'static str {
+        self.inner.name()
+    }
+    fn control_latency(&self, src: u32, dst: u32) -> Time {
+        self.inner.control_latency(src, dst)
+    }
+    fn late(&self) -> bool {
+        // Draws are made once every transfer starting at an instant is known.
+        true
+    }
+    fn send_entered(&mut self, now: Time, xfer: XferId, src: u32, dst: u32, bytes: u64) {
+        self.inner.send_entered(now, xfer, src, dst, bytes)
+    }
+    fn start(&mut self, now: Time, xfer: XferId, src: u32, dst: u32, bytes: u64) {
+        self.inner.start(now, xfer, src, dst, bytes);
+        self.now = now;
+        let (a, b) = (self.node_of(src), self.node_of(dst));
+        if a == b {
+            return;
+        }
+        self.dest.insert(xfer, b);
+        let st = self.nodes.entry(b).or_default();
+        if st.active.is_empty() {
+            st.start = now;
+        }
+        st.active.push((xfer, bytes));
+        if st.active.len() >= 2 && !st.drawn && !self.pending.contains(&b) {
+            self.pending.push(b);
+        }
+    }
+    fn next_time(&self) -> Option<Time> {
+        if !self.pending.is_empty() {
+            return Some(self.now);
+        }
+        let h = self.held.peek().map(|Reverse((t, _))| *t);
+        match (self.inner.next_time(), h) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+    fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>) {
+        self.advance_with(now, out, &mut |_, _| {});
+    }
+    fn advance_with(&mut self, now: Time, out: &mut Vec<XferEvent>, lookahead: Lookahead<'_>) {
+        self.now = now;
+        let pending = std::mem::take(&mut self.pending);
+        for b in pending {
+            self.draw(b);
+        }
+        let mut buf = std::mem::take(&mut self.buf);
+        if self.inner.next_time().is_some_and(|t| t <= now) {
+            self.inner.advance_with(now, &mut buf, lookahead);
+        }
+        self.buf = buf;
+        self.filter(out);
+        self.release_held(now, out);
+    }
+}
