@@ -51,6 +51,9 @@ def main() -> int:
     )
     ap.add_argument("--a-reps", type=int, default=20, help="measure pattern --max-reps, part a")
     ap.add_argument("--b-sizes", type=sizes_arg, default=sizes_arg("4KiB,16KiB,32KiB,64KiB,128KiB"))
+    ap.add_argument(
+        "--b-n", type=ints_arg, default=None, help="many-to-one n (root included; default 4..P)"
+    )
     ap.add_argument("--b-reps", type=int, default=30, help="repetitions per (n, M), part b (>= 30)")
     ap.add_argument("--c-degrees", type=ints_arg, default=[1, 2, 3])
     ap.add_argument("--c-trials", type=int, default=20, help="random schedules per degree")

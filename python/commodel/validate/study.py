@@ -284,8 +284,10 @@ def part_many_to_one(
     workdir: str,
     outdir: str,
     log: Log = _log_default,
+    ns: list[int] | None = None,
 ) -> list[dict[str, Any]]:
-    """Many-to-one with 3..P-1 senders; held-out escalation frequencies vs the fit."""
+    """Many-to-one with 3..P-1 senders (``ns``: n counts the root; default 4..P); held-out
+    escalation frequencies vs the fit."""
     import numpy as np
 
     from ..db import ResultsDB
@@ -294,7 +296,7 @@ def part_many_to_one(
     from ..schedules import collective
 
     db = os.path.join(workdir, "many-to-one.duckdb")
-    ns = list(range(4, ranks + 1))  # n counts the root: 3..P-1 senders
+    ns = sorted(ns or range(4, ranks + 1))  # n counts the root: 3..P-1 senders
     log(f"many-to-one: n = {ns[0]}..{ns[-1]}, sizes {sizes}, {reps} repetitions")
     mpirun(
         cluster, "measure", "many-to-one", "--db", db, "--quiet", "--reps", str(reps),
