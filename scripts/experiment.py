@@ -107,6 +107,7 @@ def main() -> int:
         meta["machine"]["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
         with open(os.path.join(outdir, "run.json"), "w", encoding="utf-8") as fh:
             json.dump(meta, fh, indent=1)
+        study.write_summary(outdir, f"Validation on {info['name']}")
         print(f"{spec}: results in {outdir} ({meta['elapsed_s']} s)", file=sys.stderr)
         if "error" in meta:
             return 1
