@@ -128,3 +128,30 @@ def test_errors_name_the_file(tmp_path):
     con.close()
     with pytest.raises(CommodelError, match="not a commodel results database"):
         ResultsDB(other, read_only=True)
+
+
+def test_read_only_sees_steps_of_a_killed_writer(tmp_path):
+    """A writer killed before DuckDB checkpointed leaves its steps in the write-ahead log;
+    `db list` and `fit` (read-only) still see them."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "r.duckdb"
+    code = (
+        "import os, sys\n"
+        "from commodel.db import ResultsDB\n"
+        f"db = ResultsDB({str(path)!r})\n"
+        "c = db.create_campaign('plogp', 'x', {}, ['h', 'h'], 'lib', '3.1')\n"
+        "db.write_step(c, [{'step': 's', 'benchmark': 'plogp', 'phase': 'p', 'quantity': 'q',"
+        " 'value_s': 1.5}])\n"
+        "os._exit(0)  # no close, no checkpoint: as if killed\n"
+    )
+    import commodel
+
+    env = {"PYTHONPATH": str(__import__("pathlib").Path(commodel.__file__).parent.parent)}
+    subprocess.run([sys.executable, "-c", code], check=True, env=env)
+    assert (tmp_path / "r.duckdb.wal").exists()
+    with ResultsDB(path, read_only=True) as db:
+        (camp,) = db.campaigns()
+        assert camp.status == "running"
+        assert [s["value_s"] for s in db.samples(camp.id)] == [1.5]

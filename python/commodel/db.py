@@ -133,6 +133,17 @@ class ResultsDB:
         self.path = os.fspath(path)
         if read_only and not os.path.exists(self.path):
             raise CommodelError(f"{self.path}: no such results database")
+        if read_only and os.path.exists(self.path + ".wal"):
+            # A campaign killed before DuckDB checkpointed leaves its steps in the
+            # write-ahead log, which a read-only connection does not replay: replay it.
+            try:
+                con = duckdb.connect(self.path)
+                con.execute("CHECKPOINT")
+                con.close()
+            except duckdb.Error as exc:
+                raise CommodelError(
+                    f"{self.path}: cannot open the results database: {exc}"
+                ) from exc
         try:
             self.con = duckdb.connect(self.path, read_only=read_only)
         except duckdb.Error as exc:
