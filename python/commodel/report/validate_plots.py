@@ -172,6 +172,7 @@ def scatter_plot(
         ax.scatter(
             [p[0] for p in pts], [p[1] for p in pts], s=9, marker=MARKERS[i % 12], label=name
         )
+    ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_title(title, fontsize=10)
     ax.set_xlabel(xlabel)

@@ -372,7 +372,7 @@ def part_many_to_one(
         for s in times:
             pts.setdefault(f"n-1 = {int(s['n_ranks']) - 1} senders", []).append(
                 (
-                    float(s["size_bytes"]) * (1 + 0.03 * (int(s["n_ranks"]) - ns[0])),
+                    float(s["size_bytes"]) * 2 ** (0.06 * (int(s["n_ranks"]) - ns[0])),
                     float(s["value_s"]),
                 )
             )
