@@ -55,6 +55,16 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--gantt", metavar="FILE.png", help="also draw per-rank timelines (report/gantt.py)"
     )
     parser.add_argument(
+        "--samples",
+        type=int,
+        metavar="N",
+        help="run N times with the stochastic incast rule (platform section many_to_one) and "
+        "report mean, median, p95 and a histogram of the makespans",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, metavar="S", help="first seed of --samples (default 0)"
+    )
+    parser.add_argument(
         "--json", action="store_true", help="print the prediction as JSON (docs/formats.md)"
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
@@ -73,6 +83,18 @@ def run(args: argparse.Namespace) -> int:
 
         runs = compare_models(read_goal(args.schedule), load_platform(args.platform))
         write_output(comparison_table(runs), args.output)
+        return 0
+    if args.samples is not None:  # models/incast.py
+        from ..models.incast import predict_samples
+
+        samples = predict_samples(
+            read_goal(args.schedule),
+            load_platform(args.platform),
+            args.model,
+            args.samples,
+            args.seed,
+        )
+        write_output(samples.report(), args.output)
         return 0
     # an unknown model or a platform that lacks the model's section fails first
     model_spec(args.model)

@@ -251,6 +251,25 @@ class LMOModel:
             out.append(float(min(1.0, max(0.0, bisplev(float(n), float(size), tck)))))
         return out
 
+    def escalations(self, n: int, size: float) -> tuple[Escalation, ...]:
+        """The levels t_i with their probabilities f_i(n, M) for a medium message (none
+        outside [M1(n), M2) or for n < 3); certain from Mc(n) (renormalised to sum 1)."""
+        m = float(size)
+        m1, m2 = self.M1(n), self.M2
+        if n < 3 or m1 is None or m < m1 or (m2 is not None and m >= m2):
+            return ()
+        levels = [float(v) for v in (self.m2o or {}).get("levels", [])]
+        f = self.escalation_probabilities(n, m)
+        if len(f) != len(levels):
+            raise ModelError(f"many-to-one: {len(levels)} levels but {len(f)} probability surfaces")
+        mc = self.Mc(n)
+        total = sum(f)
+        if mc is not None and m >= mc:
+            f = [p / total for p in f] if total > 0 else [1.0 / len(f)] * len(f) if f else []
+        elif total > 1.0:
+            f = [p / total for p in f]
+        return tuple(Escalation(t, p) for t, p in zip(levels, f))
+
     def many_to_one(
         self, n: int, size: float, senders: Sequence[int] | None = None, root: int = 0
     ) -> ManyToOnePrediction:
@@ -262,17 +281,4 @@ class LMOModel:
         small = self.many_to_one_small(n, m, senders, root)
         if n < 3 or m1 is None or m < m1:
             return ManyToOnePrediction("small", small)
-        levels = [float(v) for v in (self.m2o or {}).get("levels", [])]
-        f = self.escalation_probabilities(n, m)
-        if len(f) != len(levels):
-            raise ModelError(f"many-to-one: {len(levels)} levels but {len(f)} probability surfaces")
-        mc = self.Mc(n)
-        total = sum(f)
-        if mc is not None and m >= mc:
-            # Certain escalation: the levels' probabilities are renormalised to sum to 1.
-            f = [p / total for p in f] if total > 0 else [1.0 / len(f)] * len(f) if f else []
-        elif total > 1.0:
-            f = [p / total for p in f]
-        return ManyToOnePrediction(
-            "medium", small, tuple(Escalation(t, p) for t, p in zip(levels, f))
-        )
+        return ManyToOnePrediction("medium", small, self.escalations(n, m))
