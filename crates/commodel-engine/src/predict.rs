@@ -38,6 +38,8 @@ pub const MODELS: &[&str] = &[
     "plogpt",
     "maxmin",
     "maxmin-plain",
+    "zhu",
+    "zhu-fair",
 ];
 
 fn err(model: &str, field: &str, what: &str) -> SimError {
