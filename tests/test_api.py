@@ -40,15 +40,19 @@ def test_prediction_from_engine_dict() -> None:
     }
     p = prediction_from_engine(result, platform="x")
     assert p.makespan_s == 3e-6
-    assert p.ranks == [RankFinish(0, 3e-6), RankFinish(1, 2.5e-6), RankFinish(2, 3e-6)]
-    assert p.slowest_rank == RankFinish(0, 3e-6)  # the lowest rank among ties
+    assert p.ranks == [
+        RankFinish(0, 3e-6, 3_000_000),
+        RankFinish(1, 2.5e-6, 2_500_000),
+        RankFinish(2, 3e-6, 3_000_000),
+    ]
+    assert p.slowest_rank == RankFinish(0, 3e-6, 3_000_000)  # the lowest rank among ties
     assert p.messages[0] == Message(0, 1, 1024, -1, 0.0, 2e-6, False)
     assert p.messages[1].rto is True
     assert p.rto_events == [
         {"src": 2, "dst": 0, "bytes": 8, "tag": 5, "at_s": 1e-11, "delay_s": 7e-12}
     ]
     data = json.loads(p.to_json())
-    assert data["ranks"][1] == {"rank": 1, "finish_s": 2.5e-6}
+    assert data["ranks"][1] == {"rank": 1, "finish_s": 2.5e-6, "finish_ps": 2_500_000}
     assert data["messages"][0] == {
         "src": 0,
         "dst": 1,

@@ -27,6 +27,8 @@ class RankFinish:
 
     rank: int
     finish_s: float
+    #: The exact engine value, integer picoseconds.
+    finish_ps: int = 0
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,10 @@ class Prediction:
             "makespan_s": self.makespan_s,
             "makespan_ps": self.makespan_ps,
             "events": self.events,
-            "ranks": [{"rank": r.rank, "finish_s": r.finish_s} for r in self.ranks],
+            "ranks": [
+                {"rank": r.rank, "finish_s": r.finish_s, "finish_ps": r.finish_ps}
+                for r in self.ranks
+            ],
             "messages": [
                 {
                     "src": m.src,
@@ -104,7 +109,9 @@ def _seconds_fields(event: dict[str, Any]) -> dict[str, Any]:
 
 def prediction_from_engine(result: dict[str, Any], platform: str = "") -> Prediction:
     """Build a :class:`Prediction` from the dict that ``commodel._engine.simulate`` returns."""
-    ranks = [RankFinish(rank, ps_to_seconds(ps)) for rank, ps in enumerate(result["finish_ps"])]
+    ranks = [
+        RankFinish(rank, ps_to_seconds(ps), int(ps)) for rank, ps in enumerate(result["finish_ps"])
+    ]
     messages = [
         Message(
             src=int(src),
