@@ -370,17 +370,25 @@ def summary_text(v: Validation) -> str:
         )
         if a.count < len(v.results):
             lines.append(f"{'':<13} (predicted {a.count} of {len(v.results)}: {gone.get(model)})")
-    rto = [r for r in v.results if r.rto_reps]
+    rto = [
+        r
+        for r in v.results
+        if r.rto_reps
+        or (r.tcp and r.tcp["timeouts"])
+        or any(o.error is None and o.rto_events for o in r.outcomes.values())
+    ]
     if rto:
         lines.append("")
         lines.append(
-            "repetitions with a retransmission timeout (>= 0.8 RTO_min above the fastest):"
+            "retransmission timeouts: slow repetitions (>= 0.8 RTO_min above the fastest), "
+            "TCP timeouts the hosts counted during the run, models predicting one"
         )
         for r in rto:
             pred = [m for m, o in r.outcomes.items() if o.error is None and o.rto_events]
+            count = "" if r.tcp is None else f"; {r.tcp['timeouts']} TCP timeouts"
             lines.append(
-                f"  {os.path.basename(r.schedule)}: {r.rto_reps}/{len(r.measured.makespans)}; "
-                f"models predicting an RTO: {', '.join(pred) or 'none'}"
+                f"  {os.path.basename(r.schedule)}: {r.rto_reps}/{len(r.measured.makespans)} "
+                f"slow{count}; predicted by: {', '.join(pred) or 'none'}"
             )
     return "\n".join(lines) + "\n"
 
