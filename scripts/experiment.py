@@ -98,7 +98,7 @@ def main() -> int:
                     )  # fmt: skip
                 if "b" in parts:
                     study.part_many_to_one(
-                        name, platform, P, args.b_sizes, args.b_reps, work, outdir
+                        name, platform, P, args.b_sizes, args.b_reps, work, outdir, ns=args.b_n
                     )
         except CommodelError as exc:
             print(f"experiment.py: {spec}: {exc}", file=sys.stderr)
