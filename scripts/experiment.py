@@ -100,6 +100,9 @@ def main() -> int:
                     study.part_many_to_one(
                         name, platform, P, args.b_sizes, args.b_reps, work, outdir, ns=args.b_n
                     )
+                    study.many_to_one_rto_table(
+                        os.path.join(work, "many-to-one.duckdb"), info["rto_min_s"], outdir
+                    )
         except CommodelError as exc:
             print(f"experiment.py: {spec}: {exc}", file=sys.stderr)
             meta["error"] = str(exc)

@@ -573,7 +573,62 @@ def write_summary(outdir: str, title: str) -> str:
             lines += ["", f"Fitted (even repetitions): M1 = {f['M1']} per n {f['n']}, M2 = {f['M2']}, "
                       f"levels [ms] = {levels}."]  # fmt: skip
         lines.append("")
+    rto = _read(os.path.join(outdir, "b-many-to-one-rto.csv"))
+    if rto:
+        sizes = sorted({int(r["size_bytes"]) for r in rto})
+        lines += [
+            "### many-to-one: repetitions that hit a TCP retransmission timeout",
+            "",
+            "All repetitions (not only the held-out half); a repetition counts when it took at "
+            "least 0.75 RTO_min.",
+            "",
+            "| senders | " + " | ".join(size_label(m) for m in sizes) + " |",
+            "|---:|" + "---:|" * len(sizes),
+        ]
+        by = {(r["senders"], int(r["size_bytes"])): r for r in rto}
+        for n in sorted({r["senders"] for r in rto}, key=int):
+            cells = []
+            for m in sizes:
+                r = by.get((n, m))
+                cells.append("" if r is None else f"{r['rto_reps']}/{r['reps']}")
+            lines.append(f"| {n} | " + " | ".join(cells) + " |")
+        lines.append("")
     path = os.path.join(outdir, "summary.md")
     with open(path, "w", encoding="utf-8") as fh:
         fh.write("\n".join(lines) + "\n")
     return path
+
+
+def many_to_one_rto_table(db: str, rto_min_s: float, outdir: str) -> list[dict[str, Any]]:
+    """Per (n, M) of the latest many-to-one campaign: how many repetitions (all of them)
+    took at least 0.75 RTO_min, i.e. hit a retransmission timeout (the escalation level
+    that matters on the emulated cluster); written to ``b-many-to-one-rto.csv``."""
+    import numpy as np
+
+    from ..db import ResultsDB
+
+    with ResultsDB(db, read_only=True) as rdb:
+        camp = [c for c in rdb.campaigns() if c.benchmark == "many-to-one"][-1]
+        samples = [s for s in rdb.samples(camp.id) if s["quantity"] == "time"]
+    table: dict[tuple[int, int], list[float]] = {}
+    for s in samples:
+        table.setdefault((int(s["n_ranks"]), int(s["size_bytes"])), []).append(float(s["value_s"]))
+    rows = []
+    for (n, m), ts in sorted(table.items()):
+        t = np.asarray(ts)
+        rto = t[t >= 0.75 * rto_min_s]
+        rows.append(
+            {
+                "senders": n - 1,
+                "size_bytes": m,
+                "reps": len(t),
+                "rto_reps": int(len(rto)),
+                "rto_fraction": len(rto) / len(t),
+                "median_s": float(np.median(t)),
+                "min_s": float(t.min()),
+                "median_of_rto_reps_s": float(np.median(rto)) if len(rto) else None,
+                "max_s": float(t.max()),
+            }
+        )
+    write_rows(os.path.join(outdir, "b-many-to-one-rto.csv"), rows)
+    return rows
