@@ -23,7 +23,9 @@ def test_lmo_measure_and_fit(tmp_path):
 
     sec = yaml.safe_load(res.stdout)["lmo"]
     assert len(sec["C"]) == len(sec["t"]) == len(sec["beta"]) == 4
-    assert all(c > 0 for c in sec["C"])  # a roundtrip costs time on loopback too
+    # C_i + C_j is half a zero-byte roundtrip, so the C sum to a positive value; single
+    # C_i may come out below 0 under scheduling noise and are then written as 0
+    assert all(c >= 0 for c in sec["C"]) and sum(sec["C"]) > 0
     assert all(t >= 0 for t in sec["t"])
     assert all(sec["beta"][i][i] is None for i in range(4))
     from commodel.platform import platform_from_dict
