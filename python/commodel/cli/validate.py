@@ -39,7 +39,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help=HELP,
         description="Measure GOAL schedules with `measure pattern` (through `cluster mpirun` "
         "when --cluster is given, else from the database), predict them with every model and "
-        "report, per model, the fraction of makespans and messages within +-10%%, the mean "
+        "report, per model, the fraction of makespans and messages within +-10%, the mean "
         "and worst relative error, error histograms and predicted-against-measured plots.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
