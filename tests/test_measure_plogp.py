@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.mpi, needs_mpi]
 duckdb = pytest.importorskip("duckdb")
 
 SMALL = [
-    "--max-size", "64KiB", "--k-m", "16", "--eps", "0.05", "--max-reps", "30",
+    "--max-size", "64KiB", "--k-m", "16", "--eps", "0.05", "--max-reps", "20",
     "--max-reps-large", "6", "--statistic", "min", "--sat-max-n", "256", "--quiet",
 ]  # fmt: skip
 
@@ -55,7 +55,7 @@ def test_campaign_is_complete_and_printed(campaign):
     assert set([0] + [1 << k for k in range(17)]) <= set(fit.sizes)
     assert max(fit.sizes) == 65536
     for m, reps in zip(fit.sizes, fit.reps):
-        cap = 30 if m < 65536 else 6
+        cap = 20 if m < 65536 else 6
         assert 5 <= reps <= cap, (m, reps)
     assert "LogP/LogGP (Kielmann Table 1)" in res.stdout
     assert re.search(r"^\s+65536\s+\d+\s", res.stdout, re.M)
@@ -122,7 +122,7 @@ def test_db_list_and_plot(campaign, tmp_path):
 def test_sigkill_and_resume_store_every_sample_once(tmp_path):
     db = tmp_path / "r.duckdb"
     # eps so small that every size runs to its repetition cap: long enough to be killed
-    args = ["measure", "plogp", "--db", str(db), "--max-size", "16KiB", "--k-m", "14",
+    args = ["measure", "plogp", "--db", str(db), "--max-size", "2KiB", "--k-m", "11",
             "--eps", "0.0001", "--max-reps", "40", "--max-reps-large", "10", "--quiet",
             "--sat-max-n", "160"]  # fmt: skip
     proc = start(2, *args)
