@@ -255,3 +255,21 @@ def test_demo_models_disagree_where_the_paper_says() -> None:
     assert large.faster("plogpt").startswith("A")
     # B's PlogPT time carries exactly two RTOs more than its no-RTO part would.
     assert large.makespans["plogpt"]["B"] > large.makespans["plogpt"]["A"] + 0.3
+
+
+def test_binary_tree_clamp_is_announced() -> None:
+    data = {
+        "commodel_platform": 1,
+        "name": "t",
+        "nodes": 4,
+        "plogp": PLOGP,
+        "network": {
+            "topology": "binary-tree",
+            "nodes": 4,
+            "unidirectional": {"b": [1e6, 5e6], "d": [0.0, 0.0]},
+        },
+    }
+    platform = platform_from_dict(data, "t.yaml")
+    with pytest.warns(UserWarning, match=r"network\.unidirectional\.b\[1\] = 5e\+06"):
+        params = platform.engine_params("plogpt")
+    assert params["topology"]["b"] == [1e6, 5e6]  # the engine applies the clamp

@@ -252,6 +252,7 @@ def topology_params(network: Any) -> dict[str, Any]:
             out["d"] = d
         return out
     # binary tree (commodel.platform.Network or BinaryTree)
+    _warn_clamp(network)
     out = {
         "kind": "binary-tree",
         "nodes": network.nodes,
@@ -265,6 +266,26 @@ def topology_params(network: Any) -> dict[str, Any]:
     if latency is not None:
         out["latency"] = [_ps(v) for v in latency]
     return out
+
+
+def _warn_clamp(network: Any) -> None:
+    """PlogPT III-A: b(h+1) > 2 b(h) acts as 2 b(h) (the engine clamps); say so."""
+    import warnings
+
+    tables = [("unidirectional", network.unidirectional)]
+    if network.bidirectional is not None:
+        tables.append(("bidirectional", network.bidirectional))
+    for name, levels in tables:
+        b = list(levels.b)
+        for h in range(1, len(b)):
+            if b[h] > 2 * b[h - 1]:
+                warnings.warn(
+                    f"network.{name}.b[{h}] = {b[h]:g} B/s exceeds 2 b({h}) = "
+                    f"{2 * b[h - 1]:g} B/s; PlogPT treats it as {2 * b[h - 1]:g} (III-A)",
+                    UserWarning,
+                    stacklevel=3,
+                )
+                b[h] = 2 * b[h - 1]
 
 
 def placement_params(platform: Platform) -> dict[str, Any]:
