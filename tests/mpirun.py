@@ -129,9 +129,24 @@ def kill_group(proc: subprocess.Popen) -> None:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
     proc.communicate()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + 60
     while time.monotonic() < deadline and any(_alive(p) for p in pids):
         time.sleep(0.05)
+
+
+def connect_when_released(path, timeout: float = 60.0):
+    """A read-write DuckDB connection to ``path`` once killed processes let go of its lock
+    (a process killed while writing may take a moment to exit on a loaded machine)."""
+    import duckdb
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            return duckdb.connect(str(path))
+        except duckdb.IOException as exc:
+            if "lock" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def _alive(pid: int) -> bool:

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from mpirun import commodel, kill_group, needs_mpi, run, start
+from mpirun import commodel, connect_when_released, kill_group, needs_mpi, run, start
 
 pytestmark = [pytest.mark.mpi, needs_mpi]
 
@@ -136,7 +136,7 @@ def test_sigkill_and_resume_store_every_sample_once(tmp_path):
         time.sleep(0.05)
     assert proc.poll() is None, "the campaign finished before it could be killed"
     kill_group(proc)
-    with duckdb.connect(str(db)) as con:  # read-write: replays the write-ahead log
+    with connect_when_released(db) as con:  # read-write: replays the write-ahead log
         status, runs = con.execute("SELECT status, runs FROM campaigns").fetchone()
         (before,) = con.execute("SELECT count(*) FROM samples").fetchone()
     assert status == "running" and runs == 1 and before > 0
