@@ -9,6 +9,7 @@ namespaces cannot be created, or when mpirun or mpi4py is missing.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
 import shutil
@@ -126,3 +127,52 @@ def test_validate_on_two_rack_8(tmp_path):
     assert summ[("plogp", "makespans")]["count"] == "0"
     assert "plogp" in run.stdout and "unavailable" in run.stdout
     assert time.monotonic() - t0 < 120
+
+
+@pytest.mark.cluster
+@pytest.mark.mpi
+@pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or "")
+def test_validate_killed_midway_leaves_nothing_after_down(tmp_path):
+    """SIGKILL `validate` while its ranks run; `cluster down` must still clean everything."""
+    import signal
+
+    plat = tmp_path / "nominal.yaml"
+    plat.write_text(PLATFORM)
+    sched = str(tmp_path / "alltoall-xor-pairwise-1MiB.goal")
+    made = _commodel(
+        "schedule", "alltoall-xor-pairwise", "--ranks", "8", "--size", "1MiB", "-o", sched
+    )
+    assert made.returncode == 0, made.stderr
+    proc = None
+    try:
+        up = _commodel("cluster", "up", "--spec", SPEC, "--name", NAME)
+        assert up.returncode == 0, up.stderr
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "commodel", "validate", "--platform", str(plat),
+             "--schedules", sched, "--cluster", NAME, "--db", str(tmp_path / "k.duckdb"),
+             "--reps", "50", "--models", "hockney", "-o", str(tmp_path / "r")],
+            env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + 60
+        ranks = ""
+        while time.monotonic() < deadline and not ranks:
+            time.sleep(0.5)
+            ranks = subprocess.run(
+                ["ip", "netns", "pids", f"cm-{NAME}-h7"], capture_output=True, text=True
+            ).stdout.strip()
+        assert ranks, "the ranks never started"
+        time.sleep(2)  # in the middle of the measurement
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        down = _commodel("cluster", "down", "--name", NAME)
+        if proc is not None:
+            # what is left of our own process group (the `cluster mpirun` it started), by id
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+    assert down.returncode == 0, down.stderr
+    assert "processes stopped" in down.stdout
+    assert int(down.stdout.split(" processes stopped")[0].split()[-1]) > 0
+    assert _our_namespaces() == []
+    assert not os.path.exists(f"/run/commodel/{NAME}.json")
