@@ -357,3 +357,35 @@ def test_cluster_demo_needs_root(monkeypatch, capsys):
     monkeypatch.setattr(os, "geteuid", lambda: 1000)
     assert main(["validate", "demo"]) == 2
     assert "needs root" in capsys.readouterr().err
+
+
+def test_validate_random_generates_seeded_schedules(stored, tmp_path, capsys):
+    plat, _sched, _db = stored
+    out = tmp_path / "rnd"
+    missing = str(tmp_path / "none.duckdb")
+    args = [
+        "validate",
+        "random",
+        "--platform",
+        plat,
+        "--degree",
+        "2",
+        "--trials",
+        "3",
+        "--seed",
+        "5",
+    ]
+    assert main([*args, "--size", "4KiB", "--db", missing, "-o", str(out)]) == 2
+    assert "no such results database" in capsys.readouterr().err
+    names = sorted(os.listdir(out / "schedules"))
+    assert names == [f"random-pairs-d2-s{s}-P2.goal" for s in (5, 6, 7)]
+    from commodel.schedules import collective, read_goal
+
+    got = read_goal(str(out / "schedules" / names[1]))
+    want = collective("random-pairs", 2, 4096, seed=6, degree=2)
+    assert got.num_ranks == want.num_ranks == 2
+
+    def ops(sched):  # labels aside (the GOAL writer names unlabelled operations)
+        return [[op[:4] + op[5:] for op in sched.rank_ops(r)] for r in range(2)]
+
+    assert ops(got) == ops(want)
