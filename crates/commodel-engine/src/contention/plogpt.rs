@@ -33,6 +33,7 @@ use crate::engine::{Entering, Lookahead, Network, XferEvent, XferId};
 use crate::models::Table;
 use crate::time::{Time, PS_PER_S};
 use crate::topology::{Levels, Route, Topology};
+use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::VecDeque;
 
@@ -63,8 +64,8 @@ pub struct PlogptNet {
     node: Vec<u32>,
     p: PlogptParams,
     fluid: Fluid,
-    /// Per transfer: height of its route, message size, g(m) both ways.
-    info: Vec<XferInfo>,
+    /// Per transfer in flight: height of its route, size, nodes.
+    info: FxHashMap<XferId, XferInfo>,
     /// Per flow id: whether it is priced bidirectionally.
     bidir: Vec<bool>,
     /// Per destination node: recent Isend entries (time, transfer, height).
@@ -101,7 +102,7 @@ impl PlogptNet {
             node,
             p,
             fluid,
-            info: Vec::new(),
+            info: FxHashMap::default(),
             bidir: Vec::new(),
             entries: vec![VecDeque::new(); n],
             out: OutQueue::new(),
@@ -118,13 +119,6 @@ impl PlogptNet {
     fn push(&mut self, t: Time, kind: u8, x: XferId) {
         self.out.push(Reverse((t, self.seq, kind, x)));
         self.seq += 1;
-    }
-
-    fn info(&mut self, x: XferId) -> &mut XferInfo {
-        if self.info.len() <= x as usize {
-            self.info.resize(x as usize + 1, XferInfo::default());
-        }
-        &mut self.info[x as usize]
     }
 
     fn height(&self, src: u32, dst: u32) -> u32 {
@@ -173,7 +167,7 @@ impl PlogptNet {
                 continue;
             }
             let x = f.xfer;
-            let inf = self.info[x as usize];
+            let inf = self.info[&x];
             let receiving = inf.src_node != inf.dst_node
                 && !self.fluid.on[self.topo.node_down(inf.src_node) as usize].is_empty();
             let bidir = receiving && (self.p.g_bidir.is_some() || self.topo.levels_bidir.is_some());
@@ -245,12 +239,15 @@ impl Network for PlogptNet {
         let (a, b) = (self.node[src as usize], self.node[dst as usize]);
         let mut route = std::mem::take(&mut self.route);
         self.topo.route_into(a, b, &mut route);
-        *self.info(xfer) = XferInfo {
-            height: route.height,
-            bytes,
-            dst_node: b,
-            src_node: a,
-        };
+        self.info.insert(
+            xfer,
+            XferInfo {
+                height: route.height,
+                bytes,
+                dst_node: b,
+                src_node: a,
+            },
+        );
         // The work is set when the flow first gets a rate (recompute).
         self.fluid.add(now, xfer, &route.resources, 0.0, 1.0);
         self.route = route;
@@ -288,7 +285,7 @@ impl Network for PlogptNet {
                 }
             }
             for &(_, x, rate) in &done {
-                let inf = self.info[x as usize];
+                let inf = self.info.remove(&x).expect("transfer in flight");
                 let mut delayed = false;
                 if let Some(rto) = self.p.rto.clone() {
                     let h = inf.height;
