@@ -298,6 +298,14 @@ impl Fluid {
                 self.heap.push(Reverse((t, f.xfer, id, f.version)));
             }
         }
+        // Superseded finish times stay in the heap until their time; drop them
+        // when they outnumber the flows (keeps memory proportional to flows).
+        if self.heap.len() > 4 * (self.flows.len() - self.free.len()) + 1024 {
+            let flows = &self.flows;
+            self.heap.retain(|Reverse((_, _, id, v))| {
+                flows[*id as usize].live && flows[*id as usize].version == *v
+            });
+        }
     }
 }
 
