@@ -19,6 +19,9 @@ def test_switch_heights_of_table2():
     assert T.switch_heights(TABLE2_B, TABLE2_D, 1e-4) == [1, 2, 3, 4, 5]
     assert T.p_s(1.0, 1e-4, 2.0, 1e-4, 1, 0.01) is False
     assert T.p_s(1.0, 1e-4, 1.0, 1e-4, 1, 0.01)  # log(2)^2 = 0.48 > 0.01
+    # delays below 1 us are noise: 0 and 0.5 us are the same delay for P_S
+    assert T.p_s(1.0, 0.0, 2.0, 0.5e-6, 1, 0.01) is False
+    assert T.p_s(1.0, 0.0, 2.0, 6e-6, 1, 0.01)
 
 
 def _samples(nodes, b, d_load, d_idle, bidirectional=True):

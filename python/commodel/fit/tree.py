@@ -9,7 +9,8 @@
   below 0.
 * Switch heights: P_S(h, h+1) (eq. 5) holds when
   (log(2 b(h) / b(h+1)))^2 + (log(d(h) / d(h+1)))^2 > eps_S; a switch is inferred between
-  h and h+1 then. d values are floored at 1 ns for the logarithm.
+  h and h+1 then. d values below 1 us are taken as 1 us in the logarithm: below that a
+  ping-pong difference is noise, and a ratio of two near-zero delays means nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from .assemble import fitter
 from .stats import central
 
 EPS_S_DEFAULT = 0.05
+D_FLOOR = 1e-6  # s: d(h) below this is noise for P_S
 
 
 @dataclass
@@ -41,7 +43,7 @@ class TreeFit:
 
 def p_s(b_h: float, d_h: float, b_h2: float, d_h2: float, dh: int, eps_s: float) -> bool:
     """PlogPT eq. 5 for heights h and h' = h + dh."""
-    floor = 1e-9
+    floor = D_FLOOR
     x = math.log((2**dh) * b_h / b_h2)
     y = math.log(max(d_h, floor) / max(d_h2, floor))
     return x * x + y * y > eps_s
