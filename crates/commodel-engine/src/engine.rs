@@ -114,7 +114,7 @@ struct Engine<'a, N: Network> {
     queue: BinaryHeap<Reverse<(Time, u64, Ev)>>,
     stamp: u64,
     progress: Countdown,
-    /// Per op: start time (recvs/sends), later finish.
+    /// Per op: start time (kept only when messages are recorded).
     start: Vec<Time>,
     finish_rank: Vec<Time>,
     cpu_free: Vec<Time>,
@@ -123,16 +123,14 @@ struct Engine<'a, N: Network> {
     posted: Matcher,
     /// Arrived (eager) or announced (rendezvous) messages not yet matched (payload: send op).
     unexpected: Matcher,
-    /// Per send op: matched receive (u32::MAX if none yet).
-    partner: Vec<OpId>,
+    /// Rendezvous sends matched and waiting for their data: the receive.
+    partner: rustc_hash::FxHashMap<OpId, OpId>,
     events: u64,
     record: bool,
     messages: Vec<MessageRecord>,
     rtos: Vec<RtoEvent>,
     buf: Vec<XferEvent>,
 }
-
-const NONE: OpId = u32::MAX;
 
 impl<'a, N: Network> Engine<'a, N> {
     fn new(s: &'a Schedule, net: &'a mut N, rendezvous: Option<u64>, record: bool) -> Self {
@@ -159,13 +157,13 @@ impl<'a, N: Network> Engine<'a, N> {
             queue: BinaryHeap::new(),
             stamp: 0,
             progress: Countdown::new(s),
-            start: vec![0; n],
+            start: if record { vec![0; n] } else { Vec::new() },
             finish_rank: vec![0; p],
             cpu_free: vec![0; p * ncpu],
             ncpu,
             posted: Matcher::new(&tag_wild),
             unexpected: Matcher::new(&wild),
-            partner: vec![NONE; n],
+            partner: Default::default(),
             events: 0,
             record,
             messages: Vec::new(),
@@ -271,7 +269,10 @@ impl<'a, N: Network> Engine<'a, N> {
                 if self.s.size(send) <= self.rdv {
                     self.envelope(t, send);
                 } else {
-                    let recv = self.partner[send as usize];
+                    let recv = self
+                        .partner
+                        .remove(&send)
+                        .expect("rendezvous data arrives after its match");
                     self.complete_recv(t, send, recv);
                 }
             }
@@ -301,11 +302,11 @@ impl<'a, N: Network> Engine<'a, N> {
 
     /// `send` and `recv` matched at `t` (both are known to the receiver).
     fn matched(&mut self, t: Time, send: OpId, recv: OpId) {
-        self.partner[send as usize] = recv;
         if self.s.size(send) <= self.rdv {
             // Eager: matching happens on arrival, or later when the recv is posted.
             self.complete_recv(t, send, recv);
         } else {
+            self.partner.insert(send, recv);
             let l = self
                 .net
                 .control_latency(self.s.peer(send), self.s.rank_of(send));
@@ -333,7 +334,9 @@ impl<'a, N: Network> Engine<'a, N> {
 
     fn started(&mut self, op: OpId, t: Time) {
         self.progress.start(op);
-        self.start[op as usize] = t;
+        if self.record {
+            self.start[op as usize] = t;
+        }
         let rank = self.s.rank_of(op) as usize;
         self.finish_rank[rank] = self.finish_rank[rank].max(t);
         for i in 0..self.s.irequirers(op).len() {
