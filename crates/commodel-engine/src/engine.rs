@@ -28,9 +28,9 @@
 //! that time, in transfer order. Results are bit-for-bit repeatable.
 
 use crate::countdown::{Countdown, Progress};
-use crate::matching::Matcher;
+use crate::matching::{self, Matcher};
 use crate::outcome::{Deadlock, MessageRecord, Outcome, RtoEvent, SimError, StuckOp};
-use crate::schedule::{OpId, OpKind, Schedule, ANY};
+use crate::schedule::{OpId, OpKind, Schedule};
 use crate::time::{Time, PS_PER_NS};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -136,19 +136,7 @@ impl<'a, N: Network> Engine<'a, N> {
     fn new(s: &'a Schedule, net: &'a mut N, rendezvous: Option<u64>, record: bool) -> Self {
         let p = s.num_ranks() as usize;
         let n = s.num_ops();
-        let mut wild = vec![false; p];
-        let mut tag_wild = vec![false; p];
-        for r in 0..p as u32 {
-            for op in s.ops_of(r) {
-                match s.kind(op) {
-                    OpKind::Recv if s.peer(op) == ANY || s.tag(op) == ANY => {
-                        wild[r as usize] = true
-                    }
-                    OpKind::Send if s.tag(op) == ANY => tag_wild[s.peer(op) as usize] = true,
-                    _ => {}
-                }
-            }
-        }
+        let (posted, unexpected) = matching::matchers_for(s);
         let ncpu = s.max_cpu() as usize + 1;
         Engine {
             s,
@@ -161,8 +149,8 @@ impl<'a, N: Network> Engine<'a, N> {
             finish_rank: vec![0; p],
             cpu_free: vec![0; p * ncpu],
             ncpu,
-            posted: Matcher::new(&tag_wild),
-            unexpected: Matcher::new(&wild),
+            posted,
+            unexpected,
             partner: Default::default(),
             events: 0,
             record,

@@ -34,9 +34,9 @@
 //! zero-byte message gets `(s-1)·G = -G` there too.
 
 use crate::countdown::{Countdown, Progress};
-use crate::matching::Matcher;
+use crate::matching::{self, Matcher};
 use crate::outcome::{Deadlock, MessageRecord, Outcome, SimError, StuckOp};
-use crate::schedule::{OpId, OpKind, Schedule, ANY};
+use crate::schedule::{OpId, OpKind, Schedule};
 use crate::stdsort;
 use crate::time::Time;
 use std::cmp::Reverse;
@@ -188,23 +188,7 @@ fn run(
     let ncpu = schedule.max_cpu() as usize + 1;
     let nnic = schedule.max_nic() as usize + 1;
     let n = schedule.num_ops();
-    // Which ranks may see wildcard queries: receives with a wildcard search
-    // the unexpected queue; sends with a wildcard tag search posted receives.
-    let mut uq_wild = vec![false; p];
-    let mut rq_wild = vec![false; p];
-    for r in 0..p as u32 {
-        for op in schedule.ops_of(r) {
-            match schedule.kind(op) {
-                OpKind::Recv if schedule.peer(op) == ANY || schedule.tag(op) == ANY => {
-                    uq_wild[r as usize] = true
-                }
-                OpKind::Send if schedule.tag(op) == ANY => {
-                    rq_wild[schedule.peer(op) as usize] = true
-                }
-                _ => {}
-            }
-        }
-    }
+    let (rq, uq) = matching::matchers_for(schedule);
     let sim = Sim {
         s: schedule,
         p: *params,
@@ -218,8 +202,8 @@ fn run(
         check: Vec::new(),
         queue: BinaryHeap::new(),
         stamp: 0,
-        rq: Matcher::new(&rq_wild),
-        uq: Matcher::new(&uq_wild),
+        rq,
+        uq,
         events: 0,
         groups: Vec::new(),
         literal,

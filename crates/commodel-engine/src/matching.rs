@@ -14,7 +14,7 @@
 //! the unexpected messages) also keep an index in posting order, scanned from
 //! the oldest entry; only entries that do not match are passed over.
 
-use crate::schedule::ANY;
+use crate::schedule::{OpKind, Schedule, ANY};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 
@@ -54,6 +54,29 @@ pub struct Matcher {
     /// that may be queried with a wildcard.
     ordered: Vec<Option<BTreeMap<u64, u32>>>,
     next_seq: u64,
+}
+
+/// The matchers an engine needs for `s`: (posted receives, unexpected
+/// messages), each registered for wildcard queries only on the ranks that
+/// can get them — a send with a wildcard tag searches its destination's
+/// posted receives; a receive with a wildcard source or tag searches its own
+/// rank's unexpected messages.
+pub fn matchers_for(s: &Schedule) -> (Matcher, Matcher) {
+    let p = s.num_ranks() as usize;
+    let mut posted_wild = vec![false; p];
+    let mut unexpected_wild = vec![false; p];
+    for r in 0..p as u32 {
+        for op in s.ops_of(r) {
+            match s.kind(op) {
+                OpKind::Recv if s.peer(op) == ANY || s.tag(op) == ANY => {
+                    unexpected_wild[r as usize] = true
+                }
+                OpKind::Send if s.tag(op) == ANY => posted_wild[s.peer(op) as usize] = true,
+                _ => {}
+            }
+        }
+    }
+    (Matcher::new(&posted_wild), Matcher::new(&unexpected_wild))
 }
 
 #[inline]
