@@ -295,10 +295,7 @@ impl ScheduleBuilder {
         let mut s = Schedule {
             num_ranks: p,
             rank_start: Vec::with_capacity(p as usize + 1),
-            kind: Vec::with_capacity(n),
-            peer: Column::with_capacity(n, max_peer),
-            tag: Column::with_capacity(n, max_tag),
-            size_of: Column::with_capacity(n, sizes.len() as u32),
+            ops: OpTable::with_capacity(n, max_peer.max(max_tag).max(sizes.len() as u32)),
             sizes,
             cpu: if max_cpu > 0 {
                 Vec::with_capacity(n)
@@ -333,10 +330,7 @@ impl ScheduleBuilder {
         for r in self.ranks {
             s.rank_start.push(base);
             for op in &r.ops {
-                s.kind.push(op.kind);
-                s.peer.push(op.peer);
-                s.tag.push(op.tag);
-                s.size_of.push(size_index[&op.size]);
+                s.ops.push(op.kind, op.peer, op.tag, size_index[&op.size]);
                 if max_cpu > 0 {
                     s.cpu.push(op.cpu);
                 }
@@ -385,41 +379,94 @@ impl ScheduleBuilder {
     }
 }
 
-/// A column of u32 values stored in 16 bits when they all fit
-/// ([`ANY`] is kept as 0xFFFF then).
-#[derive(Clone)]
-enum Column {
-    Narrow(Vec<u16>),
-    Wide(Vec<u32>),
+/// An operation's hot fields in one record, so that an engine touching an
+/// operation reads one cache line: 8 bytes when peers, tags and size
+/// indices fit in 16 bits ([`ANY`] kept as 0xFFFF then), 16 otherwise.
+#[derive(Clone, Copy)]
+struct NarrowOp {
+    kind: OpKind,
+    peer: u16,
+    tag: u16,
+    size: u16,
 }
 
-impl Column {
-    fn with_capacity(n: usize, max: u32) -> Column {
+#[derive(Clone, Copy)]
+struct WideOp {
+    kind: OpKind,
+    peer: u32,
+    tag: u32,
+    size: u32,
+}
+
+#[derive(Clone)]
+enum OpTable {
+    Narrow(Vec<NarrowOp>),
+    Wide(Vec<WideOp>),
+}
+
+#[inline]
+fn narrow(v: u32) -> u16 {
+    if v == ANY {
+        u16::MAX
+    } else {
+        v as u16
+    }
+}
+
+#[inline]
+fn widen(v: u16) -> u32 {
+    if v == u16::MAX {
+        ANY
+    } else {
+        v as u32
+    }
+}
+
+impl OpTable {
+    /// `max`: the largest peer, tag (other than [`ANY`]) or size index.
+    fn with_capacity(n: usize, max: u32) -> OpTable {
         if max < u16::MAX as u32 {
-            Column::Narrow(Vec::with_capacity(n))
+            OpTable::Narrow(Vec::with_capacity(n))
         } else {
-            Column::Wide(Vec::with_capacity(n))
+            OpTable::Wide(Vec::with_capacity(n))
         }
     }
     #[inline]
-    fn push(&mut self, v: u32) {
+    fn push(&mut self, kind: OpKind, peer: u32, tag: u32, size: u32) {
         match self {
-            Column::Narrow(c) => c.push(if v == ANY { u16::MAX } else { v as u16 }),
-            Column::Wide(c) => c.push(v),
+            OpTable::Narrow(t) => t.push(NarrowOp {
+                kind,
+                peer: narrow(peer),
+                tag: narrow(tag),
+                size: size as u16,
+            }),
+            OpTable::Wide(t) => t.push(WideOp {
+                kind,
+                peer,
+                tag,
+                size,
+            }),
         }
     }
     #[inline]
-    fn get(&self, i: usize) -> u32 {
+    fn len(&self) -> usize {
         match self {
-            Column::Narrow(c) => {
-                let v = c[i];
-                if v == u16::MAX {
-                    ANY
-                } else {
-                    v as u32
-                }
+            OpTable::Narrow(t) => t.len(),
+            OpTable::Wide(t) => t.len(),
+        }
+    }
+    /// (kind, peer, tag, size index) of operation `i`.
+    #[inline]
+    fn get(&self, i: usize) -> (OpKind, u32, u32, u32) {
+        match self {
+            OpTable::Narrow(t) => {
+                let o = t[i];
+                (o.kind, widen(o.peer), widen(o.tag), o.size as u32)
             }
-            Column::Wide(c) => c[i],
+            OpTable::Wide(t) => {
+                let o = t[i];
+                (o.kind, o.peer, o.tag, o.size)
+            }
         }
     }
 }
@@ -429,20 +476,17 @@ pub type OpId = u32;
 
 /// An immutable, checked schedule. See the module documentation.
 ///
-/// Stored as columns (structure of arrays): peers, tags and size indices in
-/// 16 bits when they fit, sizes in a table of distinct values, cpu and nic
-/// only when used, and dependents in compressed rows. A 4096-rank
-/// all-to-all (33.5 M operations) needs about 11 bytes per operation plus
-/// 4 per dependency edge.
+/// Stored compactly: each operation's kind, peer, tag and size index in one
+/// 8-byte record when they fit in 16 bits (16 bytes otherwise), sizes in a
+/// table of distinct values, cpu and nic only when used, and dependents in
+/// compressed rows. A 4096-rank all-to-all (33.5 M operations) needs about
+/// 12 bytes per operation plus 4 per dependency edge.
 #[derive(Clone)]
 pub struct Schedule {
     num_ranks: u32,
     rank_start: Vec<u32>,
-    kind: Vec<OpKind>,
-    peer: Column,
-    tag: Column,
-    /// Index into `sizes`.
-    size_of: Column,
+    /// Kind, peer, tag and index into `sizes` of each operation.
+    ops: OpTable,
     sizes: Vec<u64>,
     /// Empty when every operation uses cpu 0 (likewise `nic`).
     cpu: Vec<u8>,
@@ -464,7 +508,7 @@ impl Schedule {
         self.num_ranks
     }
     pub fn num_ops(&self) -> usize {
-        self.kind.len()
+        self.ops.len()
     }
     /// Global ids of `rank`'s operations, in local order.
     pub fn ops_of(&self, rank: u32) -> std::ops::Range<OpId> {
@@ -478,7 +522,7 @@ impl Schedule {
     #[inline]
     pub fn rank_of(&self, op: OpId) -> u32 {
         let p = self.num_ranks as usize;
-        let n = self.kind.len().max(1) as u64;
+        let n = self.ops.len().max(1) as u64;
         let mut r = ((op as u64 * p as u64) / n).min(p as u64 - 1) as usize;
         for _ in 0..4 {
             if self.rank_start[r] > op {
@@ -507,19 +551,19 @@ impl Schedule {
     }
     #[inline]
     pub fn kind(&self, id: OpId) -> OpKind {
-        self.kind[id as usize]
+        self.ops.get(id as usize).0
     }
     #[inline]
     pub fn peer(&self, id: OpId) -> u32 {
-        self.peer.get(id as usize)
+        self.ops.get(id as usize).1
     }
     #[inline]
     pub fn tag(&self, id: OpId) -> u32 {
-        self.tag.get(id as usize)
+        self.ops.get(id as usize).2
     }
     #[inline]
     pub fn size(&self, id: OpId) -> u64 {
-        self.sizes[self.size_of.get(id as usize) as usize]
+        self.sizes[self.ops.get(id as usize).3 as usize]
     }
     #[inline]
     pub fn cpu(&self, id: OpId) -> u8 {
