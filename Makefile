@@ -1,14 +1,18 @@
 # commodel — `make` or `make help` lists the targets.
 #
-# `make demo` and `make test` set everything up themselves: the Python package (built with
-# maturin through pip, editable) and its Python dependencies; as root, also the system
-# packages (Open MPI, iproute2, ...) that some tests need. Not root and MPI missing: those
-# tests are skipped with a reason; `sudo make deps` installs the packages.
+# `make demo` and `make test` set everything up themselves, in either order, any number of
+# times: a virtual environment `.venv` with the Python package (built with maturin through
+# pip, editable) and its Python dependencies; as root, also the system packages (Open MPI,
+# iproute2, ...) that some tests need. Not root and MPI missing: those tests are skipped with
+# a reason; `sudo make deps` installs the packages (then `make test` adds mpi4py itself).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
+# The interpreter that creates the virtual environment; everything then runs in `.venv`.
 PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
 CARGO ?= cargo
 PYTEST_ARGS ?=
 
@@ -17,15 +21,21 @@ APT_PACKAGES := openmpi-bin libopenmpi-dev iproute2 ethtool procps
 # A command from each of them; all present means nothing to install.
 APT_COMMANDS := mpirun mpicc ip ethtool ps
 
-# The package is rebuilt when the Rust sources or the build configuration change.
+# The package is rebuilt when the Rust sources or the build configuration change, or when
+# the extras it needs change: `measure` (mpi4py) joins `dev` once Open MPI (mpicc) is
+# present. The stamp lives in the venv (deleting .venv forgets it) and the extras in a file
+# rewritten only when they change, so a `make demo` before Open MPI is installed does not
+# keep a later `make test` from installing mpi4py.
 RUST_SOURCES := $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null)
-INSTALL_STAMP := build/.installed
+EXTRAS := $(shell command -v mpicc >/dev/null 2>&1 && echo dev,measure || echo dev)
+EXTRAS_FILE := $(VENV)/.commodel-extras
+INSTALL_STAMP := $(VENV)/.commodel-installed
 
 # Open MPI refuses to start as root without these (CI and containers run as root).
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: help deps install demo test test-rust test-python lint format bench clean
+.PHONY: help deps install demo test test-rust test-python lint format bench clean wheel wheel-smoke FORCE
 
 help:
 	@echo "commodel: predict MPI communication time on commodity clusters"
@@ -34,14 +44,15 @@ help:
 	@echo "  make test     set up (if needed) and run every test (cargo test, pytest)"
 	@echo "  make lint     cargo fmt --check, cargo clippy -D warnings, ruff check, ruff format --check"
 	@echo "  make format   apply cargo fmt and ruff format"
-	@echo "  make install  pip install -e '.[dev]' (plus mpi4py when Open MPI is installed)"
+	@echo "  make install  create .venv and pip install -e '.[dev]' (plus mpi4py with Open MPI)"
+	@echo "  make wheel-smoke  build the wheel, install it in a fresh venv, run 'commodel demo'"
 	@echo "  make deps     install the Debian packages (Open MPI, iproute2, ...); needs root"
 	@echo "  make bench    run the benchmarks (benches/run.py; slow, not part of the tests)"
 	@echo "  make clean    remove build outputs"
 	@echo "  make experiment  the validation study on the emulated clusters (root; EXPERIMENT_ARGS=...)"
 	@echo "  make demo-cluster  as root: measure Alltoall A and B on an emulated 8-host cluster"
 	@echo
-	@echo "Variables: PYTHON=$(PYTHON)  PYTEST_ARGS='$(PYTEST_ARGS)'"
+	@echo "Variables: PYTHON=$(PYTHON) (creates $(VENV))  PYTEST_ARGS='$(PYTEST_ARGS)'"
 
 # System packages: installed only when one of their commands is missing.
 deps:
@@ -57,19 +68,29 @@ deps:
 		echo "      Install them with: sudo make deps"; \
 	fi
 
-# pip install -e; with Open MPI present (mpicc) the `measure` extra adds mpi4py.
-$(INSTALL_STAMP): pyproject.toml Cargo.toml Cargo.lock $(RUST_SOURCES)
-	@extras=dev; if command -v mpicc >/dev/null; then extras=dev,measure; fi; \
-	echo "install: $(PYTHON) -m pip install -e '.[$$extras]'"; \
-	$(PYTHON) -m pip install --quiet --disable-pip-version-check -e ".[$$extras]"
-	@mkdir -p $(dir $@) && touch $@
+$(PY):
+	@echo "venv: $(PYTHON) -m venv $(VENV)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --disable-pip-version-check --upgrade pip
+
+# Rewritten only when the wanted extras differ from the recorded ones (a value file).
+$(EXTRAS_FILE): FORCE | $(PY)
+	@[ "$$(cat $@ 2>/dev/null)" = "$(EXTRAS)" ] || echo "$(EXTRAS)" > $@
+
+# pip install -e into the venv; with Open MPI present (mpicc) the `measure` extra adds mpi4py.
+$(INSTALL_STAMP): $(EXTRAS_FILE) pyproject.toml Cargo.toml Cargo.lock $(RUST_SOURCES) | $(PY)
+	@echo "install: $(PY) -m pip install -e '.[$(EXTRAS)]'"
+	@$(PY) -m pip install --quiet --disable-pip-version-check -e ".[$(EXTRAS)]"
+	@touch $@
+
+FORCE:
 
 install:
 	@rm -f $(INSTALL_STAMP)
 	@$(MAKE) --no-print-directory $(INSTALL_STAMP)
 
 demo: $(INSTALL_STAMP)
-	@$(PYTHON) -m commodel demo
+	@$(PY) -m commodel demo
 
 test: deps
 	@# a new make, so that the install sees what `deps` has just installed
@@ -79,33 +100,44 @@ test-rust:
 	$(CARGO) test --workspace
 
 test-python: $(INSTALL_STAMP)
-	$(PYTHON) -m pytest $(PYTEST_ARGS)
+	$(PY) -m pytest $(PYTEST_ARGS)
 
-lint:
-	@$(PYTHON) -m ruff --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet ruff
+lint: $(INSTALL_STAMP)
 	$(CARGO) fmt --all --check
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
-	$(PYTHON) -m ruff check python tests
-	$(PYTHON) -m ruff format --check python tests
+	$(PY) -m ruff check python tests
+	$(PY) -m ruff format --check python tests
 
-format:
+format: $(INSTALL_STAMP)
 	$(CARGO) fmt --all
-	$(PYTHON) -m ruff format python tests
+	$(PY) -m ruff format python tests
 
 bench: $(INSTALL_STAMP)
-	@if [ -f benches/run.py ]; then $(PYTHON) benches/run.py; \
+	@if [ -f benches/run.py ]; then $(PY) benches/run.py; \
 	else echo "bench: benches/run.py does not exist yet"; fi
 
 clean:
 	$(CARGO) clean
-	rm -rf build dist .pytest_cache .ruff_cache .hypothesis bench-out
+	rm -rf build dist .pytest_cache .ruff_cache .hypothesis bench-out $(VENV)
 	rm -f python/commodel/_engine*.so python/commodel/_engine*.pyd
 	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
 
 # The validation study (scripts/experiment.py --help; results in docs/results/). Root.
 .PHONY: experiment demo-cluster
 experiment: $(INSTALL_STAMP)
-	$(PYTHON) scripts/experiment.py $(EXPERIMENT_ARGS)
+	$(PY) scripts/experiment.py $(EXPERIMENT_ARGS)
 
 demo-cluster: $(INSTALL_STAMP)
-	@$(PYTHON) -m commodel demo --cluster
+	@$(PY) -m commodel demo --cluster
+
+# A real wheel (not editable), installed into a fresh venv of its own, must run the demo.
+WHEEL_VENV := build/wheel-venv
+wheel: $(INSTALL_STAMP)
+	@rm -rf dist && $(PY) -m maturin build --release --quiet --out dist
+	@ls dist/*.whl
+
+wheel-smoke: wheel
+	@rm -rf $(WHEEL_VENV) && $(PYTHON) -m venv $(WHEEL_VENV)
+	@$(WHEEL_VENV)/bin/python -m pip install --quiet --disable-pip-version-check dist/*.whl
+	@cd build && wheel-venv/bin/commodel demo >wheel-demo.out && head -n 3 wheel-demo.out
+	@grep -q "1 MiB" build/wheel-demo.out && echo "wheel-smoke: the installed wheel ran 'commodel demo'"
