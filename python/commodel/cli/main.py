@@ -36,6 +36,7 @@ SUBCOMMANDS = [
     "predict",
     "demo",
     "measure",
+    "calibrate",
     "fit",
     "db",
     "plot",

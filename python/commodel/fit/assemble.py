@@ -1,8 +1,8 @@
 """``commodel fit``: a platform file from the campaigns of a results database.
 
 Each benchmark contributes its section: ``plogp`` -> ``plogp``; ``tree`` -> ``network``
-(binary tree) and ``tcp.eps_S``; ``lmo`` -> ``lmo``; ``many-to-one`` / ``one-to-many`` ->
-``many_to_one``. By default the latest complete campaign of every benchmark is used;
+(binary tree); ``lmo`` -> ``lmo``; ``many-to-one`` / ``one-to-many`` -> ``many_to_one``;
+``tcp`` -> ``tcp``. By default the latest complete campaign of every benchmark is used;
 ``--campaign ID`` (repeatable) picks campaigns explicitly. The output depends only on the
 stored samples, so fitting the same database twice gives the same file.
 """
@@ -54,7 +54,7 @@ def _load_optional_fitters() -> None:
     # each module registers itself with @fitter when imported
     import importlib
 
-    for name in ("tree", "lmo", "manytoone"):
+    for name in ("tree", "lmo", "manytoone", "tcp"):
         try:
             importlib.import_module(f"{__package__}.{name}")
         except ModuleNotFoundError as exc:

@@ -1,0 +1,231 @@
+"""``commodel calibrate``: every measurement the models need, in one mpirun, then the fit.
+
+The parts run one after another on all ranks, each as its own campaign in the results
+database (the same campaigns ``commodel measure ...`` writes):
+
+========== ========= ============================================================
+part       ranks     gives the platform file
+========== ========= ============================================================
+tcp        any       ``tcp``: RTO_min of every host
+plogp      >= 2      ``plogp``: L, o_s(m), o_r(m), g(m), uni- and bidirectional
+tree       2^D       ``network``: binary tree b(h), d(h)
+lmo        >= 3      ``lmo``: C_i, t_i, beta_ij
+many-to-one >= 3     ``many_to_one``: escalation levels and frequencies
+========== ========= ============================================================
+
+A part that the rank count cannot run is skipped with a note (a tree needs a power of two
+ranks). Running ``calibrate`` again on the same database continues: a part whose campaign
+with the same options and rank count is complete is reused, an unfinished one (killed, or
+failed) is resumed from its stored steps, so nothing measured is lost; ``fresh`` measures
+everything again.
+
+The options are the quick ones: enough repetitions for the fits, small enough that an
+8-host cluster is calibrated in minutes. ``commodel measure`` runs any part at length.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import CommodelError
+from . import lmo, manytoone, plogp, tcp, tree
+
+KiB = 1024
+MiB = 1024 * KiB
+
+
+@dataclass(frozen=True)
+class Part:
+    """One measurement of the calibration: its benchmark, options and procedure."""
+
+    name: str
+    min_ranks: int
+    options: dict[str, Any]
+    procedure: Callable[[dict[str, Any]], Any]
+    power_of_two: bool = False
+
+
+def parts(max_size: int) -> dict[str, Part]:
+    """The calibration parts with their quick options, by name."""
+    k_m = max(10, (max_size - 1).bit_length())
+    return {
+        "tcp": Part("tcp", 1, tcp.validate_options({}), tcp.procedure),
+        "plogp": Part(
+            "plogp",
+            2,
+            plogp.validate_options(
+                {
+                    "max_size": max_size,
+                    "k_m": k_m,
+                    "max_reps_small": 20,
+                    "max_reps_large": 5,
+                    "bidirectional": True,
+                }
+            ),
+            plogp.procedure,
+        ),
+        "tree": Part(
+            "tree",
+            2,
+            tree.validate_options({"burst_bytes": 4 * MiB, "reps": 3}),
+            tree.procedure,
+            power_of_two=True,
+        ),
+        "lmo": Part("lmo", 3, lmo.validate_options({"reps": 10}), lmo.procedure),
+        "many-to-one": Part(
+            "many-to-one",
+            3,
+            manytoone.validate_options(
+                {"sizes": [1 * KiB, 4 * KiB, 16 * KiB, 64 * KiB], "reps": 20}
+            ),
+            lambda opts: manytoone.procedure("many-to-one", opts),
+        ),
+    }
+
+
+DEFAULT_PARTS = ("tcp", "plogp", "tree", "lmo", "many-to-one")
+
+
+def parse_parts(text: str) -> list[str]:
+    """``tcp,plogp`` -> the names, checked; order as given."""
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    unknown = [n for n in names if n not in DEFAULT_PARTS]
+    if unknown or not names:
+        raise CommodelError(
+            f"--parts: unknown part(s) {', '.join(unknown) or '(none given)'}; "
+            f"choose from {', '.join(DEFAULT_PARTS)}"
+        )
+    return names
+
+
+def runnable(part: Part, ranks: int) -> str | None:
+    """Why ``part`` cannot run on ``ranks`` ranks, or None."""
+    if ranks < part.min_ranks:
+        return f"needs at least {part.min_ranks} ranks"
+    if part.power_of_two and ranks & (ranks - 1):
+        return "needs a power of two ranks"
+    return None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to do with one part: ``new``, ``resume`` campaign ``campaign``, ``reuse`` it,
+    or ``skip`` (``why``)."""
+
+    part: str
+    action: str
+    campaign: int | None = None
+    why: str = ""
+
+
+def decide(
+    campaigns: Sequence[Any], chosen: Sequence[Part], ranks: int, fresh: bool
+) -> list[Decision]:
+    """Per part: reuse a complete campaign with the same options and ranks, resume the
+    latest unfinished one, or measure anew (always anew when ``fresh``)."""
+    from ..db import options_json
+
+    out = []
+    for part in chosen:
+        why = runnable(part, ranks)
+        if why is not None:
+            out.append(Decision(part.name, "skip", why=why))
+            continue
+        same = [
+            c
+            for c in campaigns
+            if c.benchmark == part.name
+            and c.ranks == ranks
+            and options_json(c.options) == options_json(part.options)
+        ]
+        if fresh or not same:
+            out.append(Decision(part.name, "new"))
+        elif same[-1].status == "complete":
+            out.append(Decision(part.name, "reuse", same[-1].id))
+        else:
+            out.append(Decision(part.name, "resume", same[-1].id))
+    return out
+
+
+def run(
+    db_path: str,
+    chosen_names: Sequence[str],
+    max_size: int,
+    *,
+    fresh: bool = False,
+    progress: bool = True,
+    command: str = "commodel calibrate",
+    log: Callable[[str], None] | None = None,
+) -> tuple[int, dict[str, Any] | None]:
+    """Run the calibration on every rank (SPMD). Rank 0 returns ``(0, summary)`` with the
+    campaign of every part; other ranks ``(code, None)``. Raises CommodelError on rank 0."""
+    from ..db import ResultsDB
+    from .common import import_mpi, run_campaign
+
+    MPI = import_mpi()
+    comm = MPI.COMM_WORLD
+    rank, size = comm.Get_rank(), comm.Get_size()
+    table = parts(max_size)
+    chosen = [table[n] for n in chosen_names]
+
+    plan: Any = None
+    if rank == 0:
+        try:
+            with ResultsDB(db_path) as db:
+                plan = decide(db.campaigns(), chosen, size, fresh)
+        except CommodelError as exc:
+            plan = exc
+    plan = comm.bcast(plan, root=0)
+    if isinstance(plan, CommodelError):
+        if rank == 0:
+            raise plan
+        return 2, None
+
+    say = log if (log is not None and rank == 0) else (lambda text: None)
+    elapsed: dict[str, float] = {}
+    for i, (part, decision) in enumerate(zip(chosen, plan), start=1):
+        head = f"calibrate [{i}/{len(chosen)}] {part.name}"
+        if decision.action == "skip":
+            say(f"{head}: skipped ({decision.why} on {size})")
+            continue
+        if decision.action == "reuse":
+            say(f"{head}: campaign {decision.campaign} is complete, reused")
+            continue
+        say(
+            f"{head}: resuming campaign {decision.campaign}"
+            if decision.action == "resume"
+            else f"{head}: measuring"
+        )
+        start = time.monotonic()
+        code, _ = run_campaign(
+            part.name,
+            part.options,
+            db_path,
+            part.procedure(part.options),
+            min_ranks=part.min_ranks,
+            resume=decision.action == "resume",
+            resume_id=decision.campaign,
+            command=f"{command} (part {part.name})",
+            progress=progress,
+        )
+        if code != 0:  # rank 0 raises instead
+            return code, None
+        elapsed[part.name] = time.monotonic() - start
+    if rank != 0:
+        return 0, None
+
+    with ResultsDB(db_path, read_only=True) as db:
+        final = decide(db.campaigns(), chosen, size, fresh=False)
+    used = {d.part: d.campaign for d in final if d.action == "reuse"}
+    missing = [d.part for d in final if d.action not in ("reuse", "skip")]
+    if missing:  # pragma: no cover - run_campaign marks every finished part complete
+        raise CommodelError(f"{db_path}: parts {missing} did not complete")
+    return 0, {
+        "campaigns": used,
+        "skipped": {d.part: d.why for d in final if d.action == "skip"},
+        "elapsed_s": elapsed,
+        "ranks": size,
+    }

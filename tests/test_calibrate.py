@@ -1,0 +1,114 @@
+"""``commodel calibrate``: the plan of parts (no MPI), and a real calibration under mpirun
+over loopback TCP with reuse and resume of its campaigns."""
+
+from __future__ import annotations
+
+import pytest
+
+from commodel.errors import CommodelError
+from commodel.measure import calibrate, tcp
+from mpirun import commodel as commodel_cmd
+from mpirun import needs_mpi, run
+
+
+class _Camp:
+    def __init__(self, id, benchmark, ranks, options, status):
+        self.id, self.benchmark, self.ranks = id, benchmark, ranks
+        self.options, self.status = options, status
+
+
+def test_decide_reuses_resumes_skips_and_measures():
+    table = calibrate.parts(1 << 20)
+    chosen = [table[n] for n in ("tcp", "plogp", "tree", "lmo")]
+    camps = [
+        _Camp(1, "tcp", 6, dict(table["tcp"].options), "complete"),
+        _Camp(2, "plogp", 6, dict(table["plogp"].options), "complete"),
+        _Camp(3, "plogp", 6, dict(table["plogp"].options), "failed"),  # latest: resume it
+        _Camp(4, "lmo", 6, {**table["lmo"].options, "reps": 99}, "complete"),  # other options
+    ]
+    got = calibrate.decide(camps, chosen, ranks=6, fresh=False)
+    assert [(d.part, d.action, d.campaign) for d in got] == [
+        ("tcp", "reuse", 1),
+        ("plogp", "resume", 3),
+        ("tree", "skip", None),  # 6 is not a power of two
+        ("lmo", "new", None),
+    ]
+    assert got[2].why == "needs a power of two ranks"
+    fresh = calibrate.decide(camps, chosen, ranks=6, fresh=True)
+    assert [d.action for d in fresh] == ["new", "new", "skip", "new"]
+    # another rank count never reuses a campaign
+    assert [d.action for d in calibrate.decide(camps, chosen[:2], ranks=2, fresh=False)] == [
+        "new",
+        "new",
+    ]
+    two = calibrate.decide([], [table["lmo"], table["many-to-one"]], ranks=2, fresh=False)
+    assert [d.why for d in two] == ["needs at least 3 ranks"] * 2
+
+
+def test_parse_parts_names_the_unknown_part():
+    assert calibrate.parse_parts("tcp, plogp") == ["tcp", "plogp"]
+    with pytest.raises(CommodelError, match="unknown part.*gather.*choose from tcp"):
+        calibrate.parse_parts("tcp,gather")
+
+
+def test_route_rto_min_takes_the_largest_with_units():
+    routes = (
+        "198.18.0.0/24 dev cm0 proto kernel scope link src 198.18.0.1 rto_min 50ms\n"
+        "default via 198.18.0.254 dev cm0 rto_min 0.3s\n"
+        "198.19.0.0/24 dev cm1 rto_min 2000us\n"
+    )
+    assert tcp.route_rto_min_s(routes) == pytest.approx(0.3)
+    assert tcp.route_rto_min_s("198.18.0.0/24 dev cm0 scope link\n") is None
+    assert tcp.route_rto_min_s("x rto_min 20\n") == pytest.approx(0.020)  # ip's default: ms
+
+
+@pytest.mark.mpi
+@needs_mpi
+def test_calibrate_fits_a_complete_platform_and_continues(tmp_path):
+    from commodel.db import ResultsDB
+    from commodel.platform import load_platform
+
+    db, out = tmp_path / "cal.duckdb", tmp_path / "platform.yaml"
+    first = ["calibrate", "--db", str(db), "--max-size", "4KiB", "--parts", "tcp,plogp,tree"]
+    res = run(4, *first, "-o", str(out), timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert "calibrate [3/3] tree: measuring" in res.stderr
+    platform = load_platform(str(out))
+    host = tcp.host_settings()
+    assert platform.tcp.rto == pytest.approx(host["rto_min_s"])
+    assert platform.plogp.sizes[-1] == 4096
+    assert platform.network.nodes == 4
+    text = out.read_text()
+
+    # again, with lmo added: the three parts are reused, lmo is measured
+    res = run(4, *first[:-1], "tcp,plogp,tree,lmo", "-o", str(out), timeout=600)
+    assert res.returncode == 0, res.stderr
+    for part in ("tcp", "plogp", "tree"):
+        assert f"{part}: campaign" in res.stderr and "complete, reused" in res.stderr
+    assert "[4/4] lmo: measuring" in res.stderr
+    assert load_platform(str(out)).sections.get("lmo") is not None
+
+    # an unfinished campaign (as after a kill) is resumed, and the result is the same file
+    with ResultsDB(db) as rdb:
+        plogp_id = [c.id for c in rdb.campaigns() if c.benchmark == "plogp"][-1]
+        rdb.set_status(plogp_id, "failed")
+    again = tmp_path / "again.yaml"
+    res = run(4, *first, "-o", str(again), timeout=600)
+    assert res.returncode == 0, res.stderr
+    assert f"plogp: resuming campaign {plogp_id}" in res.stderr
+    assert again.read_text() == text
+    # and fit of the same campaigns gives the same file too
+    with ResultsDB(db, read_only=True) as rdb:
+        ids = sorted(c.id for c in rdb.campaigns() if c.benchmark in ("tcp", "plogp", "tree"))
+    refit = commodel_cmd("fit", "--db", str(db), *[x for i in ids for x in ("--campaign", str(i))])
+    assert refit.returncode == 0, refit.stderr
+    assert refit.stdout == text
+
+
+@pytest.mark.mpi
+@needs_mpi
+def test_calibrate_bad_output_directory_fails_before_measuring(tmp_path):
+    res = run(2, "calibrate", "--db", str(tmp_path / "c.duckdb"), "-o", "/nonexistent/p.yaml")
+    assert res.returncode == 2
+    assert "/nonexistent" in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "c.duckdb").exists()
