@@ -178,7 +178,7 @@ def test_yaml_writer_is_deterministic_and_loadable(tmp_path):
         yamlout.scalar(float("nan"))
 
 
-def test_negative_values_are_written_as_zero_and_listed():
+def test_negative_L_is_written_as_zero_and_listed():
     samples = synthetic()
     for s in samples:  # saturation 10x slower: g(0) > RTT(0)/2, so L < 0
         if s["phase"] == "g0":
@@ -187,5 +187,41 @@ def test_negative_values_are_written_as_zero_and_listed():
     assert fit.L < 0
     sec = F.plogp_section(fit)
     assert sec["L"] == 0.0
-    assert F.negative_values(fit) == [f"L = {fit.L:.6g} s"]
-    assert F.negative_values(F.fit_plogp(synthetic(), {})) == []
+    assert F.adjusted_values(fit)[0] == f"L = {fit.L:.6g} s -> 0"
+    assert F.adjusted_values(F.fit_plogp(synthetic(), {})) == []
+
+
+def test_monotone_fit_hand_computed():
+    # already non-decreasing: unchanged
+    assert F.monotone_fit([1.0, 2.0, 2.0, 5.0], [1, 1, 1, 1]) == [1.0, 2.0, 2.0, 5.0]
+    # one violation pools the pair into its weighted mean: (4*3 + 2*1)/3 = 3.5 ... with
+    # weights 1 and 3: (4*1 + 3*3)/4 = 3.25
+    assert F.monotone_fit([1.0, 4.0, 3.0, 6.0], [1, 1, 3, 1]) == [1.0, 3.25, 3.25, 6.0]
+    # a pooled block that then violates the one before pools again: 5, (2+2)/2=2 -> (5+2+2)/3=3
+    assert F.monotone_fit([5.0, 2.0, 2.0, 7.0], [1, 1, 1, 1]) == [3.0, 3.0, 3.0, 7.0]
+    # negative values: pooled, then bounded by 0 (the constrained least-squares solution)
+    assert F.monotone_fit([-3.0, -1.0, 2.0], [1, 1, 1]) == [0.0, 0.0, 2.0]
+    assert F.monotone_fit([1.0, -3.0, 4.0], [1, 1, 1]) == [0.0, 0.0, 4.0]  # mean -1 -> 0
+    assert F.monotone_fit([], []) == []
+
+
+def test_noisy_g_is_fitted_not_clamped():
+    """A round trip that came out short at m = 2 and 4 (noise): g(2), g(4) fall below g(1)
+    and below 0; the written table is the weighted isotonic fit, listed in the comment."""
+    samples = synthetic()
+    short = rtt(0) - 2 * g(0) - 1e-6  # RTT(m) - RTT(0) + g(0) = -g(0) - 1e-6 < 0
+    for s in samples:
+        if s["phase"] == "roundtrip" and s["quantity"] == "rtt" and s["size_bytes"] in (2, 4):
+            s["value_s"] = short
+    fit = F.fit_plogp(samples, {})
+    g_raw = fit.g
+    assert g_raw[2] < 0 and g_raw[3] < 0
+    sec = F.plogp_section(fit)
+    written = sec["g"]
+    assert written == sorted(written) and min(written) >= 0
+    # sizes 0, 1, 2, 4 pool into one block (equal weights: 5 repetitions each): their mean
+    pooled = max(0.0, sum(g_raw[:4]) / 4)
+    assert written[:4] == pytest.approx([pooled] * 4, rel=1e-12)
+    assert written[4:] == pytest.approx(g_raw[4:], rel=1e-12)  # untouched above
+    notes = F.adjusted_values(fit)
+    assert [n.split(" = ")[0] for n in notes] == ["g(0)", "g(1)", "g(2)", "g(4)"]

@@ -102,10 +102,14 @@ def test_fit_reproduces_the_same_platform_file(campaign, tmp_path):
     plat = load_platform(str(a))
     _, fit, _ = _fit(db)
     assert plat.plogp.sizes == tuple(fit.sizes)
-    # fit writes a value measured below 0 as 0 (and says so in a comment)
-    assert plat.plogp.g == pytest.approx([max(0.0, g) for g in fit.g_saturation], rel=1e-5)
+    # fit writes g(m) as its non-decreasing, non-negative fit (and lists what it moved)
+    from commodel.fit.plogp import monotone_fit
+
+    weights = [float(r) for r in fit.reps]
+    assert list(plat.plogp.g) == sorted(plat.plogp.g) and min(plat.plogp.g) >= 0
+    assert plat.plogp.g == pytest.approx(monotone_fit(fit.g_saturation, weights), rel=1e-5)
     assert plat.plogp.bidirectional.g == pytest.approx(
-        [max(0.0, g) for g in fit.g_bidirectional], rel=1e-5, abs=1e-11
+        monotone_fit(fit.g_bidirectional, weights), rel=1e-5, abs=1e-11
     )
     assert plat.nodes == 2
 

@@ -30,7 +30,7 @@ def fitter(benchmark: str):
 
 @fitter("plogp")
 def _fit_plogp(db: ResultsDB, camp: Campaign) -> dict[str, Any]:
-    from .plogp import fit_plogp, negative_values, plogp_section
+    from .plogp import adjusted_values, fit_plogp, plogp_section
 
     fit = fit_plogp(db.samples(camp.id), camp.options, ranks=camp.ranks)
     out: dict[str, Any] = {"plogp": plogp_section(fit)}
@@ -42,9 +42,12 @@ def _fit_plogp(db: ResultsDB, camp: Campaign) -> dict[str, Any]:
             f"L = {t1['L']:.6g} s, o = {t1['o']:.6g} s, g = {t1['g']:.6g} s, "
             f"G = {t1['G']:.6g} s/B, P = {int(t1['P'])}"
         )
-    negative = negative_values(fit)
-    if negative:
-        notes.append("measured below 0, written as 0: " + ", ".join(negative))
+    adjusted = adjusted_values(fit)
+    if adjusted:
+        notes.append(
+            "fitted under the model's constraints (g(m) non-decreasing, weighted isotonic "
+            "regression; no time below 0); measured -> written: " + ", ".join(adjusted)
+        )
     if notes:
         out["__comment__"] = "\n".join(notes)
     return out

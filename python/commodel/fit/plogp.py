@@ -226,36 +226,72 @@ def fit_plogp(samples: list[dict[str, Any]], options: dict[str, Any], ranks: int
     return fit
 
 
+def monotone_fit(values: Sequence[float], weights: Sequence[float]) -> list[float]:
+    """The weighted least-squares fit of ``values`` by a non-decreasing sequence >= 0.
+
+    g(m) cannot fall as m grows (a larger message never leaves the network sooner) and no
+    time is negative; measured values that break this are noise (g(m) = RTT(m) - RTT(0) +
+    g(0) is a difference of noisy round trips). Pool-adjacent-violators: neighbours that
+    fall are replaced by their weighted mean until the sequence is non-decreasing, which
+    is the weighted isotonic regression; the bound 0 then applies to the pooled values
+    (for an isotonic fit, max(0, fit) is the constrained least-squares solution)."""
+    blocks: list[list[float]] = []  # [weighted mean, total weight, count]
+    for v, w in zip(values, weights):
+        blocks.append([float(v), float(w), 1])
+        while len(blocks) > 1 and blocks[-2][0] > blocks[-1][0]:
+            v2, w2, n2 = blocks.pop()
+            v1, w1, n1 = blocks.pop()
+            blocks.append([(v1 * w1 + v2 * w2) / (w1 + w2), w1 + w2, n1 + n2])
+    out: list[float] = []
+    for mean, _, count in blocks:
+        out.extend([max(0.0, mean)] * count)
+    return out
+
+
+def _weights(fit: PlogpFit) -> list[float]:
+    return [float(max(r, 1)) for r in fit.reps] if fit.reps else [1.0] * len(fit.sizes)
+
+
 def plogp_section(fit: PlogpFit) -> dict[str, Any]:
     """The ``plogp`` section of a platform file (docs/formats.md).
 
-    A platform file holds no negative times: L, o_s, o_r and g values that came out below
-    0 are written as 0 (:func:`negative_values` lists them for the file's comment). L < 0
-    happens when g(0) > RTT(0)/2, e.g. over loopback, where the receiver's per-message
-    cost, not the wire, sets the gap."""
+    g(m) (and the bidirectional g(m)) are written as their non-decreasing, non-negative
+    fit (:func:`monotone_fit`, weighted by the repetitions per size); :func:`adjusted_values`
+    lists where that differs from the measured value. o_s and o_r are written as measured
+    (direct timings, never negative). L = RTT(0)/2 - g(0) < 0 (g(0) > RTT(0)/2, e.g. over
+    loopback, where the receiver's per-message cost, not the wire, sets the gap) is
+    written as 0: with g(0) measured directly, L = 0 is the least-squares fit of RTT(0) =
+    2 (L + g(0)) under L >= 0."""
+    w = _weights(fit)
     sec: dict[str, Any] = {
         "L": max(0.0, fit.L),
         "sizes": list(fit.sizes),
         "o_s": [max(0.0, v) for v in fit.o_s],
         "o_r": [max(0.0, v) for v in fit.o_r],
-        "g": [max(0.0, v) for v in fit.g],
+        "g": monotone_fit(fit.g, w),
     }
     if fit.g_bidirectional is not None:
-        sec["bidirectional"] = {"g": [max(0.0, v) for v in fit.g_bidirectional]}
+        sec["bidirectional"] = {"g": monotone_fit(fit.g_bidirectional, w)}
     sec["S"] = None
     return sec
 
 
-def negative_values(fit: PlogpFit) -> list[str]:
-    """The fitted values below 0 that :func:`plogp_section` writes as 0."""
+def adjusted_values(fit: PlogpFit, rel: float = 0.01) -> list[str]:
+    """The measured values that :func:`plogp_section` writes differently (L < 0; g(m)
+    values the monotone fit moves by more than ``rel`` of the written value), as text."""
     out = []
     if fit.L < 0:
-        out.append(f"L = {fit.L:.6g} s")
-    tables = [("o_s", fit.o_s), ("o_r", fit.o_r), ("g", fit.g)]
+        out.append(f"L = {fit.L:.6g} s -> 0")
+    w = _weights(fit)
+    tables = [("g", fit.g)]
     if fit.g_bidirectional is not None:
         tables.append(("bidirectional.g", fit.g_bidirectional))
     for name, values in tables:
+        for m, v, f in zip(fit.sizes, values, monotone_fit(values, w)):
+            if abs(v - f) > rel * abs(f) and abs(v - f) > 1e-12:
+                out.append(f"{name}({m}) = {v:.6g} s -> {f:.6g} s")
+    for name, values in (("o_s", fit.o_s), ("o_r", fit.o_r)):
         for m, v in zip(fit.sizes, values):
             if v < 0:
-                out.append(f"{name}({m}) = {v:.6g} s")
+                out.append(f"{name}({m}) = {v:.6g} s -> 0")
     return out
