@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from commodel.errors import PlatformError
-from commodel.platform import platform_from_dict
-from commodel.platform_network import TreeNetwork
+from commodel.platform import TreeNetwork, platform_from_dict
 from conftest import EXAMPLES, needs_engine
 
 PLOGP = {"L": 5e-5, "sizes": [0], "o_s": [0.0], "o_r": [0.0], "g": [1e-3], "S": None}

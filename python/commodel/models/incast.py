@@ -110,8 +110,7 @@ def predict_samples(
     """Run ``schedule`` ``samples`` times under ``model`` with the incast rule."""
     from .. import _engine
     from ..errors import CommodelError, engine_errors
-    from ..platform import model_spec
-    from ..platform_network import placement_params
+    from ..platform import model_spec, placement_params
     from ..units import ps_to_seconds
 
     if samples < 1:

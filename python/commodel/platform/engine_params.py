@@ -1,0 +1,272 @@
+"""Models: which sections each needs and how they become the engine's parameters.
+
+Each model is registered with :func:`register_model`: its name, a one-line summary, the
+sections it needs and a converter ``Platform -> dict`` of engine parameters. The engine
+takes times as integer picoseconds (:func:`ps`), rates in bytes per second, sizes in bytes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from ..errors import ModelError
+from ..units import seconds_to_ps
+from .network import Network, TreeNetwork
+from .sections import TCP, Hockney, LogGOPS, PLogP
+
+if TYPE_CHECKING:  # annotations only: loading imports this module
+    from .loading import Platform
+
+Converter = Callable[["Platform"], dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    summary: str
+    sections: tuple[str, ...]
+    params: Converter
+
+
+MODELS: dict[str, ModelSpec] = {}
+
+
+def register_model(
+    name: str, summary: str, sections: Sequence[str]
+) -> Callable[[Converter], Converter]:
+    """Decorator: register the converter of model ``name`` from platform to engine params."""
+
+    def decorate(function: Converter) -> Converter:
+        MODELS[name] = ModelSpec(name, summary, tuple(sections), function)
+        return function
+
+    return decorate
+
+
+def model_names() -> list[str]:
+    return sorted(MODELS)
+
+
+def model_spec(model: str) -> ModelSpec:
+    """The registered model ``model``; a ModelError naming the known ones otherwise."""
+    spec = MODELS.get(model)
+    if spec is None:
+        close = difflib.get_close_matches(model, list(MODELS), n=1)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ModelError(f"unknown model {model!r} (known: {', '.join(model_names())}){hint}")
+    return spec
+
+
+# LogGOPS's S for "every message is eager" (the engine takes an integer).
+EAGER_ALWAYS = 2**62
+
+
+def ps(value: float) -> int:
+    """A time (s) in the engine's unit, integer picoseconds."""
+    return seconds_to_ps(value)
+
+
+def ps_per_byte(value: float) -> int:
+    """A per-byte cost (s/B) in the engine's unit, picoseconds per byte."""
+    return seconds_to_ps(value)
+
+
+@register_model("loggops", "LogGOPS with LogGOPSim's semantics: L, o, g, G, O, S", ["loggops"])
+def loggops_params(platform: Platform) -> dict[str, Any]:
+    p: LogGOPS = platform.section("loggops", "loggops")
+    return {
+        "L": ps(p.L),
+        "o": ps(p.o),
+        "g": ps(p.g),
+        "G": ps_per_byte(p.G),
+        "O": ps_per_byte(p.O),
+        "S": EAGER_ALWAYS if p.S is None else p.S,
+    }
+
+
+@register_model("plogp", "Kielmann's parameterized LogP: L, o_s(m), o_r(m), g(m)", ["plogp"])
+def plogp_params(platform: Platform) -> dict[str, Any]:
+    p: PLogP = platform.section("plogp", "plogp")
+    params: dict[str, Any] = {
+        "L": ps(p.L),
+        "sizes": list(p.sizes),
+        "o_s": [ps(v) for v in p.o_s],
+        "o_r": [ps(v) for v in p.o_r],
+        "g": [ps(v) for v in p.g],
+        "S": p.S,
+    }
+    if p.bidirectional is not None:
+        params["g_bidir"] = [ps(v) for v in p.bidirectional.g]
+    return params
+
+
+@register_model("hockney", "Hockney: alpha + beta * m per message", ["hockney"])
+def hockney_params(platform: Platform) -> dict[str, Any]:
+    p: Hockney = platform.section("hockney", "hockney")
+    return {"alpha": ps(p.alpha), "beta": float(f"{p.beta * 1e12:.12g}"), "S": p.S}
+
+
+def topology_params(network: Network) -> dict[str, Any]:
+    """The engine's ``topology`` object for a validated ``network`` section."""
+    if isinstance(network, TreeNetwork):
+        return _tree_network_params(network)
+    _warn_clamp(network)
+    out: dict[str, Any] = {
+        "kind": "binary-tree",
+        "nodes": network.nodes,
+        "b": list(network.unidirectional.b),
+        "d": [ps(v) for v in network.unidirectional.d],
+    }
+    if network.bidirectional is not None:
+        out["b_bidir"] = list(network.bidirectional.b)
+        out["d_bidir"] = [ps(v) for v in network.bidirectional.d]
+    if network.latency is not None:
+        out["latency"] = [ps(v) for v in network.latency]
+    return out
+
+
+def _tree_network_params(t: TreeNetwork) -> dict[str, Any]:
+    if t.topology == "crossbar":
+        out: dict[str, Any] = {
+            "kind": "crossbar",
+            "nodes": t.nodes,
+            "nic": t.nic,
+            "latency": ps(t.nic_latency),
+        }
+    elif t.topology == "racks":
+        out = {
+            "kind": "racks",
+            "racks": list(t.racks),
+            "nic": t.nic,
+            "nic_latency": ps(t.nic_latency),
+            "backbone": t.backbone,
+            "backbone_latency": ps(t.backbone_latency),
+        }
+    else:
+        out = {
+            "kind": "leaf-spine",
+            "leaves": len(t.racks),
+            "nodes_per_leaf": t.racks[0],
+            "nic": t.nic,
+            "oversubscription": t.oversubscription,
+            "latency": ps(t.nic_latency),
+        }
+    if t.topology == "racks" and t.backbone_kind == "optical" and t.saturation:
+        out["backbone_saturation"] = t.saturation
+    if t.nic_bidir is not None and t.topology != "leaf-spine":
+        out["nic_bidir"] = t.nic_bidir
+    if t.d is not None:
+        out["d"] = [ps(v) for v in t.d]
+    return out
+
+
+def _warn_clamp(network: Any) -> None:
+    """PlogPT III-A: b(h+1) > 2 b(h) acts as 2 b(h) (the engine clamps); say so when the
+    excess is more than 1 % (below that it is measurement noise, as in nomura2007's
+    b(3) = 468.05e6 > 2 b(2) = 467.8e6)."""
+    tables = [("unidirectional", network.unidirectional)]
+    if network.bidirectional is not None:
+        tables.append(("bidirectional", network.bidirectional))
+    for name, levels in tables:
+        b = list(levels.b)
+        for h in range(1, len(b)):
+            if b[h] > 2.02 * b[h - 1]:
+                warnings.warn(
+                    f"network.{name}.b[{h}] = {b[h]:g} B/s exceeds 2 b({h}) = "
+                    f"{2 * b[h - 1]:g} B/s; PlogPT treats it as {2 * b[h - 1]:g} (III-A)",
+                    UserWarning,
+                    stacklevel=3,
+                )
+            b[h] = min(b[h], 2 * b[h - 1])
+
+
+def placement_params(platform: Platform) -> dict[str, Any]:
+    """``rank_to_node`` for the engine when ranks are not one per node."""
+    if platform.rank_to_node is not None:
+        return {"rank_to_node": list(platform.rank_to_node)}
+    if platform.ranks_per_node > 1:
+        per = platform.ranks_per_node
+        return {"rank_to_node": [r // per for r in range(platform.nodes * per)]}
+    return {}
+
+
+@register_model(
+    "plogpt",
+    "PlogPT: PLogP on a tree, bottleneck sharing (eq. 6-7) and the TCP RTO rule (eq. 14)",
+    ["plogp", "network"],
+)
+def plogpt_params(platform: Platform) -> dict[str, Any]:
+    p: PLogP = platform.section("plogp", "plogpt")
+    network = platform.section("network", "plogpt")
+    params: dict[str, Any] = {
+        "topology": topology_params(network),
+        "L": ps(p.L),
+        "sizes": list(p.sizes),
+        "g": [ps(v) for v in p.g],
+        "S": p.S,
+        **placement_params(platform),
+    }
+    if p.bidirectional is not None:
+        params["g_bidir"] = [ps(v) for v in p.bidirectional.g]
+    tcp: TCP | None = platform.tcp
+    if tcp is not None:
+        params["rto"] = ps(tcp.rto)
+        if tcp.eps_S is not None:
+            params["eps_S"] = tcp.eps_S
+        if tcp.eps_T is not None:
+            params["eps_T"] = ps(tcp.eps_T)
+    return params
+
+
+def _maxmin(platform: Platform, model: str, rtt_weights: bool) -> dict[str, Any]:
+    network = platform.section("network", model)
+    S = None
+    if platform.plogp is not None:
+        S = platform.plogp.S
+    return {
+        "topology": topology_params(network),
+        "rtt_weights": rtt_weights,
+        "S": S,
+        **placement_params(platform),
+    }
+
+
+@register_model(
+    "maxmin",
+    "max-min sharing weighted by route latency (SimGrid CM02 without TCP factors)",
+    ["network"],
+)
+def maxmin_params(platform: Platform) -> dict[str, Any]:
+    return _maxmin(platform, "maxmin", True)
+
+
+@register_model("maxmin-plain", "plain max-min sharing (no round-trip-time weights)", ["network"])
+def maxmin_plain_params(platform: Platform) -> dict[str, Any]:
+    return _maxmin(platform, "maxmin-plain", False)
+
+
+def _zhu(platform: Platform, model: str, asymmetric: bool) -> dict[str, Any]:
+    params = _maxmin(platform, model, False)
+    del params["rtt_weights"]
+    params["asymmetric"] = asymmetric
+    return params
+
+
+@register_model(
+    "zhu",
+    "Zhu et al.: NIC and backbone contention with the asymmetric bidirectional property",
+    ["network"],
+)
+def zhu_params(platform: Platform) -> dict[str, Any]:
+    return _zhu(platform, "zhu", True)
+
+
+@register_model(
+    "zhu-fair", "Zhu et al.'s model with fairness only (no asymmetric property)", ["network"]
+)
+def zhu_fair_params(platform: Platform) -> dict[str, Any]:
+    return _zhu(platform, "zhu-fair", False)

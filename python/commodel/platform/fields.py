@@ -1,0 +1,158 @@
+"""Field paths and field checks: every platform value is read through these.
+
+:class:`At` is where a value sits (the file and the field path, e.g. ``plogp.g[2]``); each
+check takes an ``At`` and the raw YAML value and returns the value in the package's units
+(seconds, bytes, bytes per second, seconds per byte) or raises a
+:class:`~commodel.errors.PlatformError` that names the file and the field.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Sequence
+from typing import Any, Callable
+
+from ..errors import PlatformError, UnitsError
+from ..units import parse_duration, parse_rate, parse_size
+
+
+class At:
+    """Where a value sits: the file and the field path, for error messages."""
+
+    def __init__(self, source: str, path: str = "") -> None:
+        self.source = source
+        self.path = path
+
+    def key(self, name: str) -> At:
+        return At(self.source, f"{self.path}.{name}" if self.path else name)
+
+    def index(self, i: int) -> At:
+        return At(self.source, f"{self.path}[{i}]")
+
+    def error(self, message: str) -> PlatformError:
+        where = f"{self.source}: {self.path}" if self.path else self.source
+        return PlatformError(f"{where}: {message}")
+
+
+def describe(value: Any) -> str:
+    """A bad value as quoted in a message."""
+    return repr(value) if isinstance(value, str) else str(value)
+
+
+def mapping(
+    at: At,
+    value: Any,
+    required: Sequence[str] = (),
+    optional: Sequence[str] = (),
+) -> dict[str, Any]:
+    """Check that ``value`` is a mapping with the required keys and no unknown ones."""
+    if not isinstance(value, dict):
+        raise at.error(f"must be a mapping of keys to values, got {describe(value)}")
+    known = list(required) + list(optional)
+    for key in value:
+        if not isinstance(key, str) or key not in known:
+            hint = ""
+            close = difflib.get_close_matches(str(key), known, n=1)
+            if close:
+                hint = f"; did you mean {close[0]!r}?"
+            elif known:
+                hint = f"; known keys: {', '.join(known)}"
+            raise at.key(str(key)).error(f"unknown key{hint}")
+    for key in required:
+        if key not in value:
+            raise at.key(key).error("missing (required)")
+    return value
+
+
+def number(at: At, value: Any, parse: Callable[[Any], float], what: str) -> float:
+    """A finite number read by ``parse`` (a unit parser of :mod:`commodel.units`)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise at.error(f"must be {what}, got {describe(value)}")
+    try:
+        parsed = parse(value)
+    except UnitsError as exc:
+        raise at.error(f"must be {what}: {exc}") from None
+    if not math.isfinite(parsed):
+        raise at.error(f"must be a finite number, got {describe(value)}")
+    return parsed
+
+
+def seconds(at: At, value: Any, positive: bool = False) -> float:
+    """A time in seconds (``5e-6`` or ``"5us"``), >= 0 (or > 0 with ``positive``)."""
+    parsed = number(at, value, parse_duration, "a time in seconds")
+    if positive and parsed <= 0:
+        raise at.error(f"must be > 0 seconds, got {describe(value)}")
+    if parsed < 0:
+        raise at.error(f"must be >= 0 seconds, got {describe(value)}")
+    return parsed
+
+
+def seconds_per_byte(at: At, value: Any) -> float:
+    """A per-byte cost in seconds per byte, >= 0."""
+    parsed = number(at, value, parse_duration, "a cost in seconds per byte")
+    if parsed < 0:
+        raise at.error(f"must be >= 0 seconds per byte, got {describe(value)}")
+    return parsed
+
+
+def rate(at: At, value: Any) -> float:
+    """A rate in bytes per second (``117e6`` or ``"936.4Mbps"``), > 0."""
+    parsed = number(at, value, parse_rate, "a rate in bytes per second")
+    if parsed <= 0:
+        raise at.error(f"must be > 0 bytes per second, got {describe(value)}")
+    return parsed
+
+
+def size(at: At, value: Any, allow_none: bool = False) -> int | None:
+    """A size in bytes (``65536`` or ``"64KiB"``), >= 0; ``null`` only with ``allow_none``."""
+    if value is None and allow_none:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, str, float)):
+        raise at.error(f"must be a size in bytes, got {describe(value)}")
+    if isinstance(value, float):
+        if not value.is_integer():
+            raise at.error(f"must be a whole number of bytes, got {describe(value)}")
+        value = int(value)
+    if isinstance(value, int) and value < 0:
+        raise at.error(f"must be >= 0 bytes, got {value}")
+    try:
+        return parse_size(value)
+    except UnitsError as exc:
+        raise at.error(f"must be a size in bytes: {exc}") from None
+
+
+def integer(at: At, value: Any, minimum: int | None = None) -> int:
+    """A whole number, >= ``minimum`` if given."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise at.error(f"must be a whole number, got {describe(value)}")
+    if minimum is not None and value < minimum:
+        raise at.error(f"must be >= {minimum}, got {value}")
+    return value
+
+
+def number_list(at: At, value: Any, item: Callable[[At, Any], Any], min_len: int = 1) -> list:
+    """A YAML list whose every element is checked by ``item``."""
+    if not isinstance(value, list):
+        raise at.error(f"must be a list, got {describe(value)}")
+    if len(value) < min_len:
+        raise at.error(f"must have at least {min_len} value(s), got {len(value)}")
+    return [item(at.index(i), v) for i, v in enumerate(value)]
+
+
+def same_length(at: At, values: Sequence, reference_at: At, reference: Sequence) -> None:
+    """Refuse a list whose length differs from ``reference`` (at ``reference_at``)."""
+    if len(values) != len(reference):
+        raise at.error(
+            f"has {len(values)} values but {reference_at.path} has {len(reference)}; "
+            "give one value per entry"
+        )
+
+
+def choice(at: At, value: Any, known: Sequence[str], what: str) -> str:
+    """One of ``known``; an error with the closest name otherwise."""
+    if isinstance(value, str) and value in known:
+        return value
+    close = difflib.get_close_matches(str(value), list(known), n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise at.error(f"unknown {what} {describe(value)} (supported: {', '.join(known)}){hint}")

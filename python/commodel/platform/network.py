@@ -1,0 +1,236 @@
+"""The ``network`` section: every topology, validated by one function.
+
+Topologies (``network.topology``, see docs/formats.md):
+
+* ``binary-tree`` -- PlogPT's perfect binary tree of ``nodes`` (a power of two) nodes
+  (Nomura et al. III-A): per height h = 1..D the bandwidth b(h) (B/s) and buffer delay
+  d(h) (s), measured one way (``unidirectional``) and optionally both ways
+  (``bidirectional``); optional ``latency`` (s per height, for ``maxmin``).
+* ``crossbar`` -- one switch: ``nic`` (B/s per direction), optional ``nic_bidir`` and
+  ``latency`` (s per link).
+* ``racks`` -- racks of nodes under one backbone switch: ``racks`` (nodes per rack, a list,
+  or a count with ``nodes_per_rack``), ``nic``, ``nic_latency``, ``backbone`` (each rack's
+  uplink, B/s per direction), ``backbone_latency``; ``backbone_kind`` (``electrical`` or
+  ``optical``) and ``saturation`` (Zhu et al.'s optical threshold, a number of flows; for
+  an optical backbone without it, backbone // nic) are used by ``zhu``.
+* ``leaf-spine`` / ``fat-tree`` -- ``leaves``, ``nodes_per_leaf``, ``nic``,
+  ``oversubscription`` (>= 1), ``latency``; the spines are folded into one root and each
+  leaf's uplinks into one link of ``nodes_per_leaf * nic / oversubscription``.
+
+Every topology but ``binary-tree`` may give ``d`` (s per height: 1 for node links, 2 for
+rack uplinks), PlogPT's buffer delays, which ``plogpt``'s RTO rule needs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Union
+
+from .fields import At, choice, integer, mapping, number_list, rate, seconds
+
+TOPOLOGIES = ("binary-tree", "crossbar", "racks", "leaf-spine", "fat-tree")
+
+
+@dataclass(frozen=True)
+class TreeLevels:
+    """Per-height bandwidth b(h) (bytes/s) and buffer delay d(h) (s), h = 1..D."""
+
+    b: tuple[float, ...]
+    d: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class BinaryTree:
+    """PlogPT's binary tree, with optional per-height link latencies (s)."""
+
+    topology: str
+    nodes: int
+    unidirectional: TreeLevels
+    bidirectional: TreeLevels | None = None
+    latency: tuple[float, ...] | None = None
+
+
+@dataclass(frozen=True)
+class TreeNetwork:
+    """A crossbar, racks or leaf-spine network (see the module documentation)."""
+
+    topology: str
+    nodes: int
+    nic: float  # B/s per direction
+    nic_bidir: float | None = None  # B/s, measured with traffic both ways
+    nic_latency: float = 0.0  # s
+    racks: tuple[int, ...] = ()  # nodes per rack (racks, leaf-spine)
+    backbone: float | None = None  # B/s per direction of each rack's uplink
+    backbone_latency: float = 0.0  # s
+    backbone_kind: str = "electrical"  # or optical (Zhu et al.)
+    saturation: int | None = None  # Zhu's optical saturation threshold, flows
+    oversubscription: float = 1.0
+    d: tuple[float, ...] | None = None  # s per height (PlogPT buffer delays)
+
+
+# The validated ``network`` section.
+Network = Union[BinaryTree, TreeNetwork]
+
+
+def validate_network(at: At, value: Any) -> Network:
+    """Validate the ``network`` section, any topology of :data:`TOPOLOGIES`."""
+    keys = tuple(value) if isinstance(value, dict) else ()
+    mapping(at, value, required=("topology",), optional=keys)  # a mapping with a topology
+    topology = choice(at.key("topology"), value["topology"], TOPOLOGIES, "topology")
+    if topology == "binary-tree":
+        return _binary_tree(at, value)
+    return _tree_network(at, value, topology)
+
+
+def _tree_levels(at: At, value: Any, height: int) -> TreeLevels:
+    data = mapping(at, value, required=("b", "d"))
+    b = number_list(at.key("b"), data["b"], rate)
+    d = number_list(at.key("d"), data["d"], seconds)
+    for key, values in (("b", b), ("d", d)):
+        if len(values) != height:
+            raise at.key(key).error(
+                f"needs one value per tree height h = 1..{height} (log2 of the node count), "
+                f"got {len(values)}"
+            )
+    return TreeLevels(b=tuple(b), d=tuple(d))
+
+
+def _binary_tree(at: At, value: dict[str, Any]) -> BinaryTree:
+    data = mapping(
+        at,
+        value,
+        required=("topology",),
+        optional=("nodes", "unidirectional", "bidirectional", "latency"),
+    )
+    for key in ("nodes", "unidirectional"):
+        if key not in data:
+            raise at.key(key).error("missing (required for topology binary-tree)")
+    nodes = integer(at.key("nodes"), data["nodes"], minimum=2)
+    if nodes & (nodes - 1):
+        raise at.key("nodes").error(f"a binary tree needs a power of two nodes, got {nodes}")
+    height = nodes.bit_length() - 1
+    bidirectional = data.get("bidirectional")
+    latency = None
+    if data.get("latency") is not None:
+        latency = tuple(number_list(at.key("latency"), data["latency"], seconds))
+        if len(latency) != height:
+            raise at.key("latency").error(
+                f"needs one value per tree height h = 1..{height}, got {len(latency)}"
+            )
+    return BinaryTree(
+        topology="binary-tree",
+        nodes=nodes,
+        unidirectional=_tree_levels(at.key("unidirectional"), data["unidirectional"], height),
+        bidirectional=None
+        if bidirectional is None
+        else _tree_levels(at.key("bidirectional"), bidirectional, height),
+        latency=latency,
+    )
+
+
+def _at_least_one(at: At, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1:
+        raise at.error(f"must be a number >= 1, got {value!r}")
+    return float(value)
+
+
+def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
+    common = ("topology", "nodes", "nic", "nic_bidir", "d")
+    if topology == "crossbar":
+        data = mapping(at, value, required=("nic",), optional=(*common, "latency"))
+        nodes = data.get("nodes")
+        if nodes is None:
+            raise at.key("nodes").error("missing (required for topology crossbar)")
+        nodes = integer(at.key("nodes"), nodes, minimum=1)
+        racks: tuple[int, ...] = (nodes,)
+        nic_latency = seconds(at.key("latency"), data.get("latency", 0.0))
+        backbone = None
+        backbone_latency = 0.0
+        over = 1.0
+    elif topology == "racks":
+        data = mapping(
+            at,
+            value,
+            required=("racks", "nic", "backbone"),
+            optional=(
+                *common,
+                "nodes_per_rack",
+                "nic_latency",
+                "backbone_latency",
+                "backbone_kind",
+                "saturation",
+            ),
+        )
+        racks = _racks(at, data)
+        nodes = sum(racks)
+        nic_latency = seconds(at.key("nic_latency"), data.get("nic_latency", 0.0))
+        backbone = rate(at.key("backbone"), data["backbone"])
+        backbone_latency = seconds(at.key("backbone_latency"), data.get("backbone_latency", 0.0))
+        over = 1.0
+    else:
+        data = mapping(
+            at,
+            value,
+            required=("leaves", "nodes_per_leaf", "nic"),
+            optional=(*common, "oversubscription", "latency"),
+        )
+        leaves = integer(at.key("leaves"), data["leaves"], minimum=1)
+        per = integer(at.key("nodes_per_leaf"), data["nodes_per_leaf"], minimum=1)
+        racks = (per,) * leaves
+        nodes = leaves * per
+        nic_latency = seconds(at.key("latency"), data.get("latency", 0.0))
+        over = _at_least_one(at.key("oversubscription"), data.get("oversubscription", 1.0))
+        backbone = None
+        backbone_latency = nic_latency
+    if "nodes" in data and topology != "crossbar":
+        given = integer(at.key("nodes"), data["nodes"], minimum=1)
+        if given != nodes:
+            raise at.key("nodes").error(f"is {given} but the {topology} holds {nodes} nodes")
+    nic = rate(at.key("nic"), data["nic"])
+    nic_bidir = rate(at.key("nic_bidir"), data["nic_bidir"]) if "nic_bidir" in data else None
+    d = None
+    if data.get("d") is not None:
+        d = tuple(number_list(at.key("d"), data["d"], seconds))
+        heights = 1 if topology == "crossbar" else 2
+        if len(d) != heights:
+            raise at.key("d").error(
+                f"needs one buffer delay per height h = 1..{heights} of a {topology}, got {len(d)}"
+            )
+    kind = data.get("backbone_kind", "electrical")
+    if kind not in ("electrical", "optical"):
+        raise at.key("backbone_kind").error(f"must be electrical or optical, got {kind!r}")
+    saturation = None
+    if data.get("saturation") is not None:
+        saturation = integer(at.key("saturation"), data["saturation"], minimum=1)
+    elif kind == "optical" and backbone is not None:
+        saturation = max(1, int(backbone // nic))
+    return TreeNetwork(
+        topology=topology,
+        nodes=nodes,
+        nic=nic,
+        nic_bidir=nic_bidir,
+        nic_latency=nic_latency,
+        racks=racks,
+        backbone=backbone,
+        backbone_latency=backbone_latency,
+        backbone_kind=kind,
+        saturation=saturation,
+        oversubscription=over,
+        d=d,
+    )
+
+
+def _racks(at: At, data: dict[str, Any]) -> tuple[int, ...]:
+    """Nodes per rack: a list, or a count of racks with ``nodes_per_rack``."""
+    raw = data["racks"]
+    if isinstance(raw, list):
+        if "nodes_per_rack" in data:
+            raise at.key("nodes_per_rack").error(
+                "give racks as a list of node counts or as a count with nodes_per_rack, not both"
+            )
+        return tuple(number_list(at.key("racks"), raw, lambda a, v: integer(a, v, 1)))
+    count = integer(at.key("racks"), raw, minimum=1)
+    if "nodes_per_rack" not in data:
+        raise at.key("nodes_per_rack").error("missing (required when racks is a count)")
+    per = integer(at.key("nodes_per_rack"), data["nodes_per_rack"], minimum=1)
+    return (per,) * count

@@ -1,0 +1,211 @@
+"""The top-level sections of a platform file: their dataclasses and validators.
+
+Each section (``loggops``, ``plogp``, ``hockney``, ``network``, ``tcp``, ``lmo``,
+``many_to_one``) is validated by one function ``(At, raw YAML value) -> typed object``,
+listed in :data:`SECTIONS`; :func:`register_section` adds a new one. Units inside: seconds,
+bytes, bytes per second, seconds per byte (see :mod:`commodel.platform.fields`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from .fields import (
+    At,
+    mapping,
+    number,
+    number_list,
+    rate,
+    same_length,
+    seconds,
+    seconds_per_byte,
+    size,
+)
+from .network import validate_network
+
+
+@dataclass(frozen=True)
+class LogGOPS:
+    """LogGOPS parameters with LogGOPSim's meaning (model ``loggops``)."""
+
+    L: float  # s, latency
+    o: float  # s, CPU overhead per message
+    g: float  # s, gap between messages
+    G: float  # s/B, gap per byte
+    O: float  # s/B, CPU overhead per byte  # noqa: E741
+    S: int | None  # B, messages larger than S use rendezvous; None: every message is eager
+
+
+@dataclass(frozen=True)
+class PLogPTables:
+    """PLogP tables over message sizes; the uni- or bidirectional measurement."""
+
+    o_s: tuple[float, ...] | None
+    o_r: tuple[float, ...] | None
+    g: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class PLogP:
+    """Kielmann's parameterized LogP (model ``plogp``)."""
+
+    L: float  # s
+    sizes: tuple[int, ...]  # B, strictly increasing
+    o_s: tuple[float, ...]  # s
+    o_r: tuple[float, ...]  # s
+    g: tuple[float, ...]  # s
+    S: int | None  # B; None: every message is eager
+    bidirectional: PLogPTables | None = None
+
+
+@dataclass(frozen=True)
+class Hockney:
+    """T(m) = alpha + beta * m (model ``hockney``)."""
+
+    alpha: float  # s
+    beta: float  # s/B
+    S: int | None = None
+
+
+@dataclass(frozen=True)
+class TCP:
+    """TCP constants: the retransmission timeout and PlogPT's thresholds eps_S, eps_T."""
+
+    rto: float = 0.2  # s
+    eps_S: float | None = None  # dimensionless (PlogPT eq. 5)
+    eps_T: float | None = None  # s (PlogPT eq. 14)
+
+
+@dataclass(frozen=True)
+class LMO:
+    """Lastovetsky's LMO point-to-point constants per node (section 4.1)."""
+
+    C: tuple[float, ...]  # s, fixed delay of node i
+    t: tuple[float, ...]  # s/B, per-byte delay of node i
+    beta: tuple[tuple[float | None, ...], ...]  # B/s, link rate i -> j (None: unknown/self)
+
+
+def validate_loggops(at: At, value: Any) -> LogGOPS:
+    data = mapping(at, value, required=("L", "o", "g", "G", "O", "S"))
+    return LogGOPS(
+        L=seconds(at.key("L"), data["L"]),
+        o=seconds(at.key("o"), data["o"]),
+        g=seconds(at.key("g"), data["g"]),
+        G=seconds_per_byte(at.key("G"), data["G"]),
+        O=seconds_per_byte(at.key("O"), data["O"]),
+        S=size(at.key("S"), data["S"], allow_none=True),
+    )
+
+
+def _increasing_sizes(at: At, value: Any) -> list[int]:
+    sizes = number_list(at, value, size)
+    for i in range(1, len(sizes)):
+        if sizes[i] <= sizes[i - 1]:
+            raise at.index(i).error(
+                f"sizes must be strictly increasing: got {sizes[i]} after {sizes[i - 1]}"
+            )
+    return sizes
+
+
+def _table(at: At, data: dict, key: str, sizes_at: At, sizes: list[int]) -> tuple[float, ...]:
+    values = number_list(at.key(key), data[key], seconds)
+    same_length(at.key(key), values, sizes_at, sizes)
+    return tuple(values)
+
+
+def validate_plogp(at: At, value: Any) -> PLogP:
+    data = mapping(
+        at, value, required=("L", "sizes", "o_s", "o_r", "g"), optional=("S", "bidirectional")
+    )
+    sizes_at = at.key("sizes")
+    sizes = _increasing_sizes(sizes_at, data["sizes"])
+    bidirectional = None
+    if data.get("bidirectional") is not None:
+        bat = at.key("bidirectional")
+        bdata = mapping(bat, data["bidirectional"], required=("g",), optional=("o_s", "o_r"))
+        bidirectional = PLogPTables(
+            o_s=_table(bat, bdata, "o_s", sizes_at, sizes) if "o_s" in bdata else None,
+            o_r=_table(bat, bdata, "o_r", sizes_at, sizes) if "o_r" in bdata else None,
+            g=_table(bat, bdata, "g", sizes_at, sizes),
+        )
+    return PLogP(
+        L=seconds(at.key("L"), data["L"]),
+        sizes=tuple(sizes),
+        o_s=_table(at, data, "o_s", sizes_at, sizes),
+        o_r=_table(at, data, "o_r", sizes_at, sizes),
+        g=_table(at, data, "g", sizes_at, sizes),
+        S=size(at.key("S"), data.get("S"), allow_none=True),
+        bidirectional=bidirectional,
+    )
+
+
+def validate_hockney(at: At, value: Any) -> Hockney:
+    data = mapping(at, value, required=("alpha", "beta"), optional=("S",))
+    return Hockney(
+        alpha=seconds(at.key("alpha"), data["alpha"]),
+        beta=seconds_per_byte(at.key("beta"), data["beta"]),
+        S=size(at.key("S"), data.get("S"), allow_none=True),
+    )
+
+
+def validate_tcp(at: At, value: Any) -> TCP:
+    data = mapping(at, value, optional=("rto", "eps_S", "eps_T"))
+    eps_s = data.get("eps_S")
+    if eps_s is not None:
+        eps_s = number(at.key("eps_S"), eps_s, float, "a number")
+        if eps_s < 0:
+            raise at.key("eps_S").error(f"must be >= 0, got {eps_s}")
+    eps_t = data.get("eps_T")
+    return TCP(
+        rto=seconds(at.key("rto"), data.get("rto", 0.2), positive=True),
+        eps_S=eps_s,
+        eps_T=None if eps_t is None else seconds(at.key("eps_T"), eps_t),
+    )
+
+
+def validate_lmo(at: At, value: Any) -> LMO:
+    data = mapping(at, value, required=("C", "t", "beta"))
+    c = number_list(at.key("C"), data["C"], seconds)
+    t = number_list(at.key("t"), data["t"], seconds_per_byte)
+    same_length(at.key("t"), t, at.key("C"), c)
+
+    def rate_or_none(item_at: At, v: Any) -> float | None:
+        return None if v is None else rate(item_at, v)
+
+    rows = number_list(at.key("beta"), data["beta"], lambda a, v: number_list(a, v, rate_or_none))
+    same_length(at.key("beta"), rows, at.key("C"), c)
+    for i, row in enumerate(rows):
+        same_length(at.key("beta").index(i), row, at.key("C"), c)
+    return LMO(C=tuple(c), t=tuple(t), beta=tuple(tuple(r) for r in rows))
+
+
+def validate_many_to_one(at: At, value: Any) -> dict[str, Any]:
+    """Escalation statistics (Lastovetsky 4.3); checked in depth by the model that uses them."""
+    return dict(mapping(at, value, optional=tuple(value) if isinstance(value, dict) else ()))
+
+
+SectionValidator = Callable[[At, Any], Any]
+
+# Top-level section name -> validator, in the order they are checked; the validator gets
+# the section's field path and its raw YAML value, and returns a typed object (or raises
+# PlatformError via ``at``).
+SECTIONS: dict[str, SectionValidator] = {
+    "loggops": validate_loggops,
+    "plogp": validate_plogp,
+    "hockney": validate_hockney,
+    "network": validate_network,
+    "tcp": validate_tcp,
+    "lmo": validate_lmo,
+    "many_to_one": validate_many_to_one,
+}
+
+
+def register_section(name: str) -> Callable[[SectionValidator], SectionValidator]:
+    """Decorator: register the validator of a new top-level section ``name``."""
+
+    def decorate(function: SectionValidator) -> SectionValidator:
+        SECTIONS[name] = function
+        return function
+
+    return decorate
