@@ -10,7 +10,7 @@ import pytest
 
 import commodel
 from commodel import errors
-from commodel.predict import Message, Prediction, RankFinish, prediction_from_engine
+from commodel.prediction import Message, Prediction, RankFinish, prediction_from_engine
 from conftest import EXAMPLES, ROOT, needs_engine
 
 GOLDEN_GOAL = EXAMPLES / "schedules" / "loggops-example.goal"
@@ -26,6 +26,16 @@ def test_lazy_public_names() -> None:
     with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
         _ = commodel.nonsense  # type: ignore[attr-defined]
     assert commodel.load_platform("nomura2007").nodes == 32
+
+
+def test_each_public_name_is_one_thing() -> None:
+    """``commodel.predict`` is the function even after its module is imported by name."""
+    import importlib
+    import types
+
+    module = importlib.import_module("commodel.prediction")
+    assert commodel.predict is module.predict
+    assert isinstance(commodel.predict, types.FunctionType)
 
 
 def test_prediction_from_engine_dict() -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .platform import Platform, load_platform
-from .predict import predict
+from .prediction import predict
 from .report.tables import format_table
 from .schedules import collective
 from .units import format_duration, format_size

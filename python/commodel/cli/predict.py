@@ -74,7 +74,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from ..platform import load_platform, model_spec
-    from ..predict import predict
+    from ..prediction import predict
     from ..report.summary import prediction_summary
     from ..schedules import read_goal
 

@@ -21,7 +21,7 @@ __all__ = ["Escalation", "LMOModel", "ManyToOnePrediction", "gather_split"]
 class _CallableModule(types.ModuleType):
     def __call__(self) -> list[tuple[str, str]]:
         """The models ``commodel.predict`` knows: ``(name, one-line summary)``."""
-        from ..predict import models
+        from ..prediction import models
 
         return models()
 

@@ -153,7 +153,7 @@ class ScheduleResult:
 
 def predict_under(schedule: str, platform: Any, model: str) -> ModelOutcome:
     """Predict one schedule; a model that cannot run here is recorded, not raised."""
-    from ..predict import predict
+    from ..prediction import predict
 
     try:
         pred = predict(schedule, platform, model)

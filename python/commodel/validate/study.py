@@ -292,7 +292,7 @@ def part_many_to_one(
 
     from ..db import ResultsDB
     from ..fit.manytoone import escalation_probability, fit_many_to_one, level_of
-    from ..predict import predict
+    from ..prediction import predict
     from ..schedules import collective
 
     db = os.path.join(workdir, "many-to-one.duckdb")
