@@ -36,6 +36,7 @@ def test_each_public_name_is_one_thing() -> None:
     module = importlib.import_module("commodel.prediction")
     assert commodel.predict is module.predict
     assert isinstance(commodel.predict, types.FunctionType)
+    assert isinstance(commodel.models, types.FunctionType)
 
 
 def test_prediction_from_engine_dict() -> None:

@@ -84,8 +84,8 @@ def run(args: argparse.Namespace) -> int:
         runs = compare_models(read_goal(args.schedule), load_platform(args.platform))
         write_output(comparison_table(runs), args.output)
         return 0
-    if args.samples is not None:  # models/incast.py
-        from ..models.incast import predict_samples
+    if args.samples is not None:  # lmo/incast.py
+        from ..lmo.incast import predict_samples
 
         samples = predict_samples(
             read_goal(args.schedule),
