@@ -7,7 +7,6 @@ import random
 import numpy as np
 import pytest
 
-import commodel
 from commodel.errors import CommodelError
 from commodel.lmo import LMOModel, gather_split
 

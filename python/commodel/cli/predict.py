@@ -78,8 +78,8 @@ def run(args: argparse.Namespace) -> int:
     from ..report.summary import prediction_summary
     from ..schedules import read_goal
 
-    if args.model == "all":  # report/compare.py
-        from ..report.compare import compare_models, comparison_table
+    if args.model == "all":  # report/model_comparison.py
+        from ..report.model_comparison import compare_models, comparison_table
 
         runs = compare_models(read_goal(args.schedule), load_platform(args.platform))
         write_output(comparison_table(runs), args.output)

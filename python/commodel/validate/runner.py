@@ -17,15 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import CommodelError
-from .compare import (
-    TOLERANCE,
-    ErrorSummary,
-    MessagePair,
-    PredictedMessage,
-    match_messages,
-    rto_repetitions,
-    summarize,
-)
+from ..stats import TOLERANCE, ErrorSummary, summarize
+from .matching import MessagePair, PredictedMessage, match_messages, rto_repetitions
 from .measured import MeasuredPattern, load_pattern
 
 # The models of "--models all", in the order reports list them.
