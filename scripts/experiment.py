@@ -17,13 +17,18 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, HERE)
+
+import study  # noqa: E402  (scripts/study.py, beside this file)
 
 from commodel.errors import CommodelError  # noqa: E402
 from commodel.units import parse_size  # noqa: E402
-from commodel.validate import study  # noqa: E402
+from commodel.validate.alltoall_measured import measure_alltoall_ab  # noqa: E402
+from commodel.validate.calibration import calibrate, cluster_up, spec_info  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(HERE)
 
 
 def sizes_arg(text: str) -> list[int]:
@@ -71,7 +76,7 @@ def main() -> int:
     today = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
     for spec in args.specs.split(","):
         spec_path = spec if os.path.isabs(spec) else os.path.join(ROOT, spec)
-        info = study.spec_info(spec_path)
+        info = spec_info(spec_path)
         outdir = os.path.join(args.out, f"{today}-{info['name']}")
         work = os.path.join(args.work or os.path.join("/tmp", "commodel-experiment"), info["name"])
         os.makedirs(outdir, exist_ok=True)
@@ -84,13 +89,13 @@ def main() -> int:
         t0 = time.time()
         name = "cmx" + study.slug(info["name"])[:10]
         try:
-            with study.cluster_up(spec_path, name):
-                platform, cal = study.calibrate(name, spec_path, work, args.calibration_max_size)
+            with cluster_up(spec_path, name):
+                platform, cal = calibrate(name, spec_path, work, args.calibration_max_size)
                 study.copy_platform(cal, outdir)
                 meta["calibration_changes"] = cal["changes"]
                 P = info["hosts"]
                 if "a" in parts:
-                    study.part_alltoall(name, platform, P, args.a_sizes, args.a_reps, work, outdir)
+                    measure_alltoall_ab(name, platform, P, args.a_sizes, args.a_reps, work, outdir)
                 if "c" in parts:
                     study.part_random(
                         name, platform, P, args.c_degrees, args.c_trials, args.c_size,

@@ -10,7 +10,7 @@ import pytest
 
 import commodel
 from commodel import errors
-from commodel.predict import Message, Prediction, RankFinish, prediction_from_engine
+from commodel.prediction import Message, Prediction, RankFinish, prediction_from_engine
 from conftest import EXAMPLES, ROOT, needs_engine
 
 GOLDEN_GOAL = EXAMPLES / "schedules" / "loggops-example.goal"
@@ -26,6 +26,17 @@ def test_lazy_public_names() -> None:
     with pytest.raises(AttributeError, match="no attribute 'nonsense'"):
         _ = commodel.nonsense  # type: ignore[attr-defined]
     assert commodel.load_platform("nomura2007").nodes == 32
+
+
+def test_each_public_name_is_one_thing() -> None:
+    """``commodel.predict`` is the function even after its module is imported by name."""
+    import importlib
+    import types
+
+    module = importlib.import_module("commodel.prediction")
+    assert commodel.predict is module.predict
+    assert isinstance(commodel.predict, types.FunctionType)
+    assert isinstance(commodel.models, types.FunctionType)
 
 
 def test_prediction_from_engine_dict() -> None:
@@ -225,7 +236,7 @@ def test_models_known_to_python_and_engine_agree() -> None:
 @needs_engine
 def test_demo_rows_are_the_plogp_closed_forms() -> None:
     """The demo's numbers: eq. 18 and 19 with nomura2007's g(m) table and L, P = 32."""
-    from commodel.demo import format_demo, run_demo
+    from commodel.alltoall_ab import format_demo, run_demo
 
     platform = commodel.load_platform("nomura2007")
     params = platform.engine_params("plogp")
@@ -239,3 +250,54 @@ def test_demo_rows_are_the_plogp_closed_forms() -> None:
     table = format_demo(rows, "nomura2007", 32)
     rows_text = [line.split() for line in table.splitlines()]
     assert ["1", "KiB", "1.511", "ms", "611.200", "us", "B", "(2.473x)"] in rows_text
+
+
+def _subpackage_imports() -> dict[str, set[str]]:
+    """Which subpackages of commodel each subpackage imports (lazy imports included)."""
+    package = ROOT / "python" / "commodel"
+    graph: dict[str, set[str]] = {}
+    for path in package.rglob("*.py"):
+        rel = path.relative_to(package).parts
+        if len(rel) < 2 or path.name == "__main__.py":
+            continue  # top-level modules; entry points may import the CLI
+        here = rel[0]
+        depth = len(rel) - 1  # directories between the package root and the file
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                up = depth - (node.level - 1)
+                if up < 0:
+                    continue
+                base = list(rel[:up])
+                target = base + (node.module.split(".") if node.module else [])
+            elif node.module and node.module.startswith("commodel."):
+                target = node.module.split(".")[1:]
+            else:
+                continue
+            if target and target[0] != here and (package / target[0]).is_dir():
+                graph.setdefault(here, set()).add(target[0])
+    return graph
+
+
+def test_no_import_loop_between_subpackages() -> None:
+    graph = _subpackage_imports()
+
+    def reaches(start: str, goal: str, seen: set[str]) -> bool:
+        for nxt in graph.get(start, ()):
+            if nxt == goal or (nxt not in seen and reaches(nxt, goal, seen | {nxt})):
+                return True
+        return False
+
+    assert "validate" in graph["cli"] and "report" in graph["validate"]  # the scan sees imports
+    loops = sorted(name for name in graph if reaches(name, name, {name}))
+    assert loops == []
+
+
+def test_module_names_say_one_thing() -> None:
+    """``demo`` is the subcommand only; no two ``compare`` modules; the study is a script."""
+    package = ROOT / "python" / "commodel"
+    names = {p.relative_to(package).as_posix() for p in package.rglob("*.py")}
+    assert [n for n in names if n.endswith("demo.py")] == ["cli/demo.py"]
+    assert [n for n in names if n.endswith("compare.py") or n.endswith("study.py")] == []
+    assert not hasattr(commodel.errors, "GoalSyntaxError")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from commodel.errors import CommodelError
-from commodel.models.incast import incast_table, predict_samples
+from commodel.lmo.incast import incast_table, predict_samples
 from commodel.platform import platform_from_dict
 from conftest import needs_engine
 

@@ -7,9 +7,8 @@ import random
 import numpy as np
 import pytest
 
-import commodel
 from commodel.errors import CommodelError
-from commodel.models import LMOModel, gather_split
+from commodel.lmo import LMOModel, gather_split
 
 # Four nodes: C_i (s), t_i (s/B), beta_ij (B/s).
 C = [1e-4, 2e-4, 3e-4, 4e-4]
@@ -141,7 +140,13 @@ def test_errors_name_the_missing_parameter() -> None:
         LMOModel(C, T[:2], BETA)
 
 
-def test_commodel_models_is_still_callable() -> None:
+def test_commodel_models_lists_the_engine_models() -> None:
+    """``commodel.models`` is the function only; the LMO closed forms are ``commodel.lmo``."""
+    import types
+
+    import commodel.lmo
+
     names = [name for name, _ in commodel.models()]
     assert "plogp" in names and "plogpt" in names
-    assert commodel.models.LMOModel is LMOModel
+    assert isinstance(commodel.models, types.FunctionType)
+    assert commodel.lmo.LMOModel is LMOModel

@@ -245,7 +245,7 @@ def test_route_level_by_topology() -> None:
 def test_demo_models_disagree_where_the_paper_says() -> None:
     """nomura2007, 32 ranks: PLogP always picks B (eq. 20); PlogPT picks A once RTOs hit
     (eq. 26: P_S(h, h+1) holds at h = 1 and 4 and the buffers fill from 32 KiB on)."""
-    from commodel.demo import run_demo
+    from commodel.alltoall_ab import run_demo
 
     rows = run_demo(sizes=[1024, 65536], models=["plogp", "plogpt", "maxmin"])
     small, large = rows

@@ -13,17 +13,13 @@ import pytest
 
 from commodel.cli.main import main
 from commodel.errors import CommodelError
-from commodel.validate.compare import (
+from commodel.stats import histogram, median, relative_error, summarize, within
+from commodel.validate.matching import (
     MeasuredMessage,
     PredictedMessage,
-    histogram,
     match_messages,
-    median,
     picks,
-    relative_error,
     rto_repetitions,
-    summarize,
-    within,
 )
 from commodel.validate.runner import schedule_family, summary_text, validate, write_report
 
@@ -312,7 +308,7 @@ def test_validate_cli_errors(stored, tmp_path, capsys):
 def test_sanitize_platform_clamps_negative_times_and_adds_tcp(tmp_path):
     yaml = pytest.importorskip("yaml")
     from commodel.platform import load_platform
-    from commodel.validate.study import sanitize_platform
+    from commodel.validate.calibration import sanitize_platform
 
     src = tmp_path / "fitted.yaml"
     src.write_text(
@@ -339,7 +335,7 @@ def test_sanitize_platform_clamps_negative_times_and_adds_tcp(tmp_path):
 
 
 def test_demo_table_format():
-    from commodel.validate.demo import format_rows
+    from commodel.validate.alltoall_measured import format_rows
 
     row = {"size_bytes": 65536, "measured_pick": "B"}
     for key, t in (("A", 0.1), ("B", 0.08)):

@@ -24,11 +24,9 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
 
-# Light modules: none of them loads the compiled engine or YAML at import time. The
-# function `predict` must be bound after the module `commodel.predict` is imported, so
-# that `commodel.predict` is the function.
+# Light modules: none of them loads the compiled engine or YAML at import time.
 from .platform import Platform, load_platform
-from .predict import Message, Prediction, RankFinish, models, predict
+from .prediction import Message, Prediction, RankFinish, models, predict
 from .schedules import collective, collective_names, parse_goal, read_goal, write_goal
 
 if TYPE_CHECKING:

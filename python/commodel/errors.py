@@ -26,10 +26,6 @@ class GoalError(CommodelError):
     """A GOAL schedule that does not parse (the message names ``file:line:column``)."""
 
 
-# The name used in docs/architecture.md.
-GoalSyntaxError = GoalError
-
-
 class ScheduleError(CommodelError):
     """A schedule that parses but cannot be executed as given (bad rank, size, dependency)."""
 

@@ -34,10 +34,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     if args.cluster:
-        from ..validate.demo import run_demo as run_cluster_demo
+        from ..validate.alltoall_measured import run_cluster_demo
 
         return run_cluster_demo(argparse.Namespace(spec=None, reps=8, output=None))
-    from ..demo import format_demo, run_demo
+    from ..alltoall_ab import format_demo, run_demo
     from ..platform import load_platform, model_spec
 
     for model in args.model or []:

@@ -74,18 +74,18 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from ..platform import load_platform, model_spec
-    from ..predict import predict
+    from ..prediction import predict
     from ..report.summary import prediction_summary
     from ..schedules import read_goal
 
-    if args.model == "all":  # report/compare.py
-        from ..report.compare import compare_models, comparison_table
+    if args.model == "all":  # report/model_comparison.py
+        from ..report.model_comparison import compare_models, comparison_table
 
         runs = compare_models(read_goal(args.schedule), load_platform(args.platform))
         write_output(comparison_table(runs), args.output)
         return 0
-    if args.samples is not None:  # models/incast.py
-        from ..models.incast import predict_samples
+    if args.samples is not None:  # lmo/incast.py
+        from ..lmo.incast import predict_samples
 
         samples = predict_samples(
             read_goal(args.schedule),

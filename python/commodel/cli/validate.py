@@ -101,9 +101,9 @@ def _random_schedules(args: argparse.Namespace, ranks: int, outdir: str) -> list
 
 def run(args: argparse.Namespace) -> int:
     if args.what == "demo":
-        from ..validate.demo import run_demo
+        from ..validate.alltoall_measured import run_cluster_demo
 
-        return run_demo(args)
+        return run_cluster_demo(args)
     for flag, value in (("--platform", args.platform), ("--db", args.db), ("-o", args.output)):
         if not value:
             raise CommodelError(f"validate: {flag} is required")

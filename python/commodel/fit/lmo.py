@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import CommodelError
+from ..stats import central
 from .assemble import fitter
-from .stats import central
 
 
 @dataclass

@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import CommodelError
+from ..stats import central
 from .assemble import fitter
-from .stats import central
 
 DEFAULT_FACTOR = 3.0
 DEFAULT_MIN_EXCESS = 1e-3

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CommodelError
-from .stats import central, relative_error, standard_error  # noqa: F401
+from ..stats import central
 
 
 def saturation_gap(rtt_n: float, n: int) -> float:

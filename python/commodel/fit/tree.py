@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
+from ..stats import central
 from .assemble import fitter
-from .stats import central
 
 EPS_S_DEFAULT = 0.05
 D_FLOOR = 1e-6  # s: d(h) below this is noise for P_S

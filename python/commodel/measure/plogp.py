@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import CommodelError
 from ..fit import plogp as F
-from ..fit.stats import central, relative_error, standard_error
+from ..stats import central, relative_standard_error, standard_error
 from .common import Context, kernel
 
 MODES = ("send", "isend", "ssend")
@@ -277,7 +277,7 @@ class _Procedure:
             b += 1
             n = len(store["rtt"])
             watched = ("rtt",) if pattern == "bi" else quantities
-            if n >= limit or all(relative_error(store[q]) < self.eps for q in watched):
+            if n >= limit or all(relative_standard_error(store[q]) < self.eps for q in watched):
                 return store
 
     def _rt_step(self, pattern, m, b, reps, first, quantities) -> list[tuple]:

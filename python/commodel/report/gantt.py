@@ -16,7 +16,7 @@ from ..errors import MissingDependencyError
 
 if TYPE_CHECKING:
     from ..platform import Platform
-    from ..predict import Prediction
+    from ..prediction import Prediction
 
 
 def route_level(platform: Platform | None, src: int, dst: int) -> tuple[int, str]:

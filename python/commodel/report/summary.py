@@ -8,7 +8,7 @@ from ..units import duration_unit, format_duration, format_size
 from .tables import format_table
 
 if TYPE_CHECKING:
-    from ..predict import Prediction
+    from ..prediction import Prediction
 
 # Up to this many ranks every rank's finish time is listed; above, the slowest ones.
 ALL_RANKS_UP_TO = 32

@@ -31,7 +31,7 @@ def error_histograms(
     errors: dict[str, list[float]], path: str, scope: str, tolerance: float = 0.10
 ) -> None:
     """One histogram of relative errors (percent, 5% bins, clipped at +-100%) per model."""
-    from ..validate.compare import histogram
+    from ..stats import histogram
 
     plt = _pyplot()
     models = [m for m, e in errors.items() if e]

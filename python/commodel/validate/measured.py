@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CommodelError
-from .compare import MeasuredMessage, median
+from ..stats import median
+from .matching import MeasuredMessage
 
 
 @dataclass

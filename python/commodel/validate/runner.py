@@ -17,15 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import CommodelError
-from .compare import (
-    TOLERANCE,
-    ErrorSummary,
-    MessagePair,
-    PredictedMessage,
-    match_messages,
-    rto_repetitions,
-    summarize,
-)
+from ..stats import TOLERANCE, ErrorSummary, summarize
+from .matching import MessagePair, PredictedMessage, match_messages, rto_repetitions
 from .measured import MeasuredPattern, load_pattern
 
 # The models of "--models all", in the order reports list them.
@@ -153,7 +146,7 @@ class ScheduleResult:
 
 def predict_under(schedule: str, platform: Any, model: str) -> ModelOutcome:
     """Predict one schedule; a model that cannot run here is recorded, not raised."""
-    from ..predict import predict
+    from ..prediction import predict
 
     try:
         pred = predict(schedule, platform, model)

@@ -1,7 +1,7 @@
 //! Errors of the GOAL reader.
 
 /// What went wrong, for callers that react to the kind of error (the Python
-/// bindings map every kind to `GoalSyntaxError`, tests match on it).
+/// bindings map every kind to `GoalError`, tests match on it).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum GoalErrorKind {

@@ -1,4 +1,4 @@
-"""The demo (``commodel demo``, ``make demo``).
+"""Alltoall A against B, predicted: the table of ``commodel demo`` and ``make demo``.
 
 On the PlogPT paper's 32-node cluster (built-in platform ``nomura2007``), predict the two
 Alltoall algorithms of the paper, A (``alltoall-xor-pairwise``: one partner at a time) and
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .platform import Platform, load_platform
-from .predict import predict
+from .prediction import predict
 from .report.tables import format_table
 from .schedules import collective
 from .units import format_duration, format_size

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import PlatformError
 from ..units import duration_unit, format_duration, seconds_to_ps
-from .lmo import LMOModel
+from .closed_forms import LMOModel
 
 
 def _send_sizes(schedule: Any) -> list[int]:

@@ -16,7 +16,7 @@ from .tables import format_table
 
 if TYPE_CHECKING:
     from ..platform import Platform
-    from ..predict import Prediction
+    from ..prediction import Prediction
 
 
 @dataclass(frozen=True)
@@ -33,7 +33,7 @@ def compare_models(
 ) -> list[ModelRun]:
     """Run ``schedule`` under ``models`` (default: every registered model)."""
     from ..platform import model_names, model_spec
-    from ..predict import predict
+    from ..prediction import predict
 
     runs = []
     for name in models if models is not None else model_names():

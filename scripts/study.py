@@ -1,19 +1,15 @@
-"""The validation study of ``make experiment`` (scripts/experiment.py) and of the cluster demo.
+"""The validation study's parts beyond Alltoall A/B (``make experiment``, scripts/experiment.py).
 
-Every number written comes from a run made by these functions: the cluster is brought up
-from a spec, calibrated (``measure plogp`` + ``measure tree`` + ``fit``), the experiments
-run through ``cluster mpirun``, and the cluster is brought down on every path.
+Every number written comes from a run made by these functions and by the library calls
+they use (:mod:`commodel.validate.calibration`: cluster bring-up and calibration;
+:mod:`commodel.validate.alltoall_measured`: part (a), Alltoall A against B):
 
-Parts (issue 5, item 3):
-
-* (a) :func:`part_alltoall`: Alltoall A (``alltoall-xor-pairwise``) and B
-  (``alltoall-xor-post-all``) per size, measured against plogp, plogpt and maxmin: which
-  algorithm each picks, the errors, and whether the RTOs that appear are predicted;
 * (b) :func:`part_many_to_one`: ``measure many-to-one`` with n - 1 = 3..P-1 senders, the
   escalation levels and frequencies of one half of the repetitions against the model fitted
   on the other half (and the plogpt prediction of the linear gather);
 * (c) :func:`part_random`: random-pairs schedules of degree d: fraction within 10% for
-  zhu, zhu-fair, maxmin and plogpt.
+  zhu, zhu-fair, maxmin and plogpt;
+* :func:`write_summary`: ``summary.md`` from the CSV files of a run.
 """
 
 from __future__ import annotations
@@ -26,51 +22,11 @@ import platform as _platform
 import re
 import shutil
 import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
-from typing import Any, Callable
+from typing import Any
 
-from ..errors import CommodelError
-
-PY = sys.executable
-
-Log = Callable[[str], None]
-
-
-def _log_default(text: str) -> None:
-    print(text, file=sys.stderr, flush=True)
-
-
-def commodel(*args: str, log: Log = _log_default, check: bool = True) -> str:
-    """Run ``python -m commodel ARGS``; return its standard output (raise on failure)."""
-    cmd = [PY, "-m", "commodel", *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if check and proc.returncode:
-        log(proc.stdout[-3000:])
-        log(proc.stderr[-3000:])
-        raise CommodelError(f"`commodel {' '.join(args)}` failed with exit code {proc.returncode}")
-    return proc.stdout
-
-
-def mpirun(cluster: str, *args: str, log: Log = _log_default) -> str:
-    """``cluster mpirun --name CLUSTER -- python -m commodel ARGS``."""
-    return commodel(
-        "cluster", "mpirun", "--name", cluster, "--", PY, "-m", "commodel", *args, log=log
-    )
-
-
-@contextmanager
-def cluster_up(spec: str, name: str, log: Log = _log_default) -> Iterator[str]:
-    """Bring a cluster up and always down again (also on errors and Ctrl-C)."""
-    if os.geteuid() != 0:
-        raise CommodelError("the emulated cluster needs root (see docs/cluster.md)")
-    try:
-        log(commodel("cluster", "up", "--spec", spec, "--name", name, log=log).strip())
-        yield name
-    finally:
-        out = commodel("cluster", "down", "--name", name, log=log, check=False)
-        log(out.strip())
+from commodel.errors import CommodelError
+from commodel.validate.alltoall_measured import size_label, write_rows
+from commodel.validate.calibration import Log, cluster_mpirun, log_to_stderr
 
 
 def machine_description() -> dict[str, Any]:
@@ -106,172 +62,6 @@ def machine_description() -> dict[str, Any]:
     }
 
 
-def spec_info(spec: str) -> dict[str, Any]:
-    from ..cluster.spec import load_spec
-
-    s = load_spec(spec)
-    return {"hosts": len(s.hosts), "rto_min_s": s.rto_min_ms / 1000.0, "name": s.name}
-
-
-# ---------------------------------------------------------------- calibration
-
-
-def sanitize_platform(src: str, dst: str, rto_s: float) -> list[str]:
-    """Copy a fitted platform, with the fixes the validation needs; returns what was changed.
-
-    * negative ``plogp`` times (noise on a loaded machine: g(m) from RTT(m) - RTT(0) + g(0)
-      can come out below 0 for tiny m) are set to 0, since the platform loader refuses them;
-    * a ``tcp`` section is added when missing: rto = the spec's minimum RTO (a configured
-      value, not a fit), eps_S = 1e-3 and eps_T = 50 us (docs/models.md).
-    """
-    import yaml
-
-    with open(src, encoding="utf-8") as fh:
-        data = yaml.safe_load(fh)
-    notes: list[str] = []
-
-    def clamp(path: str, value: Any) -> Any:
-        if isinstance(value, list):
-            return [clamp(f"{path}[{i}]", v) for i, v in enumerate(value)]
-        if isinstance(value, dict):
-            return {k: clamp(f"{path}.{k}", v) for k, v in value.items()}
-        if isinstance(value, float) and value < 0:
-            notes.append(f"{path} = {value:.3g} s set to 0")
-            return 0.0
-        return value
-
-    if "plogp" in data:
-        data["plogp"] = clamp("plogp", data["plogp"])
-    if "tcp" not in data:
-        data["tcp"] = {"rto": rto_s, "eps_S": 1e-3, "eps_T": 5e-5}
-        notes.append(
-            f"tcp section added: rto {rto_s} s (the spec's minimum), eps_S 1e-3, eps_T 50 us"
-        )
-    with open(dst, "w", encoding="utf-8") as fh:
-        fh.write(f"# {os.path.basename(src)} with the changes listed in calibration.json\n")
-        yaml.safe_dump(data, fh, sort_keys=False, width=1000)
-    return notes
-
-
-def calibrate(
-    cluster: str, spec: str, workdir: str, max_size: int, log: Log = _log_default
-) -> tuple[str, dict[str, Any]]:
-    """``measure plogp`` and ``measure tree`` on the cluster, ``fit``; the usable platform."""
-    db = os.path.join(workdir, "calibration.duckdb")
-    k_m = max(10, (max_size - 1).bit_length())
-    log(f"calibration: measure plogp up to {max_size} B")
-    mpirun(
-        cluster, "measure", "plogp", "--db", db, "--quiet", "--max-size", str(max_size),
-        "--k-m", str(k_m), "--max-reps", "20", "--max-reps-large", "5", "--bidirectional",
-        log=log,
-    )  # fmt: skip
-    log("calibration: measure tree")
-    mpirun(
-        cluster, "measure", "tree", "--db", db, "--quiet", "--burst-bytes", "4MiB", "--reps", "3",
-        log=log,
-    )  # fmt: skip
-    raw = os.path.join(workdir, "platform-fitted.yaml")
-    commodel("fit", "--db", db, "-o", raw, log=log)
-    usable = os.path.join(workdir, "platform.yaml")
-    notes = sanitize_platform(raw, usable, spec_info(spec)["rto_min_s"])
-    info = {"db": db, "fitted": raw, "platform": usable, "changes": notes}
-    with open(os.path.join(workdir, "calibration.json"), "w", encoding="utf-8") as fh:
-        json.dump(info, fh, indent=1)
-    return usable, info
-
-
-# ---------------------------------------------------------------- (a) Alltoall A vs B
-
-ALGORITHMS = {"A": "alltoall-xor-pairwise", "B": "alltoall-xor-post-all"}
-
-
-def size_label(size: int) -> str:
-    for unit, factor in (("MiB", 1 << 20), ("KiB", 1024)):
-        if size >= factor and size % factor == 0:
-            return f"{size // factor}{unit}"
-    return f"{size}B"
-
-
-def part_alltoall(
-    cluster: str,
-    platform: str,
-    ranks: int,
-    sizes: list[int],
-    reps: int,
-    workdir: str,
-    outdir: str,
-    models: tuple[str, ...] = ("plogp", "plogpt", "maxmin"),
-    log: Log = _log_default,
-) -> list[dict[str, Any]]:
-    """Measure and predict Alltoall A and B per size; rows of ``a-alltoall.csv``."""
-    from ..schedules import collective, write_goal
-    from .compare import picks
-    from .runner import validate, write_report
-
-    sdir = os.path.join(workdir, "alltoall")
-    os.makedirs(sdir, exist_ok=True)
-    db = os.path.join(workdir, "alltoall.duckdb")
-    paths: dict[tuple[str, int], str] = {}
-    for size in sizes:
-        for key, alg in ALGORITHMS.items():
-            path = os.path.join(sdir, f"{alg}-{size_label(size)}.goal")
-            write_goal(collective(alg, ranks, size), path)
-            paths[(key, size)] = path
-    order = [paths[(k, s)] for s in sizes for k in ALGORITHMS]
-    v = validate(order, platform, list(models), db, cluster=cluster, max_reps=reps, progress=log)
-    write_report(v, os.path.join(outdir, "a-alltoall-report"))
-    by_path = {r.schedule: r for r in v.results}
-    rows = []
-    for size in sizes:
-        row: dict[str, Any] = {"size_bytes": size}
-        measured = {}
-        for key in ALGORITHMS:
-            r = by_path[paths[(key, size)]]
-            measured[key] = r.measured.makespan_s
-            row[f"measured_{key}_s"] = r.measured.makespan_s
-            row[f"measured_{key}_min_s"] = min(r.measured.makespans)
-            row[f"measured_{key}_max_s"] = max(r.measured.makespans)
-            row[f"reps_{key}"] = len(r.measured.makespans)
-            row[f"rto_reps_{key}"] = r.rto_reps
-            row[f"tcp_timeouts_{key}"] = None if r.tcp is None else r.tcp["timeouts"]
-        row["measured_pick"] = picks(measured)
-        row["measured_gap"] = abs(measured["A"] - measured["B"]) / min(measured.values())
-        for model in models:
-            pred = {}
-            for key in ALGORITHMS:
-                o = by_path[paths[(key, size)]].outcomes[model]
-                pred[key] = o.makespan_s
-                row[f"{model}_{key}_s"] = o.makespan_s
-                row[f"{model}_{key}_err"] = (
-                    None if o.makespan_s is None else (o.makespan_s - measured[key]) / measured[key]
-                )
-                row[f"{model}_{key}_rto"] = None if o.error else o.rto_events
-            row[f"{model}_pick"] = picks(pred)
-        rows.append(row)
-    write_rows(os.path.join(outdir, "a-alltoall.csv"), rows)
-    try:
-        from ..report.validate_plots import series_plot
-
-        for key, alg in ALGORITHMS.items():
-            series = {
-                f"measured {key} (median)": [
-                    (r["size_bytes"], r[f"measured_{key}_s"]) for r in rows
-                ]
-            }
-            for model in models:
-                pts = [
-                    (r["size_bytes"], r[f"{model}_{key}_s"]) for r in rows if r[f"{model}_{key}_s"]
-                ]
-                series[model] = pts
-            series_plot(
-                series, os.path.join(outdir, f"a-alltoall-{key}.png"),
-                f"Alltoall {key} ({alg}), {ranks} ranks", "message size [B]", "makespan [s]",
-            )  # fmt: skip
-    except CommodelError as exc:
-        log(f"no plots: {exc}")
-    return rows
-
-
 # ---------------------------------------------------------------- (b) many-to-one
 
 
@@ -283,22 +73,22 @@ def part_many_to_one(
     reps: int,
     workdir: str,
     outdir: str,
-    log: Log = _log_default,
+    log: Log = log_to_stderr,
     ns: list[int] | None = None,
 ) -> list[dict[str, Any]]:
     """Many-to-one with 3..P-1 senders (``ns``: n counts the root; default 4..P); held-out
     escalation frequencies vs the fit."""
     import numpy as np
 
-    from ..db import ResultsDB
-    from ..fit.manytoone import escalation_probability, fit_many_to_one, level_of
-    from ..predict import predict
-    from ..schedules import collective
+    from commodel.db import ResultsDB
+    from commodel.fit.manytoone import escalation_probability, fit_many_to_one, level_of
+    from commodel.prediction import predict
+    from commodel.schedules import collective
 
     db = os.path.join(workdir, "many-to-one.duckdb")
     ns = sorted(ns or range(4, ranks + 1))  # n counts the root: 3..P-1 senders
     log(f"many-to-one: n = {ns[0]}..{ns[-1]}, sizes {sizes}, {reps} repetitions")
-    mpirun(
+    cluster_mpirun(
         cluster, "measure", "many-to-one", "--db", db, "--quiet", "--reps", str(reps),
         "--n", ",".join(map(str, ns)), "--sizes", ",".join(map(str, sizes)), log=log,
     )  # fmt: skip
@@ -366,7 +156,7 @@ def part_many_to_one(
         json.dump({k: sec[k] for k in ("n", "sizes", "M1", "Mc", "M2", "levels")}, fh, indent=1)
     write_rows(os.path.join(outdir, "b-many-to-one.csv"), rows)
     try:
-        from ..report.validate_plots import scatter_plot
+        from commodel.report.validate_plots import scatter_plot
 
         pts: dict[str, list[tuple[float, float]]] = {}
         for s in times:
@@ -388,7 +178,7 @@ def part_many_to_one(
 
 def _subset_platform(platform: str, n: int) -> Any:
     """The platform as is (the gather runs on ranks 0..n-1 = hosts h0..h(n-1))."""
-    from ..platform import load_platform
+    from commodel.platform import load_platform
 
     p = load_platform(platform)
     if n > p.nodes:
@@ -412,11 +202,11 @@ def part_random(
     seed: int,
     workdir: str,
     outdir: str,
-    log: Log = _log_default,
+    log: Log = log_to_stderr,
 ) -> list[dict[str, Any]]:
     """Zhu section 7: random-pairs of degree d; fraction within 10% per model."""
-    from ..schedules import collective, write_goal
-    from .runner import validate, write_report
+    from commodel.schedules import collective, write_goal
+    from commodel.validate.runner import validate, write_report
 
     rows = []
     for d in degrees:
@@ -441,23 +231,6 @@ def part_random(
 
 
 # ---------------------------------------------------------------- output
-
-
-def write_rows(path: str, rows: list[dict[str, Any]]) -> None:
-    keys: list[str] = []
-    for r in rows:
-        keys += [k for k in r if k not in keys]
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        w = csv.DictWriter(fh, fieldnames=keys)
-        w.writeheader()
-        for r in rows:
-            w.writerow({k: _cell(r.get(k)) for k in keys})
-
-
-def _cell(x: Any) -> Any:
-    if isinstance(x, float):
-        return f"{x:.6g}"
-    return "" if x is None else x
 
 
 def slug(text: str) -> str:
@@ -605,7 +378,7 @@ def many_to_one_rto_table(db: str, rto_min_s: float, outdir: str) -> list[dict[s
     that matters on the emulated cluster); written to ``b-many-to-one-rto.csv``."""
     import numpy as np
 
-    from ..db import ResultsDB
+    from commodel.db import ResultsDB
 
     with ResultsDB(db, read_only=True) as rdb:
         camp = [c for c in rdb.campaigns() if c.benchmark == "many-to-one"][-1]
