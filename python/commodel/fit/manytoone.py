@@ -2,8 +2,9 @@
 
 From the sweep of sizes M and process counts n (root + n-1 senders):
 
-1. **Linear model** per n: a line T_lin(n, M) = a_n + b_n M through the 25th percentile of
-   the times at every M, fitted robustly (points more than ``escalation_factor`` times
+1. **Linear model** per n: a line T_lin(n, M) = a_n + b_n M through the normal (not
+   escalated) time at every M (:func:`low_mode`: the median of the repetitions within
+   ``escalation_factor`` of the fastest), fitted robustly (points more than ``escalation_factor`` times
    above the line are dropped and the line refitted, until nothing changes).
 2. **Escalated samples**: t > escalation_factor * T_lin(n, M) and t - T_lin(n, M) >
    min_excess (defaults 3 and 1 ms).
@@ -40,15 +41,24 @@ DEFAULT_LEVEL_GAP = 0.15
 
 
 def robust_line(sizes: list[int], values: list[float], factor: float) -> tuple[float, float]:
-    """A line through the non-escalated points: a Theil-Sen start (median of the pairwise
-    slopes, median intercept), then least squares over the points at most ``factor`` times
-    above the line, repeated until that set no longer changes."""
+    """A line through the non-escalated points: a repeated-median start (Siegel: for each
+    point the median of its slopes to the others, then the median of those; it stands
+    while fewer than half the points are escalated, where a plain median of all pairwise
+    slopes already tips when the largest of four sizes escalates), then least squares over
+    the points at most ``factor`` times above the line, repeated until that set no longer
+    changes."""
     x = np.asarray(sizes, dtype=float)
     y = np.asarray(values, dtype=float)
     if len(x) == 1:
         return float(y[0]), 0.0
-    slopes = [(y[j] - y[i]) / (x[j] - x[i]) for i in range(len(x)) for j in range(i + 1, len(x))]
-    b = float(np.median(slopes))
+    b = float(
+        np.median(
+            [
+                np.median([(y[j] - y[i]) / (x[j] - x[i]) for j in range(len(x)) if j != i])
+                for i in range(len(x))
+            ]
+        )
+    )
     a = float(np.median(y - b * x))
     keep = None
     for _ in range(len(x) + 1):
@@ -61,6 +71,15 @@ def robust_line(sizes: list[int], values: list[float], factor: float) -> tuple[f
             (a, b), *_ = np.linalg.lstsq(A, y[keep], rcond=None)
             a, b = float(a), float(b)
     return a, b
+
+
+def low_mode(times: list[float], factor: float) -> float:
+    """The central time of the repetitions that were not escalated: the median of those
+    within ``factor`` of the fastest. An escalation only adds time, so the fastest
+    repetitions are the normal ones however many others escalated (a fixed percentile,
+    such as the 25th, is itself escalated once more than 75% are)."""
+    fastest = min(times)
+    return float(np.median([t for t in times if t <= factor * fastest]))
 
 
 def cluster_levels(values: list[float], gap: float = DEFAULT_LEVEL_GAP) -> list[list[float]]:
@@ -150,8 +169,7 @@ def fit_many_to_one(
     escalated: dict[int, dict[int, list[float]]] = {}
     for n in ns:
         ms = sorted(table[n])
-        q25 = [float(np.percentile(table[n][m], 25)) for m in ms]
-        a, b = robust_line(ms, q25, factor)
+        a, b = robust_line(ms, [low_mode(table[n][m], factor) for m in ms], factor)
         lines[n] = (a, b)
         for m in ms:
             pred = max(a + b * m, 1e-12)
