@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from mpirun import needs_mpi, run
@@ -78,6 +80,21 @@ def test_pattern_runs_in_dependency_order(tmp_path):
         # the makespan is the latest finish of any rank, and at least the 200 us calc
         assert spans[rep] == pytest.approx(max(e for (r, _, _), (_, e) in t.items() if r == rep))
         assert spans[rep] >= 200e-6
+    # with every makespan, the machine's load: shares in [0, 1], one host (loopback), and the
+    # ranks' own CPU time at least the 200 us that rank 0 busy-waits in c1
+    with duckdb.connect(str(db), read_only=True) as con:
+        loads = [
+            json.loads(r[0])
+            for r in con.execute(
+                "SELECT extra FROM samples WHERE quantity = 'makespan' ORDER BY repetition"
+            ).fetchall()
+        ]
+    assert len(loads) == len(spans)
+    for load in loads:
+        assert 0.0 <= load["host_softirq"] <= load["host_busy"] <= 1.0
+        assert load["hosts"] == 1.0
+        assert load["ranks_cpu_s"] >= 200e-6
+        assert load["load1"] >= 0.0
 
 
 @needs_rank_ops

@@ -15,10 +15,16 @@ finish over the ranks. Repetitions continue until the 95% confidence interval of
 makespan is within 2% of the mean (Zhu section 3.1) or ``--max-reps``. A schedule that
 cannot finish for real (a receive nobody sends) stops after ``--timeout`` seconds with an
 error naming the rank and the operations still waiting.
+
+With each makespan the machine's load is stored (``extra`` of the makespan sample, see
+:func:`machine_load`): the hosts' busy and softirq shares of their CPU time during the
+repetition, the ranks' own CPU time, the load average; so that a run where the machine
+rather than the network set the pace can be told apart.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import Any
@@ -159,9 +165,57 @@ def execute(ctx: Context, p: dict) -> list[tuple[float, float]]:
     return times
 
 
+def host_cpu() -> tuple[int, ...] | None:
+    """This host's CPU time counters from /proc/stat (clock ticks): user, nice, system,
+    idle, iowait, irq, softirq, steal; None where there is no /proc/stat."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            first = fh.readline().split()
+    except OSError:
+        return None
+    return tuple(int(x) for x in first[1:9])
+
+
+def cpu_load(before: tuple[int, ...] | None, after: tuple[int, ...] | None) -> dict[str, float]:
+    """The host's CPU use between two :func:`host_cpu` readings: ``busy`` (share of all its
+    cores' time not idle), ``softirq`` (share spent in soft interrupts, where the kernel
+    moves packets: on the emulated cluster the network itself), over every core."""
+    if before is None or after is None:
+        return {}
+    d = [a - b for a, b in zip(after, before)]
+    total = sum(d)
+    if total <= 0:
+        return {}
+    return {"busy": 1.0 - (d[3] + d[4]) / total, "softirq": d[6] / total}
+
+
 @kernel("pattern.run", _prepare)
 def _k_run(ctx: Context, p: dict) -> Any:
-    return [execute(ctx, p) for _ in range(int(p["reps"]))]
+    """Per repetition: the operations' times, the host's CPU use over the repetition and
+    this rank's own CPU time in it (s): whether the machine, not the network, was the
+    bottleneck (busy-polling ranks on fewer cores, packets waiting for a CPU)."""
+    out = []
+    for _ in range(int(p["reps"])):
+        before, own = host_cpu(), time.process_time()
+        times = execute(ctx, p)
+        out.append((times, cpu_load(before, host_cpu()), time.process_time() - own))
+    return out
+
+
+def machine_load(per_rank: list[tuple], hosts: list[str]) -> dict[str, float]:
+    """One repetition's machine figures from every rank's (times, cpu, own cpu): the largest
+    busy and softirq shares over the hosts, the ranks' CPU time summed, the 1-minute load
+    average of rank 0's host."""
+    busy = [r[1].get("busy") for r in per_rank if r[1]]
+    soft = [r[1].get("softirq") for r in per_rank if r[1]]
+    out: dict[str, float] = {"ranks_cpu_s": float(sum(r[2] for r in per_rank))}
+    if busy:
+        out["host_busy"] = max(busy)
+        out["host_softirq"] = max(soft)
+    with contextlib.suppress(OSError):
+        out["load1"] = os.getloadavg()[0]
+    out["hosts"] = float(len(set(hosts)))
+    return out
 
 
 def procedure(opts: dict[str, Any]):
@@ -193,7 +247,8 @@ def procedure(opts: dict[str, Any]):
                     out = []
                     for rep in range(len(outs[0])):
                         span = max(
-                            max((t[1] for t in outs[r][rep]), default=0.0) for r in range(ctx.size)
+                            max((t[1] for t in outs[r][rep][0]), default=0.0)
+                            for r in range(ctx.size)
                         )
                         out.append(
                             {
@@ -203,10 +258,13 @@ def procedure(opts: dict[str, Any]):
                                 "n_ranks": ctx.size,
                                 "repetition": first + rep,
                                 "value_s": span,
+                                "extra": machine_load(
+                                    [outs[r][rep] for r in range(ctx.size)], ctx.hosts
+                                ),
                             }
                         )
                         for r in range(ctx.size):
-                            for i, (start, end) in enumerate(outs[r][rep]):
+                            for i, (start, end) in enumerate(outs[r][rep][0]):
                                 kind, peer, tag, size, label, _q, _iq = ops_by_rank[r][i]
                                 out.append(
                                     {
@@ -246,7 +304,7 @@ def procedure(opts: dict[str, Any]):
                     for rep in range(reps):
                         makespans.append(
                             max(
-                                max((t[1] for t in res.per_rank[r][rep]), default=0.0)
+                                max((t[1] for t in res.per_rank[r][rep][0]), default=0.0)
                                 for r in range(ctx.size)
                             )
                         )
