@@ -301,3 +301,68 @@ def test_module_names_say_one_thing() -> None:
     assert [n for n in names if n.endswith("demo.py")] == ["cli/demo.py"]
     assert [n for n in names if n.endswith("compare.py") or n.endswith("study.py")] == []
     assert not hasattr(commodel.errors, "GoalSyntaxError")
+
+
+SIZE_TEXTS = ["8b", "8B", "8 b", "64KiB", "1MiB", "1GiB", "2kB", "2KB", "3MB", "1GB", "1TB"]
+SIZE_TEXTS_REFUSED = ["64Kb", "64kb", "64kib", "1mb", "1Mb", "64K", "1.5KiB", "1e3", "64XB"]
+
+
+@needs_engine
+def test_one_size_grammar_in_goal_and_python() -> None:
+    """``parse_size`` (command line, platform files, API) reads sizes as GOAL does."""
+    from commodel.units import parse_size
+
+    def goal_size(text: str) -> int:
+        goal = f"num_ranks 2\nrank 0 {{\ns: send {text} to 1\n}}\nrank 1 {{\nr: recv {text} from 0\n}}\n"
+        return commodel.parse_goal(goal).rank_ops(0)[0][3]
+
+    for text in SIZE_TEXTS:
+        assert parse_size(text) == goal_size(text), text
+    for text in SIZE_TEXTS_REFUSED:
+        with pytest.raises(errors.UnitsError):
+            parse_size(text)
+        with pytest.raises(errors.GoalError):
+            goal_size(text)
+
+
+@needs_engine
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"ranks": -4}, "ranks must be a whole number from 1 to 4294967295, got -4"),
+        ({"ranks": 2**40}, "ranks must be a whole number from 1 to 4294967295, got 1099511627776"),
+        ({"ranks": "4"}, "ranks must be a whole number, got str"),
+        ({"size": 2**70}, "collective: size: size 1.181e+21 bytes is too large"),
+        ({"size": "64Kb"}, "collective: size: unknown size unit 'Kb'"),
+        ({"seed": -3}, "seed must be a whole number from 0 to 18446744073709551615, got -3"),
+        ({"seed": 10**23}, "seed must be a whole number from 0 to 18446744073709551615"),
+        ({"root": 2**32}, "root must be a whole number from 0 to 4294967295, got 4294967296"),
+        ({"segment": -1}, "collective: segment: a size must be >= 0 bytes, got -1"),
+        ({"reduce_ns_per_byte": float("inf")}, "reduce_ns_per_byte must be finite and >= 0"),
+        ({"name": 7}, "collective: name must be a str, got int"),
+    ],
+)
+def test_collective_arguments_are_named(arguments: dict, message: str) -> None:
+    call = {"name": "random-pairs", "ranks": 4, "size": 8, **arguments}
+    with pytest.raises(errors.CollectiveError) as info:
+        commodel.collective(**call)
+    assert message in str(info.value)
+
+
+@needs_engine
+def test_predict_arguments_are_named() -> None:
+    schedule = commodel.collective("alltoall-xor-pairwise", 4, 8)
+    with pytest.raises(errors.ModelError, match=r"model must be a model name .* got int"):
+        commodel.predict(schedule, "nomura2007", model=3)  # type: ignore[arg-type]
+    with pytest.raises(errors.ScheduleError, match="schedule must be a Schedule .* got int"):
+        commodel.predict(42, "nomura2007", "plogp")  # type: ignore[arg-type]
+    with pytest.raises(errors.ModelError, match="record_messages must be True or False"):
+        commodel.predict(schedule, "nomura2007", "plogp", record_messages=1)  # type: ignore[arg-type]
+
+
+@needs_engine
+def test_goal_text_that_is_not_utf8() -> None:
+    with pytest.raises(errors.GoalError, match=r"<string>:3: not UTF-8 text"):
+        commodel.parse_goal("num_ranks 1\nrank 0 {\n\udcff}\n")
+    with pytest.raises(errors.GoalError, match="GOAL text must be a str, got bytes"):
+        commodel.parse_goal(b"num_ranks 1")  # type: ignore[arg-type]

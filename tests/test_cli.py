@@ -338,3 +338,126 @@ def test_demo_prints_the_table(cli) -> None:
         if line.split()[:1] and line.split()[1:2] and line.split()[1] in ("KiB", "MiB")
     ]
     assert len(rows) == 11  # 1 KiB .. 1 MiB
+
+
+# --- the command line contract: inputs, seeds, outputs -----------------------------------
+
+
+@needs_engine
+def test_binary_stdin_is_a_goal_error(cli, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+
+    garbage = bytes(range(128, 256)) * 4
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(garbage), encoding="utf-8"))
+    result = cli("predict", "-", "-p", "nomura2007")
+    assert result.code == 2
+    assert "commodel: error: <stdin>:1: not UTF-8 text (byte 0" in result.err
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("-3", "must be >= 0, got -3"), ("99999999999999999999999", "must be at most 2**64 - 1")],
+)
+def test_one_seed_rule_for_every_subcommand(cli, value: str, message: str) -> None:
+    for command in (
+        ("predict", GOLDEN_GOAL, "-p", "loggopsim-default", "--samples", "2"),
+        ("schedule", "random-pairs", "--ranks", "4", "--size", "8"),
+        ("validate", "random", "--platform", "x.yaml"),
+    ):
+        result = cli(*command, "--seed", value)
+        assert result.code == 2, command
+        assert f"argument --seed: {message}" in result.err, command
+
+
+def test_seed_without_samples_is_refused(cli) -> None:
+    result = cli("predict", GOLDEN_GOAL, "-p", "loggopsim-default", "--seed", "3")
+    assert result.code == 2
+    assert "--seed is the first seed of --samples" in result.err
+
+
+def test_samples_seeds_must_stay_below_two_to_the_64(cli) -> None:
+    seed = str(2**64 - 2)
+    result = cli(
+        "predict", GOLDEN_GOAL, "-p", "loggopsim-default", "--samples", "3", "--seed", seed
+    )
+    assert result.code == 2
+    assert "the last seed would pass 2**64 - 1" in result.err
+
+
+def test_samples_refuses_what_it_would_ignore(cli) -> None:
+    base = ("predict", GOLDEN_GOAL, "-p", "loggopsim-default", "--samples", "2")
+    result = cli(*base, "--model", "all")
+    assert result.code == 2 and "--samples runs one model" in result.err
+    result = cli(*base, "--json")
+    assert result.code == 2 and "--json and --gantt show one run" in result.err
+
+
+def test_output_paths_are_checked_before_the_schedule_is_read(cli, tmp_path: Path) -> None:
+    # the schedule does not exist: an error about the output shows it is checked first
+    missing = tmp_path / "missing.goal"
+    for flags, message in (
+        (("--gantt", "/nonexistent/x.png"), "--gantt /nonexistent/x.png: directory /nonexistent"),
+        (("--gantt", tmp_path / "out.txt"), "out.txt: suffix .txt; a picture is written as one"),
+        (("-o", "/nonexistent/x.json"), "-o /nonexistent/x.json: directory /nonexistent does"),
+        (("-o", tmp_path), "is a directory, not a file"),
+    ):
+        result = cli("predict", missing, "-p", "nomura2007", *flags)
+        assert result.code == 2, flags
+        assert message in result.err, (flags, result.err)
+    result = cli("schedule", "bcast-binomial", "-P", "4", "-m", "8", "-o", "/nonexistent/a.goal")
+    assert result.code == 2 and "directory /nonexistent does not exist" in result.err
+
+
+def test_size_grammar_of_goal_on_the_command_line(cli) -> None:
+    result = cli("schedule", "alltoall-xor-pairwise", "--ranks", "4", "--size", "64Kb")
+    assert result.code == 2
+    assert "unknown size unit 'Kb' in '64Kb' (known, case-sensitive" in result.err
+
+
+@needs_engine
+def test_collective_arguments_out_of_range(cli) -> None:
+    result = cli("schedule", "alltoall-xor-pairwise", "--ranks", str(2**40), "--size", "8")
+    assert result.code == 2
+    assert "ranks must be a whole number from 1 to 4294967295, got 1099511627776" in result.err
+
+
+@needs_engine
+def test_model_all_json_has_one_object_per_model(cli) -> None:
+    result = cli("predict", GOLDEN_GOAL, "-p", "loggopsim-default", "--model", "all", "--json")
+    assert result.code == 0, result.err
+    data = json.loads(result.out)
+    assert data["model"] == "all" and data["platform"] == "loggopsim-default"
+    assert sorted(data["predictions"]) == ["hockney", "loggops", "plogp"]
+    assert data["predictions"]["loggops"]["makespan_ps"] == 550_336_000
+    assert len(data["predictions"]["plogp"]["messages"]) == 3
+    assert data["skipped"]["plogpt"] == "no `network` section"
+
+
+@needs_engine
+def test_model_all_gantt_draws_one_picture_per_model(cli, tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    result = cli(
+        "predict",
+        GOLDEN_GOAL,
+        "-p",
+        "loggopsim-default",
+        "-M",
+        "all",
+        "--gantt",
+        tmp_path / "t.png",
+    )
+    assert result.code == 0, result.err
+    drawn = sorted(p.name for p in tmp_path.iterdir())
+    assert drawn == ["t-hockney.png", "t-loggops.png", "t-plogp.png"]
+    assert all((tmp_path / name).read_bytes()[:4] == b"\x89PNG" for name in drawn)
+
+
+@needs_engine
+def test_demo_skips_the_models_the_platform_cannot_run(cli) -> None:
+    result = cli("demo", "-p", "loggopsim-default", "--ranks", "4")
+    assert result.code == 0, result.err
+    header = next(line for line in result.out.splitlines() if line.strip().startswith("size"))
+    assert header.split()[1:] == ["A", "plogp", "B", "plogp", "faster", "(plogp)"]
+    assert "skipped plogpt: no `network` section" in result.out
+    assert "skipped maxmin: no `network` section" in result.out
+

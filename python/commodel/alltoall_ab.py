@@ -4,13 +4,15 @@ On the PlogPT paper's 32-node cluster (built-in platform ``nomura2007``), predic
 Alltoall algorithms of the paper, A (``alltoall-xor-pairwise``: one partner at a time) and
 B (``alltoall-xor-post-all``: every receive posted, then the sends), for message sizes
 1 KiB .. 1 MiB, under each model of :data:`DEMO_MODELS`, and say which algorithm is faster.
-Adding a model to the comparison is one line: append it to :data:`DEMO_MODELS`.
+Adding a model to the comparison is one line: append it to :data:`DEMO_MODELS`. A model
+whose sections the platform lacks is skipped and named, as ``predict --model all`` does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .errors import CommodelError
 from .platform import Platform, load_platform
 from .prediction import predict
 from .report.tables import format_table
@@ -43,15 +45,31 @@ class DemoRow:
         return f"{label_a} ({b / a:.3f}x)" if a < b else f"{label_b} ({a / b:.3f}x)"
 
 
+def demo_models(platform: Platform) -> tuple[list[str], dict[str, str]]:
+    """The models of :data:`DEMO_MODELS` that ``platform`` can run, and why the others not."""
+    from .report.model_comparison import missing_sections
+
+    skipped = {m: missing_sections(platform, m) for m in DEMO_MODELS}
+    skipped = {m: why for m, why in skipped.items() if why}
+    runnable = [m for m in DEMO_MODELS if m not in skipped]
+    if not runnable:
+        reasons = "; ".join(f"{m}: {why}" for m, why in skipped.items())
+        raise CommodelError(
+            f"platform {platform.name} can run none of the demo's models ({reasons})"
+        )
+    return runnable, skipped
+
+
 def run_demo(
     platform: str | Platform = "nomura2007",
     ranks: int = 32,
     sizes: list[int] | None = None,
     models: list[str] | None = None,
 ) -> list[DemoRow]:
-    """Predict both Alltoall algorithms for every size and model."""
-    models = list(DEMO_MODELS if models is None else models)
+    """Predict both Alltoall algorithms for every size and model (default: those of
+    :data:`DEMO_MODELS` the platform can run)."""
     platform = load_platform(platform)
+    models = list(demo_models(platform)[0] if models is None else models)
     rows = []
     for size in DEMO_SIZES if sizes is None else sizes:
         makespans: dict[str, dict[str, float]] = {m: {} for m in models}
@@ -64,8 +82,11 @@ def run_demo(
     return rows
 
 
-def format_demo(rows: list[DemoRow], platform: str, ranks: int) -> str:
-    """The demo table: size, then per model the makespan of A and B and the faster one."""
+def format_demo(
+    rows: list[DemoRow], platform: str, ranks: int, skipped: dict[str, str] | None = None
+) -> str:
+    """The demo table: size, then per model the makespan of A and B and the faster one;
+    then the models ``skipped`` and why."""
     models = list(rows[0].makespans) if rows else list(DEMO_MODELS)
     headers = ["size"]
     for model in models:
@@ -83,4 +104,5 @@ def format_demo(rows: list[DemoRow], platform: str, ranks: int) -> str:
         f"  B = {ALGORITHMS[1][1]} (Alltoall_B: post every receive, then send)\n"
     )
     align = "r" * len(headers)
-    return intro + "\n" + format_table(headers, body, align=align) + "\n"
+    notes = "".join(f"skipped {m}: {why}\n" for m, why in (skipped or {}).items())
+    return intro + "\n" + format_table(headers, body, align=align) + "\n" + notes

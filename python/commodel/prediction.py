@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import ScheduleError, engine_errors
+from .errors import ModelError, ScheduleError, engine_errors
 from .platform import Platform, load_platform, model_spec
 from .units import ps_to_seconds
 
@@ -148,13 +148,27 @@ def predict(
     built-in platform (``nomura2007``, ``loggopsim-default``). Models: ``loggops``,
     ``plogp``, ``hockney`` (``commodel.models()`` lists them).
     """
+    from . import _engine
     from .schedules import read_goal
 
+    if not isinstance(model, str):
+        raise ModelError(
+            f"predict: model must be a model name (a str such as 'plogp'), "
+            f"got {type(model).__name__}"
+        )
+    if not isinstance(schedule, (str, os.PathLike, _engine.Schedule)):
+        raise ScheduleError(
+            "predict: schedule must be a Schedule or the path of a GOAL file, "
+            f"got {type(schedule).__name__}"
+        )
+    if not isinstance(record_messages, bool):
+        raise ModelError(
+            f"predict: record_messages must be True or False, got {type(record_messages).__name__}"
+        )
     spec = model_spec(model)
     plat = load_platform(platform)
     params = plat.engine_params(spec.name)
     sched = read_goal(schedule) if isinstance(schedule, (str, os.PathLike)) else schedule
-    from . import _engine
 
     with engine_errors():
         result = _engine.simulate(sched, spec.name, params, record_messages=record_messages)

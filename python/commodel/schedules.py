@@ -9,8 +9,12 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from .errors import GoalError, engine_errors
+from .errors import CollectiveError, GoalError, UnitsError, engine_errors
 from .units import parse_size
+
+# The engine's integer limits (u32 for rank counts, roots and counts; u64 for seeds).
+MAX_U32 = 2**32 - 1
+MAX_SEED = 2**64 - 1
 
 if TYPE_CHECKING:
     from ._engine import Schedule
@@ -20,6 +24,14 @@ def parse_goal(text: str, filename: str = "<string>") -> Schedule:
     """Parse GOAL text; errors name ``filename:line:column``."""
     from . import _engine
 
+    if not isinstance(text, str):
+        raise GoalError(f"{filename}: GOAL text must be a str, got {type(text).__name__}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        line = text.count("\n", 0, exc.start) + 1
+        raise GoalError(f"{filename}:{line}: not UTF-8 text (a GOAL schedule is text)") from None
+
     with engine_errors():
         return _engine.parse_goal(text, filename)
 
@@ -28,9 +40,7 @@ def read_goal(path: str | os.PathLike) -> Schedule:
     """Read a GOAL file; ``"-"`` reads standard input."""
     name = os.fspath(path)
     if name == "-":
-        import sys
-
-        return parse_goal(sys.stdin.read(), "<stdin>")
+        return parse_goal(_read_stdin(), "<stdin>")
     try:
         with open(name, encoding="utf-8") as handle:
             text = handle.read()
@@ -43,6 +53,23 @@ def read_goal(path: str | os.PathLike) -> Schedule:
     except OSError as exc:
         raise GoalError(f"{name}: cannot read: {exc.strerror or exc}") from None
     return parse_goal(text, name)
+
+
+def _read_stdin() -> str:
+    """Standard input as UTF-8 text; binary input is a :class:`GoalError`."""
+    import sys
+
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text stream without bytes underneath (e.g. io.StringIO)
+        return sys.stdin.read()
+    data = stream.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise GoalError(
+            f"<stdin>:{line}: not UTF-8 text (byte {exc.start}; a GOAL schedule is text)"
+        ) from None
 
 
 def write_goal(schedule: Schedule, path: str | os.PathLike) -> None:
@@ -78,8 +105,25 @@ def collective(
     """
     from . import _engine
 
-    nbytes = parse_size(size)
-    seg = None if segment is None else parse_size(segment)
+    if not isinstance(name, str):
+        raise CollectiveError(f"collective: name must be a str, got {type(name).__name__}")
+    _whole("ranks", ranks, 1, MAX_U32)
+    _whole("root", root, 0, MAX_U32)
+    _whole("seed", seed, 0, MAX_SEED)
+    _whole("degree", degree, 1, MAX_U32)
+    _whole("splits", splits, 1, MAX_U32)
+    _whole("max_requests", max_requests, 0, MAX_U32)
+    if isinstance(reduce_ns_per_byte, bool) or not isinstance(reduce_ns_per_byte, (int, float)):
+        raise CollectiveError(
+            f"collective: reduce_ns_per_byte must be a number, "
+            f"got {type(reduce_ns_per_byte).__name__}"
+        )
+    if not 0 <= reduce_ns_per_byte < float("inf"):
+        raise CollectiveError(
+            f"collective: reduce_ns_per_byte must be finite and >= 0, got {reduce_ns_per_byte}"
+        )
+    nbytes = _size("size", size)
+    seg = None if segment is None else _size("segment", segment)
     with engine_errors():
         return _engine.collective(
             name,
@@ -93,6 +137,26 @@ def collective(
             max_requests=max_requests,
             reduce_ns_per_byte=reduce_ns_per_byte,
         )
+
+
+def _whole(argument: str, value: object, low: int, high: int) -> None:
+    """A :class:`CollectiveError` naming ``argument`` unless ``low <= value <= high``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CollectiveError(
+            f"collective: {argument} must be a whole number, got {type(value).__name__}"
+        )
+    if not low <= value <= high:
+        shown = str(value) if abs(value) < 10**24 else f"{value:.3e}"
+        raise CollectiveError(
+            f"collective: {argument} must be a whole number from {low} to {high}, got {shown}"
+        )
+
+
+def _size(argument: str, value: object) -> int:
+    try:
+        return parse_size(value)  # type: ignore[arg-type]
+    except UnitsError as exc:
+        raise CollectiveError(f"collective: {argument}: {exc}") from None
 
 
 def collective_names() -> list[tuple[str, str]]:

@@ -1,8 +1,10 @@
 """Parsing and printing of sizes, durations and rates.
 
-Sizes: bytes, with an optional suffix. Binary suffixes are powers of 1024 (``KiB``, ``MiB``,
-``GiB``, ``TiB``), decimal ones powers of 1000 (``kB``, ``MB``, ``GB``, ``TB``); ``B`` or no
-suffix means bytes. A bare ``k``/``M``/``G`` is refused as ambiguous.
+Sizes: the grammar of GOAL schedules: a whole number of bytes, with an optional suffix,
+case-sensitive. Binary suffixes are powers of 1024 (``KiB``, ``MiB``, ``GiB``, ``TiB``),
+decimal ones powers of 1000 (``kB``/``KB``, ``MB``, ``GB``, ``TB``); ``B``, ``b`` or no
+suffix means bytes. A bare ``k``/``M``/``G`` is refused as ambiguous, ``Kb``/``mb`` as
+possibly bits.
 
 Durations: seconds, with an optional unit ``s``, ``ms``, ``us`` (or ``µs``), ``ns``, ``ps``.
 
@@ -23,18 +25,24 @@ from .errors import UnitsError
 
 PS_PER_SECOND = 10**12
 
+# The units of GOAL sizes (crates/commodel-engine/src/goal/parse.rs), case-sensitive.
 _SIZE_SUFFIXES = {
     "": 1,
     "b": 1,
-    "kib": 1024,
-    "mib": 1024**2,
-    "gib": 1024**3,
-    "tib": 1024**4,
-    "kb": 1000,
-    "mb": 1000**2,
-    "gb": 1000**3,
-    "tb": 1000**4,
+    "B": 1,
+    "KiB": 1024,
+    "MiB": 1024**2,
+    "GiB": 1024**3,
+    "TiB": 1024**4,
+    "kB": 1000,
+    "KB": 1000,
+    "MB": 1000**2,
+    "GB": 1000**3,
+    "TB": 1000**4,
 }
+
+# The largest size the engine and GOAL take (u64).
+MAX_SIZE = 2**64 - 1
 
 _DURATION_UNITS = {
     "": 1.0,
@@ -74,36 +82,64 @@ def _split(text: str, what: str) -> tuple[str, str]:
     return match.group(1), (match.group(2) or "")
 
 
+def _quoted(value: object, limit: int = 40) -> str:
+    """``repr(value)``, cut to about ``limit`` characters (messages never quote a whole value)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 5] + "...'" + f" ({len(text)} chars)"
+
+
 def parse_size(value: str | int) -> int:
-    """Return a size in bytes from ``65536``, ``"64KiB"``, ``"1 MiB"``, ``"2kB"``, ``"1GB"``."""
+    """Return a size in bytes from ``65536``, ``"64KiB"``, ``"1 MiB"``, ``"2kB"``, ``"1GB"``.
+
+    The grammar of GOAL schedules (docs/formats.md), everywhere sizes are read (command
+    line, platform and cluster files, the Python API): a whole number, optional spaces and
+    a unit, case-sensitive: ``b`` or ``B`` (bytes), ``KiB``, ``MiB``, ``GiB``, ``TiB``
+    (powers of 1024), ``kB`` or ``KB``, ``MB``, ``GB``, ``TB`` (powers of 1000). A bare
+    number is bytes. ``64Kb`` or ``1mb`` (bits?), ``64K`` (which power?), ``1.5KiB`` and
+    sizes above 2**64 - 1 bytes are errors.
+    """
     if isinstance(value, bool):
         raise UnitsError(f"cannot read {value!r} as a size in bytes")
     if isinstance(value, int):
         if value < 0:
             raise UnitsError(f"a size must be >= 0 bytes, got {value}")
+        if value > MAX_SIZE:
+            raise UnitsError(f"size {value:.3e} bytes is too large (at most 2**64 - 1 bytes)")
         return value
     if not isinstance(value, str):
-        raise UnitsError(f"cannot read {value!r} as a size in bytes")
+        raise UnitsError(f"cannot read {_quoted(value)} as a size in bytes")
+    shown = _quoted(value)
+    if len(value) > 100:
+        raise UnitsError(f"cannot read {shown} as a size in bytes (e.g. 65536, 64KiB, 2kB)")
     number, unit = _split(value, "a size in bytes (e.g. 65536, 64KiB, 1MiB, 2kB)")
-    key = unit.lower()
-    if key not in _SIZE_SUFFIXES:
-        if key in ("k", "m", "g", "t"):
+    if unit not in _SIZE_SUFFIXES:
+        if unit.lower() in ("k", "m", "g", "t"):
             upper = unit.upper()
             raise UnitsError(
-                f"ambiguous size {value!r}: write {number}{upper}iB (powers of 1024) "
+                f"ambiguous size {shown}: write {number}{upper}iB (powers of 1024) "
                 f"or {number}{'k' if upper == 'K' else upper}B (powers of 1000)"
             )
         raise UnitsError(
-            f"unknown size unit {unit!r} in {value!r} (known: B, KiB, MiB, GiB, TiB, kB, MB, GB, TB)"
+            f"unknown size unit {_quoted(unit, 20)} in {shown} (known, case-sensitive: B, KiB, "
+            "MiB, GiB, TiB, kB or KB, MB, GB, TB; a lowercase b after a prefix would be bits)"
         )
-    scaled = float(number) * _SIZE_SUFFIXES[key]
-    if scaled < 0:
-        raise UnitsError(f"a size must be >= 0 bytes, got {value!r}")
-    if scaled != math.floor(scaled):
-        raise UnitsError(f"size {value!r} is not a whole number of bytes")
-    if not math.isfinite(scaled) or scaled >= 2**63:
-        raise UnitsError(f"size {value!r} is too large")
-    return int(scaled)
+    factor = _SIZE_SUFFIXES[unit]
+    if number.startswith("-"):
+        raise UnitsError(f"a size must be >= 0 bytes, got {shown}")
+    if not number.isdigit():
+        scaled = float(number) * factor
+        if not math.isfinite(scaled) or scaled > MAX_SIZE:
+            raise UnitsError(f"size {shown} is too large (at most 2**64 - 1 bytes)")
+        if scaled != math.floor(scaled):
+            raise UnitsError(f"size {shown} is not a whole number of bytes")
+        raise UnitsError(
+            f"size {shown}: write a whole number before the unit (e.g. {int(scaled)}), "
+            "as GOAL schedules do"
+        )
+    nbytes = int(number) * factor
+    if nbytes > MAX_SIZE:
+        raise UnitsError(f"size {shown} is too large (at most 2**64 - 1 bytes)")
+    return nbytes
 
 
 def parse_duration(value: str | float | int) -> float:

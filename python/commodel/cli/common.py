@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from ..errors import CommodelError, UnitsError
@@ -34,6 +35,45 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
+
+
+# Seeds are the engine's 64-bit unsigned integers.
+MAX_SEED = 2**64 - 1
+
+
+def seed_arg(text: str) -> int:
+    """argparse type of every ``--seed``: a whole number from 0 to 2**64 - 1."""
+    value = nonnegative_int(text)
+    if value > MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be at most 2**64 - 1, got {text[:30]}")
+    return value
+
+
+def check_seed_range(seed: int, count: int, flag: str) -> None:
+    """The seeds ``seed .. seed + count - 1`` of ``count`` runs must all be valid seeds."""
+    if seed + count - 1 > MAX_SEED:
+        raise CommodelError(
+            f"--seed {seed} with {flag} {count}: the last seed would pass 2**64 - 1"
+        )
+
+
+def check_output_file(path: str | None, flag: str) -> None:
+    """Refuse an output file that cannot be written, before any work is done.
+
+    ``None`` and ``-`` (standard output) pass; otherwise the directory must exist and be
+    writable, and the path must not be a directory or a read-only file.
+    """
+    if path is None or path == "-":
+        return
+    directory = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise CommodelError(f"{flag} {path}: is a directory, not a file")
+    if not os.path.isdir(directory):
+        raise CommodelError(f"{flag} {path}: directory {directory} does not exist")
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise CommodelError(f"{flag} {path}: directory {directory} is not writable")
+    if os.path.exists(path) and not os.access(path, os.W_OK):
+        raise CommodelError(f"{flag} {path}: the file exists and is not writable")
 
 
 def write_output(text: str, path: str | None) -> None:

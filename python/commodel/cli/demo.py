@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import positive_int, write_output
+from .common import check_output_file, positive_int, write_output
 
 HELP = "predict Alltoall A and B on the PlogPT paper's 32-node cluster, 1 KiB .. 1 MiB"
 
@@ -20,7 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "-M",
         action="append",
         metavar="NAME",
-        help="model to compare (repeatable; default: the demo's models)",
+        help="model to compare (repeatable; default: plogp, plogpt, maxmin, those the "
+        "platform has sections for; the others are listed as skipped)",
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     parser.add_argument(
@@ -37,12 +38,14 @@ def run(args: argparse.Namespace) -> int:
         from ..validate.alltoall_measured import run_cluster_demo
 
         return run_cluster_demo(argparse.Namespace(spec=None, reps=8, output=None))
-    from ..alltoall_ab import format_demo, run_demo
+    from ..alltoall_ab import demo_models, format_demo, run_demo
     from ..platform import load_platform, model_spec
 
     for model in args.model or []:
         model_spec(model)
+    check_output_file(args.output, "-o")
     platform = load_platform(args.platform)
-    rows = run_demo(platform=platform, ranks=args.ranks, models=args.model)
-    write_output(format_demo(rows, platform.name, args.ranks), args.output)
+    models, skipped = (args.model, {}) if args.model else demo_models(platform)
+    rows = run_demo(platform=platform, ranks=args.ranks, models=models)
+    write_output(format_demo(rows, platform.name, args.ranks, skipped), args.output)
     return 0

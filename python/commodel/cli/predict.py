@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 
-from .common import write_output
+from ..errors import CommodelError
+from .common import check_output_file, check_seed_range, positive_int, seed_arg, write_output
 
 HELP = "predict a GOAL schedule's time on a platform under a model"
 
@@ -16,7 +19,10 @@ models:
   plogpt    PlogPT: PLogP on a tree with bottleneck sharing and TCP RTOs (`plogp`, `network`)
   maxmin    max-min sharing weighted by route latency (`network`); maxmin-plain: unweighted
   zhu       NIC/backbone contention with the asymmetric property (`network`); zhu-fair
-  all       every model the platform has sections for, side by side
+  all       every model the platform has sections for, side by side; the others are
+            listed as skipped. With --json: one object, {"model": "all", "predictions":
+            {MODEL: the object of a single --json}, "skipped": {MODEL: reason}}; with
+            --gantt FILE.png: one picture per model, FILE-MODEL.png
 
 examples:
   commodel predict a2a.goal --platform nomura2007 --model plogp
@@ -24,7 +30,8 @@ examples:
   commodel schedule bcast-binomial --ranks 64 --size 1MiB | commodel predict - --platform nomura2007
 
 Built-in platforms: nomura2007, loggopsim-default (examples/platforms/). The JSON fields
-are described in docs/formats.md.
+are described in docs/formats.md, their JSON Schema is docs/prediction.schema.json.
+Output files (-o, --gantt) are checked before the simulation starts.
 """
 
 
@@ -52,17 +59,23 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="model (default loggops); 'all': every model the platform can run, side by side",
     )
     parser.add_argument(
-        "--gantt", metavar="FILE.png", help="also draw per-rank timelines (report/gantt.py)"
+        "--gantt",
+        metavar="FILE.png",
+        help="also draw per-rank timelines (.png, .svg, .pdf, ...; with --model all: "
+        "FILE-MODEL.png per model)",
     )
     parser.add_argument(
         "--samples",
-        type=int,
+        type=positive_int,
         metavar="N",
         help="run N times with the stochastic incast rule (platform section many_to_one) and "
         "report mean, median, p95 and a histogram of the makespans",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, metavar="S", help="first seed of --samples (default 0)"
+        "--seed",
+        type=seed_arg,
+        metavar="S",
+        help="first seed of --samples, 0 .. 2**64 - 1 (default 0)",
     )
     parser.add_argument(
         "--json", action="store_true", help="print the prediction as JSON (docs/formats.md)"
@@ -72,17 +85,56 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     return parser
 
 
+def model_file(path: str, model: str) -> str:
+    """The picture of one model of ``--model all``: ``a2a.png`` -> ``a2a-plogp.png``."""
+    stem, suffix = os.path.splitext(path)
+    return f"{stem}-{model}{suffix}"
+
+
+def check_options(args: argparse.Namespace) -> None:
+    """Refuse combinations that would be ignored, and unwritable outputs, before any work."""
+    if args.samples is not None:
+        if args.model == "all":
+            raise CommodelError("--samples runs one model: choose it with --model NAME")
+        if args.json or args.gantt:
+            raise CommodelError(
+                "--samples reports the makespans of N runs; --json and --gantt show one run"
+            )
+        check_seed_range(args.seed or 0, args.samples, "--samples")
+    elif args.seed is not None:
+        raise CommodelError("--seed is the first seed of --samples; give --samples N too")
+    check_output_file(args.output, "-o")
+    if args.gantt:
+        from ..report.picture_files import check_picture_path
+
+        check_output_file(args.gantt, "--gantt")
+        check_picture_path(args.gantt, "--gantt")
+
+
 def run(args: argparse.Namespace) -> int:
     from ..platform import load_platform, model_spec
     from ..prediction import predict
     from ..report.summary import prediction_summary
     from ..schedules import read_goal
 
+    check_options(args)
+    record = args.json or bool(args.gantt)
     if args.model == "all":  # report/model_comparison.py
-        from ..report.model_comparison import compare_models, comparison_table
+        from ..report.model_comparison import compare_models, comparison_dict, comparison_table
 
-        runs = compare_models(read_goal(args.schedule), load_platform(args.platform))
-        write_output(comparison_table(runs), args.output)
+        platform = load_platform(args.platform)
+        runs = compare_models(read_goal(args.schedule), platform, record_messages=record)
+        if args.gantt:
+            from ..report.gantt import draw_gantt
+
+            for r in runs:
+                if r.prediction is not None:
+                    draw_gantt(r.prediction, model_file(args.gantt, r.model), platform)
+        if args.json:
+            text = json.dumps(comparison_dict(runs, platform.name), indent=2) + "\n"
+        else:
+            text = comparison_table(runs)
+        write_output(text, args.output)
         return 0
     if args.samples is not None:  # lmo/incast.py
         from ..lmo.incast import predict_samples
@@ -92,7 +144,7 @@ def run(args: argparse.Namespace) -> int:
             load_platform(args.platform),
             args.model,
             args.samples,
-            args.seed,
+            args.seed or 0,
         )
         write_output(samples.report(), args.output)
         return 0
@@ -101,7 +153,6 @@ def run(args: argparse.Namespace) -> int:
     platform = load_platform(args.platform)
     platform.engine_params(args.model)
     schedule = read_goal(args.schedule)
-    record = args.json or bool(args.gantt)
     prediction = predict(schedule, platform, model=args.model, record_messages=record)
     if args.gantt:  # report/gantt.py
         from ..report.gantt import draw_gantt

@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .common import nonnegative_int, positive_int, size_arg, write_output
+from .common import (
+    check_output_file,
+    nonnegative_int,
+    positive_int,
+    seed_arg,
+    size_arg,
+    write_output,
+)
 
 HELP = "write a collective operation's messages as a GOAL schedule"
 
@@ -32,11 +39,18 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--list", action="store_true", help="list the collectives and exit")
     parser.add_argument("--ranks", "-P", type=positive_int, metavar="P", help="number of ranks")
     parser.add_argument(
-        "--size", "-m", type=size_arg, metavar="BYTES", help="message size: 65536, 64KiB, 1MiB"
+        "--size",
+        "-m",
+        type=size_arg,
+        metavar="BYTES",
+        help="message size: 65536, 64KiB, 2kB (the units of GOAL, case-sensitive)",
     )
     parser.add_argument("--root", type=nonnegative_int, default=0, help="root rank (default 0)")
     parser.add_argument(
-        "--seed", type=nonnegative_int, default=0, help="random seed (random-pairs; default 0)"
+        "--seed",
+        type=seed_arg,
+        default=0,
+        help="random seed, 0 .. 2**64 - 1 (random-pairs; default 0)",
     )
     parser.add_argument(
         "--segment", type=size_arg, metavar="BYTES", help="segment size of pipelined algorithms"
@@ -83,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
     ]
     if missing:
         parser.error(f"missing {', '.join(missing)} (or use --list)")
+    check_output_file(args.output, "-o")
     schedule = collective(
         args.name,
         args.ranks,

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from ..errors import CommodelError
-from .common import positive_int, size_arg
+from .common import check_seed_range, positive_int, seed_arg, size_arg
 
 HELP = "run schedules on the emulated cluster, predict them under every model and compare"
 
@@ -76,7 +76,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     g = p.add_argument_group("random (Zhu section 7)")
     g.add_argument("--degree", type=positive_int, default=1, help="passes d (1)")
     g.add_argument("--trials", type=positive_int, default=10, help="random schedules (10)")
-    g.add_argument("--seed", type=int, default=0, help="seed of the first schedule (0)")
+    g.add_argument(
+        "--seed", type=seed_arg, default=0, help="seed of the first schedule, 0 .. 2**64 - 1 (0)"
+    )
     g.add_argument("--size", type=size_arg, default=256 * 1024, help="message size (256KiB)")
     g.add_argument("--ranks", type=positive_int, help="ranks (default: the platform's nodes)")
     g.add_argument("--spec", metavar="FILE", help="demo: cluster spec (two-rack-8)")
@@ -87,6 +89,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 def _random_schedules(args: argparse.Namespace, ranks: int, outdir: str) -> list[str]:
     from ..schedules import collective, write_goal
 
+    check_seed_range(args.seed, args.trials, "--trials")
     sdir = os.path.join(outdir, "schedules")
     os.makedirs(sdir, exist_ok=True)
     paths = []

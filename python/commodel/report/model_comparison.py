@@ -1,14 +1,15 @@
 """``commodel predict --model all``: one schedule under every model, side by side.
 
 Every registered model whose platform sections are present is run; the others are
-listed with the reason (the section they need). Columns: makespan, slowest rank (and its
-finish time), RTO events and the ratio of each makespan to the fastest one.
+listed with the reason (the section they need). The table's columns: makespan, slowest
+rank (and its finish time), RTO events and the ratio of each makespan to the fastest one;
+:func:`comparison_dict` is the JSON object of ``--model all --json``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CommodelError
 from ..units import duration_unit, format_duration
@@ -28,21 +29,32 @@ class ModelRun:
     skipped: str = ""
 
 
+def missing_sections(platform: Platform, model: str) -> str:
+    """Why ``platform`` cannot run ``model`` (the sections it lacks), or ``""`` if it can."""
+    from ..platform import model_spec
+
+    missing = [s for s in model_spec(model).sections if s not in platform.sections]
+    return f"no `{'`, `'.join(missing)}` section" if missing else ""
+
+
 def compare_models(
-    schedule: object, platform: Platform, models: list[str] | None = None
+    schedule: object,
+    platform: Platform,
+    models: list[str] | None = None,
+    record_messages: bool = True,
 ) -> list[ModelRun]:
     """Run ``schedule`` under ``models`` (default: every registered model)."""
-    from ..platform import model_names, model_spec
+    from ..platform import model_names
     from ..prediction import predict
 
     runs = []
     for name in models if models is not None else model_names():
-        spec = model_spec(name)
-        missing = [s for s in spec.sections if s not in platform.sections]
-        if missing:
-            runs.append(ModelRun(name, None, f"no `{'`, `'.join(missing)}` section"))
+        skipped = missing_sections(platform, name)
+        if skipped:
+            runs.append(ModelRun(name, None, skipped))
             continue
-        runs.append(ModelRun(name, predict(schedule, platform, model=name)))
+        prediction = predict(schedule, platform, model=name, record_messages=record_messages)
+        runs.append(ModelRun(name, prediction))
     if not any(r.prediction for r in runs):
         raise CommodelError(
             f"platform {platform.name} has the sections of none of the models "
@@ -82,3 +94,16 @@ def comparison_table(runs: list[ModelRun]) -> str:
         )
         + "\n"
     )
+
+
+def comparison_dict(runs: list[ModelRun], platform: str) -> dict[str, Any]:
+    """The JSON object of ``predict --model all --json`` (docs/prediction.schema.json):
+    ``model`` is ``"all"``, ``predictions`` maps each model that ran to its prediction
+    object (the object of a single ``predict --json``), ``skipped`` each other model to
+    the reason."""
+    return {
+        "model": "all",
+        "platform": platform,
+        "predictions": {r.model: r.prediction.to_dict() for r in runs if r.prediction},
+        "skipped": {r.model: r.skipped for r in runs if r.prediction is None},
+    }
