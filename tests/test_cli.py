@@ -461,3 +461,51 @@ def test_demo_skips_the_models_the_platform_cannot_run(cli) -> None:
     assert "skipped plogpt: no `network` section" in result.out
     assert "skipped maxmin: no `network` section" in result.out
 
+
+# --- docs/prediction.schema.json describes what --json writes ----------------------------
+
+
+@pytest.fixture(scope="module")
+def prediction_schema():
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads((ROOT / "docs" / "prediction.schema.json").read_text())
+    jsonschema.Draft202012Validator.check_schema(schema)
+    return jsonschema.Draft202012Validator(schema)
+
+
+@needs_engine
+def test_json_outputs_follow_the_schema(cli, prediction_schema, tmp_path: Path) -> None:
+    a2a = tmp_path / "a2a.goal"
+    assert cli("schedule", "alltoall-xor-post-all", "-P", "8", "-m", "64KiB", "-o", a2a).code == 0
+    outputs = [
+        cli("predict", GOLDEN_GOAL, "-p", "loggopsim-default", "--json").out,
+        cli("predict", a2a, "-p", "nomura2007", "-M", "plogpt", "--json").out,
+        cli("predict", a2a, "-p", "nomura2007", "-M", "all", "--json").out,
+        cli("predict", GOLDEN_GOAL, "-p", "loggopsim-default", "-M", "all", "--json").out,
+    ]
+    documents = [json.loads(text) for text in outputs]
+    assert documents[1]["rto_events"], "the plogpt case must exercise rto_events"
+    for document in documents:
+        assert list(prediction_schema.iter_errors(document)) == []
+    # and the schema does refuse what breaks the contract
+    broken = json.loads(outputs[0])
+    del broken["ranks"][0]["finish_s"]
+    assert not prediction_schema.is_valid(broken)
+    broken = json.loads(outputs[2])
+    broken["predictions"]["plogp"]["messages"][0]["rto"] = "no"
+    assert not prediction_schema.is_valid(broken)
+    assert not prediction_schema.is_valid({**json.loads(outputs[0]), "model": "all"})
+
+
+def test_exit_codes_are_written_down(cli) -> None:
+    """``commodel --help`` and the README list the same exit codes with the same meaning."""
+    import re
+
+    help_text = cli("--help").out.split("exit codes:\n", 1)[1]
+    in_help = dict(re.findall(r"^  (\d+)\s+(\S[^\n]*)", help_text, re.M))
+    readme = (ROOT / "README.md").read_text()
+    in_readme = dict(re.findall(r"^\| (\d+) \| ([^|]*?) \|$", readme, re.M))
+    assert sorted(in_help, key=int) == ["0", "1", "2", "130"]
+    assert sorted(in_readme, key=int) == sorted(in_help, key=int)
+    for code, meaning in in_help.items():
+        assert in_readme[code].replace("`", "").startswith(meaning.rstrip(";")), code

@@ -75,6 +75,13 @@ examples:
 
 Run 'commodel SUBCOMMAND --help' for the options of one subcommand. Formats and models
 are described in docs/formats.md and docs/models.md; a walk-through in docs/tutorial.md.
+
+exit codes:
+  0    success
+  1    internal error: a bug in commodel, please report it (COMMODEL_DEBUG=1 shows the traceback)
+  2    bad input (command line, schedule, platform or other file) or a failed measurement;
+       the message on stderr starts with 'commodel: error:' and names what is at fault
+  130  interrupted (Ctrl-C)
 """
 
 
