@@ -385,3 +385,19 @@ def test_validate_random_generates_seeded_schedules(stored, tmp_path, capsys):
         return [[op[:4] + op[5:] for op in sched.rank_ops(r)] for r in range(2)]
 
     assert ops(got) == ops(want)
+
+
+def test_experiment_script_loads_its_parts():
+    """scripts/experiment.py (with scripts/study.py beside it) runs from the library calls."""
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run(
+        [sys.executable, os.path.join(root, "scripts", "experiment.py"), "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "--calibration-max-size" in out.stdout
