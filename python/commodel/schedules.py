@@ -27,13 +27,11 @@ def parse_goal(text: str, filename: str = "<string>") -> Schedule:
     if not isinstance(text, str):
         raise GoalError(f"{filename}: GOAL text must be a str, got {type(text).__name__}")
     try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as exc:
+        with engine_errors():
+            return _engine.parse_goal(text, filename)
+    except UnicodeEncodeError as exc:  # a lone surrogate, e.g. from surrogateescape
         line = text.count("\n", 0, exc.start) + 1
         raise GoalError(f"{filename}:{line}: not UTF-8 text (a GOAL schedule is text)") from None
-
-    with engine_errors():
-        return _engine.parse_goal(text, filename)
 
 
 def read_goal(path: str | os.PathLike) -> Schedule:

@@ -7,6 +7,7 @@ import os
 import sys
 
 from ..errors import CommodelError, UnitsError
+from ..schedules import MAX_SEED
 from ..units import parse_size
 
 
@@ -35,10 +36,6 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
     return value
-
-
-# Seeds are the engine's 64-bit unsigned integers.
-MAX_SEED = 2**64 - 1
 
 
 def seed_arg(text: str) -> int:
