@@ -17,8 +17,8 @@ cannot finish for real (a receive nobody sends) stops after ``--timeout`` second
 error naming the rank and the operations still waiting.
 
 With each makespan the machine's load is stored (``extra`` of the makespan sample, see
-:func:`machine_load`): the hosts' busy and softirq shares of their CPU time during the
-repetition, the ranks' own CPU time, the load average; so that a run where the machine
+:func:`machine_load`): the ranks' CPU time and the longest time a rank waited for a CPU,
+the hosts' busy and softirq shares, the load average; so that a run where the machine
 rather than the network set the pace can be told apart.
 """
 
@@ -176,17 +176,33 @@ def host_cpu() -> tuple[int, ...] | None:
     return tuple(int(x) for x in first[1:9])
 
 
+# /proc/stat counts clock ticks (10 ms): shares over fewer ticks than this are noise
+MIN_TICKS = 20
+
+
 def cpu_load(before: tuple[int, ...] | None, after: tuple[int, ...] | None) -> dict[str, float]:
     """The host's CPU use between two :func:`host_cpu` readings: ``busy`` (share of all its
     cores' time not idle), ``softirq`` (share spent in soft interrupts, where the kernel
-    moves packets: on the emulated cluster the network itself), over every core."""
+    moves packets: on the emulated cluster the network itself); empty when the readings are
+    too few ticks apart to tell."""
     if before is None or after is None:
         return {}
     d = [a - b for a, b in zip(after, before)]
     total = sum(d)
-    if total <= 0:
+    if total < MIN_TICKS:
         return {}
     return {"busy": 1.0 - (d[3] + d[4]) / total, "softirq": d[6] / total}
+
+
+def own_sched() -> tuple[int, int] | None:
+    """This process's time on a CPU and time spent runnable but waiting for one (ns), from
+    /proc/self/schedstat; None where the kernel does not provide it."""
+    try:
+        with open("/proc/self/schedstat", encoding="ascii") as fh:
+            run, wait = fh.read().split()[:2]
+    except (OSError, ValueError):
+        return None
+    return int(run), int(wait)
 
 
 @kernel("pattern.run", _prepare)
@@ -196,22 +212,34 @@ def _k_run(ctx: Context, p: dict) -> Any:
     bottleneck (busy-polling ranks on fewer cores, packets waiting for a CPU)."""
     out = []
     for _ in range(int(p["reps"])):
-        before, own = host_cpu(), time.process_time()
+        before, sched = host_cpu(), own_sched()
         times = execute(ctx, p)
-        out.append((times, cpu_load(before, host_cpu()), time.process_time() - own))
+        after = own_sched()
+        run_wait = (
+            None
+            if sched is None or after is None
+            else ((after[0] - sched[0]) * 1e-9, (after[1] - sched[1]) * 1e-9)
+        )
+        out.append((times, cpu_load(before, host_cpu()), run_wait))
     return out
 
 
 def machine_load(per_rank: list[tuple], hosts: list[str]) -> dict[str, float]:
-    """One repetition's machine figures from every rank's (times, cpu, own cpu): the largest
-    busy and softirq shares over the hosts, the ranks' CPU time summed, the 1-minute load
-    average of rank 0's host."""
-    busy = [r[1].get("busy") for r in per_rank if r[1]]
-    soft = [r[1].get("softirq") for r in per_rank if r[1]]
-    out: dict[str, float] = {"ranks_cpu_s": float(sum(r[2] for r in per_rank))}
-    if busy:
-        out["host_busy"] = max(busy)
-        out["host_softirq"] = max(soft)
+    """One repetition's machine figures from every rank's (times, host cpu, (run, wait)):
+    the ranks' time on a CPU summed (``ranks_cpu_s``), the longest any rank was runnable but
+    waited for a CPU (``rank_wait_max_s``: a rank that waits while its message is due is
+    late because of the machine, not the network), the largest busy and softirq shares over
+    the hosts when the repetition was long enough to tell, the 1-minute load average of rank
+    0's host."""
+    out: dict[str, float] = {}
+    sched = [r[2] for r in per_rank if r[2] is not None]
+    if sched:
+        out["ranks_cpu_s"] = float(sum(run for run, _ in sched))
+        out["rank_wait_max_s"] = float(max(wait for _, wait in sched))
+    loads = [r[1] for r in per_rank if r[1]]
+    if loads:
+        out["host_busy"] = max(x["busy"] for x in loads)
+        out["host_softirq"] = max(x["softirq"] for x in loads)
     with contextlib.suppress(OSError):
         out["load1"] = os.getloadavg()[0]
     out["hosts"] = float(len(set(hosts)))
