@@ -22,11 +22,28 @@ class MeasuredPattern:
     hosts: list[str]
     makespans: list[float]
     messages: list[MeasuredMessage] = field(default_factory=list)
+    # per repetition, the machine's load stored with its makespan (measure/pattern.py)
+    machine: list[dict[str, float]] = field(default_factory=list)
 
     @property
     def makespan_s(self) -> float:
         """The median makespan over the repetitions."""
         return median(self.makespans)
+
+    def wait_shares(self) -> list[float]:
+        """Per repetition with the figure: the longest time a rank waited for a CPU, as a
+        share of the makespan."""
+        return [
+            m["rank_wait_max_s"] / span
+            for span, m in zip(self.makespans, self.machine)
+            if span > 0 and "rank_wait_max_s" in m
+        ]
+
+    def machine_bound(self, threshold: float) -> bool:
+        """Whether the machine rather than the network set the pace: in the median
+        repetition a rank waited for a CPU longer than ``threshold`` of the makespan."""
+        shares = self.wait_shares()
+        return bool(shares) and median(shares) > threshold
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -55,11 +72,13 @@ def find_campaign(db: Any, schedule: str) -> Any:
 def campaign_pattern(db: Any, campaign: Any) -> MeasuredPattern:
     """The makespans and the median receive-completion time of every message of a campaign."""
     spans: dict[int, float] = {}
+    machine: dict[int, dict[str, float]] = {}
     ends: dict[tuple[int, int], list[float]] = defaultdict(list)
     info: dict[tuple[int, int], tuple[int, int, int, int]] = {}
     for s in db.samples(campaign.id, "pattern"):
         if s["quantity"] == "makespan":
             spans[int(s["repetition"])] = float(s["value_s"])
+            machine[int(s["repetition"])] = dict(s["extra"] or {})
         elif s["quantity"] == "recv_end":
             extra = s["extra"] or {}
             key = (int(extra.get("rank", s["dst"])), int(extra.get("op", 0)))
@@ -83,6 +102,7 @@ def campaign_pattern(db: Any, campaign: Any) -> MeasuredPattern:
         hosts=list(campaign.hosts),
         makespans=[spans[k] for k in sorted(spans)],
         messages=messages,
+        machine=[machine[k] for k in sorted(spans)],
     )
 
 

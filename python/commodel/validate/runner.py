@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..errors import CommodelError
-from ..stats import TOLERANCE, ErrorSummary, summarize
+from ..stats import TOLERANCE, ErrorSummary, median, summarize
 from .matching import MessagePair, PredictedMessage, match_messages, rto_repetitions
 from .measured import MeasuredPattern, load_pattern
 
@@ -186,11 +186,27 @@ def compare_schedule(
     return res
 
 
+# A schedule is machine-bound when, in its median repetition, a rank waited for a CPU longer
+# than this share of the makespan (see MeasuredPattern.machine_bound).
+MACHINE_WAIT = 0.10
+
+
 @dataclass
 class Validation:
+    """Schedules compared under models. The accuracy figures (``summary``, ``errors``) leave
+    out the machine-bound schedules (where ranks waited for a CPU, so the measurement shows
+    the machine, not the network); :meth:`machine_bound` lists them, reported apart."""
+
     results: list[ScheduleResult]
     models: list[str]
     tolerance: float = TOLERANCE
+    machine_wait: float = MACHINE_WAIT
+
+    def machine_bound(self) -> list[ScheduleResult]:
+        return [r for r in self.results if r.measured.machine_bound(self.machine_wait)]
+
+    def _counted(self) -> list[ScheduleResult]:
+        return [r for r in self.results if not r.measured.machine_bound(self.machine_wait)]
 
     def unavailable(self) -> dict[str, str]:
         """Models that could not predict some schedule, with the first reason."""
@@ -203,7 +219,7 @@ class Validation:
 
     def summary(self, model: str, scope: str) -> ErrorSummary:
         pairs: list[tuple[float, float]] = []
-        for r in self.results:
+        for r in self._counted():
             o = r.outcomes.get(model)
             if o is None or o.error is not None:
                 continue
@@ -215,7 +231,7 @@ class Validation:
 
     def errors(self, model: str, scope: str) -> list[float]:
         out: list[float] = []
-        for r in self.results:
+        for r in self._counted():
             o = r.outcomes.get(model)
             if o is None or o.error is not None:
                 continue
@@ -237,6 +253,7 @@ def validate(
     tolerance: float = TOLERANCE,
     timeout: float = 120.0,
     progress: Callable[[str], None] | None = None,
+    machine_wait: float = MACHINE_WAIT,
 ) -> Validation:
     """Measure (if ``cluster``), predict and compare every schedule."""
     from ..platform import load_platform
@@ -257,7 +274,7 @@ def validate(
         res = compare_schedule(sched, measured, platform, models, rto_min_s)
         res.tcp = counters
         results.append(res)
-    return Validation(results, models, tolerance)
+    return Validation(results, models, tolerance, machine_wait)
 
 
 # ---------------------------------------------------------------- output
@@ -279,7 +296,7 @@ def write_csvs(v: Validation, outdir: str) -> list[str]:
             [
                 "schedule", "family", "size_bytes", "campaign", "reps", "measured_median_s",
                 "measured_min_s", "measured_max_s", "measured_rto_reps", "tcp_timeouts",
-                "tcp_retrans_segs", "model",
+                "tcp_retrans_segs", "rank_wait_share_median", "machine_bound", "model",
                 "predicted_s", "predicted_rto_events", "rel_error", "error",
             ]
         )  # fmt: skip
@@ -294,7 +311,9 @@ def write_csvs(v: Validation, outdir: str) -> list[str]:
                         len(m.makespans), _fmt(m.makespan_s), _fmt(min(m.makespans)),
                         _fmt(max(m.makespans)), r.rto_reps,
                         "" if r.tcp is None else r.tcp["timeouts"],
-                        "" if r.tcp is None else r.tcp["retrans_segs"], model, _fmt(o.makespan_s),
+                        "" if r.tcp is None else r.tcp["retrans_segs"],
+                        _fmt(median(m.wait_shares())) if m.wait_shares() else "",
+                        int(m.machine_bound(v.machine_wait)), model, _fmt(o.makespan_s),
                         "" if o.error else o.rto_events, _fmt(err), o.error or "",
                     ]
                 )  # fmt: skip
@@ -336,8 +355,11 @@ def write_csvs(v: Validation, outdir: str) -> list[str]:
 
 def summary_text(v: Validation) -> str:
     tol = round(v.tolerance * 100)
+    bound = v.machine_bound()
+    apart = f" ({len(bound)} machine-bound, reported apart below)" if bound else ""
     lines = [
-        f"{len(v.results)} schedule(s); within +-{tol}%: fraction of makespans and of messages",
+        f"{len(v.results)} schedule(s){apart}; within +-{tol}%: fraction of makespans and "
+        "of messages",
         "",
         f"{'model':<13} {'makespans':>10} {'mean |err|':>10} {'worst':>8}   "
         f"{'messages':>10} {'mean |err|':>10} {'worst':>8}",
@@ -361,8 +383,26 @@ def summary_text(v: Validation) -> str:
             f"{f'{b.within}/{b.count}':>6} {pct(b.fraction_within):>4} "
             f"{pct(b.mean_abs_error):>9} {spct(b.worst_error):>8}"
         )
-        if a.count < len(v.results):
-            lines.append(f"{'':<13} (predicted {a.count} of {len(v.results)}: {gone.get(model)})")
+        counted = len(v.results) - len(bound)
+        if a.count < counted:
+            lines.append(f"{'':<13} (predicted {a.count} of {counted}: {gone.get(model)})")
+    if bound:
+        lines.append("")
+        lines.append(
+            f"machine-bound, not in the figures above: in the median repetition a rank waited "
+            f"for a CPU longer than {100 * v.machine_wait:.0f}% of the makespan (more ranks "
+            "than cores, or the emulated network's packets competing with the ranks)"
+        )
+        for r in bound:
+            errs = ", ".join(
+                f"{m} {100 * (o.makespan_s - r.measured.makespan_s) / r.measured.makespan_s:+.0f}%"
+                for m, o in r.outcomes.items()
+                if o.error is None and o.makespan_s is not None
+            )
+            lines.append(
+                f"  {os.path.basename(r.schedule)}: waited {100 * median(r.measured.wait_shares()):.0f}%"
+                f" of the makespan; errors {errs or 'none'}"
+            )
     rto = [
         r
         for r in v.results
