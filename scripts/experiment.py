@@ -90,9 +90,8 @@ def main() -> int:
         name = "cmx" + study.slug(info["name"])[:10]
         try:
             with cluster_up(spec_path, name):
-                platform, cal = calibrate(name, spec_path, work, args.calibration_max_size)
+                platform, cal = calibrate(name, work, args.calibration_max_size)
                 study.copy_platform(cal, outdir)
-                meta["calibration_changes"] = cal["changes"]
                 P = info["hosts"]
                 if "a" in parts:
                     measure_alltoall_ab(name, platform, P, args.a_sizes, args.a_reps, work, outdir)

@@ -238,8 +238,7 @@ def slug(text: str) -> str:
 
 
 def copy_platform(info: dict[str, Any], outdir: str) -> None:
-    for key in ("fitted", "platform"):
-        shutil.copy(info[key], os.path.join(outdir, os.path.basename(info[key])))
+    shutil.copy(info["platform"], os.path.join(outdir, os.path.basename(info["platform"])))
 
 
 def _read(path: str) -> list[dict[str, str]]:

@@ -314,35 +314,6 @@ def test_validate_cli_errors(stored, tmp_path, capsys):
 # ---------------------------------------------------------------- study helpers and demo
 
 
-def test_sanitize_platform_clamps_negative_times_and_adds_tcp(tmp_path):
-    yaml = pytest.importorskip("yaml")
-    from commodel.platform import load_platform
-    from commodel.validate.calibration import sanitize_platform
-
-    src = tmp_path / "fitted.yaml"
-    src.write_text(
-        "commodel_platform: 1\nname: f\nnodes: 2\n"
-        "plogp:\n  L: 3.0e-05\n  sizes: [0, 1, 1024]\n  o_s: [1.0e-05, 1.0e-05, 2.0e-05]\n"
-        "  o_r: [1.0e-05, -2.0e-06, 2.0e-05]\n  g: [1.0e-05, -3.5e-06, 9.0e-05]\n"
-        "  bidirectional:\n    g: [-1.0e-06, 2.0e-05, 1.0e-04]\n  S: null\n"
-    )
-    with pytest.raises(CommodelError, match="must be >= 0"):
-        load_platform(str(src))
-    dst = tmp_path / "usable.yaml"
-    notes = sanitize_platform(str(src), str(dst), 0.2)
-    assert notes == [
-        "plogp.o_r[1] = -2e-06 s set to 0",
-        "plogp.g[1] = -3.5e-06 s set to 0",
-        "plogp.bidirectional.g[0] = -1e-06 s set to 0",
-        "tcp section added: rto 0.2 s (the spec's minimum), eps_S 1e-3, eps_T 50 us",
-    ]
-    data = yaml.safe_load(dst.read_text())
-    assert data["plogp"]["g"] == [1.0e-05, 0.0, 9.0e-05]
-    assert data["tcp"] == {"rto": 0.2, "eps_S": 1e-3, "eps_T": 5e-5}
-    plat = load_platform(str(dst))
-    assert plat.tcp.rto == 0.2
-
-
 def test_demo_table_format():
     from commodel.validate.alltoall_measured import format_rows
 

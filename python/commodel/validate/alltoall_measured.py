@@ -191,7 +191,7 @@ def run_cluster_demo(args: argparse.Namespace) -> int:
         # the fitted platform's notes (e.g. a bidirectional b clipped to 2 b(1)) are in
         # the report's files; the demo prints only its table
         warnings.simplefilter("ignore", UserWarning)
-        platform, _ = calibrate(name, spec, work, max(DEMO_SIZES), log=log)
+        platform, _ = calibrate(name, work, max(DEMO_SIZES), log=log)
         rows = measure_alltoall_ab(name, platform, 8, list(DEMO_SIZES), reps, work, out, log=log)
     print(f"Alltoall A (xor pairwise) and B (post all receives) on {os.path.basename(spec)}, "
           f"measured with real TCP vs predicted from the fitted platform")  # fmt: skip

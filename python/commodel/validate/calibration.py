@@ -1,9 +1,9 @@
 """Bring an emulated cluster up and calibrate it: the library calls of the cluster demo.
 
 :func:`cluster_up` brings a cluster up from a spec and always down again; :func:`calibrate`
-runs ``measure plogp`` and ``measure tree`` on it (through ``cluster mpirun``), ``fit``,
-and writes the platform the validation uses (:func:`sanitize_platform`). Each step runs
-``python -m commodel`` in a subprocess (:func:`run_commodel`), as a user would. Root only.
+runs ``commodel calibrate`` on it (through ``cluster mpirun``), which measures and fits the
+platform the validation uses. Each step runs ``python -m commodel`` in a subprocess
+(:func:`run_commodel`), as a user would. Root only.
 """
 
 from __future__ import annotations
@@ -65,65 +65,19 @@ def spec_info(spec: str) -> dict[str, Any]:
     return {"hosts": len(s.hosts), "rto_min_s": s.rto_min_ms / 1000.0, "name": s.name}
 
 
-def sanitize_platform(src: str, dst: str, rto_s: float) -> list[str]:
-    """Copy a fitted platform, with the fixes the validation needs; returns what was changed.
-
-    * negative ``plogp`` times (noise on a loaded machine: g(m) from RTT(m) - RTT(0) + g(0)
-      can come out below 0 for tiny m) are set to 0, since the platform loader refuses them;
-    * a ``tcp`` section is added when missing: rto = the spec's minimum RTO (a configured
-      value, not a fit), eps_S = 1e-3 and eps_T = 50 us (docs/models.md).
-    """
-    import yaml
-
-    with open(src, encoding="utf-8") as fh:
-        data = yaml.safe_load(fh)
-    notes: list[str] = []
-
-    def clamp(path: str, value: Any) -> Any:
-        if isinstance(value, list):
-            return [clamp(f"{path}[{i}]", v) for i, v in enumerate(value)]
-        if isinstance(value, dict):
-            return {k: clamp(f"{path}.{k}", v) for k, v in value.items()}
-        if isinstance(value, float) and value < 0:
-            notes.append(f"{path} = {value:.3g} s set to 0")
-            return 0.0
-        return value
-
-    if "plogp" in data:
-        data["plogp"] = clamp("plogp", data["plogp"])
-    if "tcp" not in data:
-        data["tcp"] = {"rto": rto_s, "eps_S": 1e-3, "eps_T": 5e-5}
-        notes.append(
-            f"tcp section added: rto {rto_s} s (the spec's minimum), eps_S 1e-3, eps_T 50 us"
-        )
-    with open(dst, "w", encoding="utf-8") as fh:
-        fh.write(f"# {os.path.basename(src)} with the changes listed in calibration.json\n")
-        yaml.safe_dump(data, fh, sort_keys=False, width=1000)
-    return notes
-
-
 def calibrate(
-    cluster: str, spec: str, workdir: str, max_size: int, log: Log = log_to_stderr
+    cluster: str, workdir: str, max_size: int, log: Log = log_to_stderr
 ) -> tuple[str, dict[str, Any]]:
-    """``measure plogp`` and ``measure tree`` on the cluster, ``fit``; the usable platform."""
+    """``commodel calibrate`` (tcp, plogp up to ``max_size``, tree) on the cluster; returns
+    the platform file it fitted and what was done (also written to calibration.json)."""
     db = os.path.join(workdir, "calibration.duckdb")
-    k_m = max(10, (max_size - 1).bit_length())
-    log(f"calibration: measure plogp up to {max_size} B")
+    platform = os.path.join(workdir, "platform.yaml")
+    log(f"calibration: commodel calibrate (tcp, plogp up to {max_size} B, tree)")
     cluster_mpirun(
-        cluster, "measure", "plogp", "--db", db, "--quiet", "--max-size", str(max_size),
-        "--k-m", str(k_m), "--max-reps", "20", "--max-reps-large", "5", "--bidirectional",
-        log=log,
+        cluster, "calibrate", "--db", db, "--parts", "tcp,plogp,tree",
+        "--max-size", str(max_size), "--quiet", "-o", platform, log=log,
     )  # fmt: skip
-    log("calibration: measure tree")
-    cluster_mpirun(
-        cluster, "measure", "tree", "--db", db, "--quiet", "--burst-bytes", "4MiB", "--reps", "3",
-        log=log,
-    )  # fmt: skip
-    raw = os.path.join(workdir, "platform-fitted.yaml")
-    run_commodel("fit", "--db", db, "-o", raw, log=log)
-    usable = os.path.join(workdir, "platform.yaml")
-    notes = sanitize_platform(raw, usable, spec_info(spec)["rto_min_s"])
-    info = {"db": db, "fitted": raw, "platform": usable, "changes": notes}
+    info = {"db": db, "platform": platform, "parts": ["tcp", "plogp", "tree"]}
     with open(os.path.join(workdir, "calibration.json"), "w", encoding="utf-8") as fh:
         json.dump(info, fh, indent=1)
-    return usable, info
+    return platform, info
