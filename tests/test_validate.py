@@ -12,7 +12,7 @@ import os
 import pytest
 
 from commodel.cli.main import main
-from commodel.errors import CommodelError
+from commodel.errors import CommodelError, PlatformWarning
 from commodel.stats import histogram, median, relative_error, summarize, within
 from commodel.validate.matching import (
     MeasuredMessage,
@@ -330,7 +330,13 @@ def test_sanitize_platform_clamps_negative_times_and_adds_tcp(tmp_path):
     data = yaml.safe_load(dst.read_text())
     assert data["plogp"]["g"] == [1.0e-05, 0.0, 9.0e-05]
     assert data["tcp"] == {"rto": 0.2, "eps_S": 1e-3, "eps_T": 5e-5}
-    plat = load_platform(str(dst))
+    with pytest.warns(PlatformWarning) as caught:
+        plat = load_platform(str(dst))  # the clamped tables now fall from 0 B to 1 B
+    assert [str(w.message)[len(str(dst)) :] for w in caught] == [
+        f": plogp.{t}: {t}(1 B) = 0 s is less than {t}(0 B) = 1e-05 s; "
+        f"PLogP's {t}(m) should not decrease with m"
+        for t in ("o_r", "g")
+    ]
     assert plat.tcp.rto == 0.2
 
 
