@@ -6,6 +6,7 @@ import pytest
 
 from commodel.errors import CommodelError, UnitsError
 from commodel.units import (
+    MAX_SECONDS,
     format_duration,
     format_size,
     parse_duration,
@@ -144,3 +145,15 @@ def test_format_duration_forced_unit() -> None:
 )
 def test_format_size(nbytes: int, text: str) -> None:
     assert format_size(nbytes) == text
+
+
+@pytest.mark.parametrize("seconds", [1e300, float("inf"), float("nan"), -1e8, 18446744.5])
+def test_picoseconds_beyond_64_bits_are_refused(seconds: float) -> None:
+    with pytest.raises(UnitsError, match="beyond the engine's range"):
+        seconds_to_ps(seconds)
+
+
+def test_picoseconds_up_to_64_bits() -> None:
+    assert MAX_SECONDS == 18446744.0
+    assert seconds_to_ps(MAX_SECONDS) == 18_446_744_000_000_000_000 <= 2**64 - 1
+    assert seconds_to_ps(-MAX_SECONDS) == -18_446_744_000_000_000_000

@@ -46,6 +46,11 @@ class PlatformError(CommodelError):
     """A platform file that does not validate (the message names the file and field path)."""
 
 
+class PlatformWarning(UserWarning):
+    """A platform that loads but looks wrong (a PLogP table that decreases with the size,
+    a tree bandwidth above twice the level below); the message names the file and field."""
+
+
 class UnitsError(CommodelError, ValueError):
     """A size, duration or rate that cannot be parsed (``64KiB``, ``1.5us``, ``1Gbps``)."""
 

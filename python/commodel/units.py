@@ -13,7 +13,8 @@ Rates: bytes per second, with an optional unit: ``B/s``, ``kB/s``, ``MB/s``, ``G
 (bit rates are divided by 8).
 
 Inside the code quantities are plain numbers: sizes in bytes (int), durations in seconds
-(float), rates in bytes per second (float); the engine takes integer picoseconds.
+(float), rates in bytes per second (float); the engine takes integer picoseconds, at most
+2**64 - 1 (:data:`MAX_SECONDS`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,11 @@ import re
 from .errors import UnitsError
 
 PS_PER_SECOND = 10**12
+
+# The engine counts time in unsigned 64-bit picoseconds (at most 2**64 - 1, 18446744.07 s):
+# the longest time a platform may give, in whole seconds (about 213 days). A per-byte cost
+# is bounded the same way.
+MAX_SECONDS = float((2**64 - 1) // PS_PER_SECOND)
 
 # The units of GOAL sizes (crates/commodel-engine/src/goal/parse.rs), case-sensitive.
 _SIZE_SUFFIXES = {
@@ -176,7 +182,15 @@ def parse_rate(value: str | float | int) -> float:
 
 
 def seconds_to_ps(seconds: float) -> int:
-    """Seconds to integer picoseconds, rounded to the nearest picosecond."""
+    """Seconds to integer picoseconds, rounded to the nearest picosecond.
+
+    A time that is not finite or longer than :data:`MAX_SECONDS` is a :class:`UnitsError`.
+    """
+    if not abs(seconds) <= MAX_SECONDS:  # also refuses nan
+        raise UnitsError(
+            f"{seconds:g} seconds is beyond the engine's range (at most {MAX_SECONDS:.7e} "
+            "seconds: the engine counts time in 64-bit picoseconds)"
+        )
     return int(round(seconds * PS_PER_SECOND))
 
 

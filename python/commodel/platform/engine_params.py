@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import ModelError
+from ..errors import ModelError, PlatformWarning
 from ..units import seconds_to_ps
 from .network import Network, TreeNetwork
 from .sections import TCP, Hockney, LogGOPS, PLogP
@@ -178,7 +178,7 @@ def _warn_clamp(network: Any) -> None:
                 warnings.warn(
                     f"network.{name}.b[{h}] = {b[h]:g} B/s exceeds 2 b({h}) = "
                     f"{2 * b[h - 1]:g} B/s; PlogPT treats it as {2 * b[h - 1]:g} (III-A)",
-                    UserWarning,
+                    PlatformWarning,
                     stacklevel=3,
                 )
             b[h] = min(b[h], 2 * b[h - 1])

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import difflib
 import math
+import reprlib
 from collections.abc import Sequence
 from typing import Any, Callable
 
 from ..errors import PlatformError, UnitsError
-from ..units import parse_duration, parse_rate, parse_size
+from ..units import MAX_SECONDS, parse_duration, parse_rate, parse_size
+
+# Longest text read as a number ("1.5us", "936.4Mbps"); longer text is not one.
+MAX_NUMBER_TEXT = 100
 
 
 class At:
@@ -30,14 +34,29 @@ class At:
     def index(self, i: int) -> At:
         return At(self.source, f"{self.path}[{i}]")
 
+    def __str__(self) -> str:
+        return f"{self.source}: {self.path}" if self.path else self.source
+
     def error(self, message: str) -> PlatformError:
-        where = f"{self.source}: {self.path}" if self.path else self.source
-        return PlatformError(f"{where}: {message}")
+        return PlatformError(f"{self}: {message}")
+
+
+# A bad value is quoted in at most this many characters.
+MAX_QUOTE = 80
+_SHORT = reprlib.Repr()
+_SHORT.maxstring = _SHORT.maxother = _SHORT.maxlong = MAX_QUOTE
+_SHORT.maxlevel = 2
+_SHORT.maxlist = _SHORT.maxtuple = _SHORT.maxdict = _SHORT.maxset = 4
 
 
 def describe(value: Any) -> str:
-    """A bad value as quoted in a message."""
-    return repr(value) if isinstance(value, str) else str(value)
+    """A bad value as quoted in a message: its repr, cut short (never the whole of a long
+    string or a deep structure)."""
+    try:
+        text = _SHORT.repr(value)
+    except ValueError:  # an int too long to print
+        return f"a {value.bit_length()}-bit integer"
+    return text if len(text) <= MAX_QUOTE else text[: MAX_QUOTE - 3] + "..."
 
 
 def mapping(
@@ -52,13 +71,14 @@ def mapping(
     known = list(required) + list(optional)
     for key in value:
         if not isinstance(key, str) or key not in known:
+            name = key if isinstance(key, str) and len(key) <= MAX_QUOTE else describe(key)
             hint = ""
-            close = difflib.get_close_matches(str(key), known, n=1)
+            close = difflib.get_close_matches(name, known, n=1)
             if close:
                 hint = f"; did you mean {close[0]!r}?"
             elif known:
                 hint = f"; known keys: {', '.join(known)}"
-            raise at.key(str(key)).error(f"unknown key{hint}")
+            raise at.key(name).error(f"unknown key{hint}")
     for key in required:
         if key not in value:
             raise at.key(key).error("missing (required)")
@@ -67,7 +87,11 @@ def mapping(
 
 def number(at: At, value: Any, parse: Callable[[Any], float], what: str) -> float:
     """A finite number read by ``parse`` (a unit parser of :mod:`commodel.units`)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, str))
+        or (isinstance(value, str) and len(value) > MAX_NUMBER_TEXT)
+    ):
         raise at.error(f"must be {what}, got {describe(value)}")
     try:
         parsed = parse(value)
@@ -85,7 +109,7 @@ def seconds(at: At, value: Any, positive: bool = False) -> float:
         raise at.error(f"must be > 0 seconds, got {describe(value)}")
     if parsed < 0:
         raise at.error(f"must be >= 0 seconds, got {describe(value)}")
-    return parsed
+    return _in_engine_range(at, value, parsed, "seconds")
 
 
 def seconds_per_byte(at: At, value: Any) -> float:
@@ -93,6 +117,16 @@ def seconds_per_byte(at: At, value: Any) -> float:
     parsed = number(at, value, parse_duration, "a cost in seconds per byte")
     if parsed < 0:
         raise at.error(f"must be >= 0 seconds per byte, got {describe(value)}")
+    return _in_engine_range(at, value, parsed, "seconds per byte")
+
+
+def _in_engine_range(at: At, value: Any, parsed: float, unit: str) -> float:
+    """``parsed`` if the engine can hold it in picoseconds (:data:`MAX_SECONDS`)."""
+    if parsed > MAX_SECONDS:
+        raise at.error(
+            f"must be at most {MAX_SECONDS:.7e} {unit} (the engine counts time in 64-bit "
+            f"picoseconds), got {describe(value)}"
+        )
     return parsed
 
 
@@ -115,7 +149,7 @@ def size(at: At, value: Any, allow_none: bool = False) -> int | None:
             raise at.error(f"must be a whole number of bytes, got {describe(value)}")
         value = int(value)
     if isinstance(value, int) and value < 0:
-        raise at.error(f"must be >= 0 bytes, got {value}")
+        raise at.error(f"must be >= 0 bytes, got {describe(value)}")
     try:
         return parse_size(value)
     except UnitsError as exc:
@@ -127,7 +161,7 @@ def integer(at: At, value: Any, minimum: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise at.error(f"must be a whole number, got {describe(value)}")
     if minimum is not None and value < minimum:
-        raise at.error(f"must be >= {minimum}, got {value}")
+        raise at.error(f"must be >= {minimum}, got {describe(value)}")
     return value
 
 

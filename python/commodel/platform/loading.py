@@ -179,6 +179,12 @@ def load_platform(path_or_name: str | os.PathLike | Platform) -> Platform:
     """Load and validate a platform file, or a built-in platform by name."""
     if isinstance(path_or_name, Platform):
         return path_or_name
+    if not isinstance(path_or_name, (str, os.PathLike)):
+        raise PlatformError(
+            "load_platform: path_or_name must be a platform file, the name of a built-in "
+            f"platform or a Platform, got {type(path_or_name).__name__} "
+            "(platform_from_dict reads a dict)"
+        )
     text = os.fspath(path_or_name)
     path = Path(text)
     if path.is_file():
@@ -197,6 +203,8 @@ def load_platform(path_or_name: str | os.PathLike | Platform) -> Platform:
 def _load_file(path: Path, source: str) -> Platform:
     import yaml  # imported here so that `commodel --help` stays fast
 
+    from .yaml_limits import LimitedLoader
+
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -204,7 +212,9 @@ def _load_file(path: Path, source: str) -> Platform:
     except UnicodeDecodeError:
         raise PlatformError(f"{source}: not a UTF-8 text file") from None
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=LimitedLoader)  # a SafeLoader with limits
+    except ValueError as exc:  # an integer of more than 4300 digits
+        raise PlatformError(f"{source}: invalid YAML: {str(exc)[:200]}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source

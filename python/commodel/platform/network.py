@@ -26,7 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Union
 
-from .fields import At, choice, integer, mapping, number_list, rate, seconds
+from .fields import At, choice, describe, integer, mapping, number_list, rate, seconds
 
 TOPOLOGIES = ("binary-tree", "crossbar", "racks", "leaf-spine", "fat-tree")
 
@@ -130,7 +130,7 @@ def _binary_tree(at: At, value: dict[str, Any]) -> BinaryTree:
 
 def _at_least_one(at: At, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1:
-        raise at.error(f"must be a number >= 1, got {value!r}")
+        raise at.error(f"must be a number >= 1, got {describe(value)}")
     return float(value)
 
 
@@ -198,7 +198,7 @@ def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
             )
     kind = data.get("backbone_kind", "electrical")
     if kind not in ("electrical", "optical"):
-        raise at.key("backbone_kind").error(f"must be electrical or optical, got {kind!r}")
+        raise at.key("backbone_kind").error(f"must be electrical or optical, got {describe(kind)}")
     saturation = None
     if data.get("saturation") is not None:
         saturation = integer(at.key("saturation"), data["saturation"], minimum=1)

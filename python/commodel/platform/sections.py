@@ -8,9 +8,11 @@ bytes, bytes per second, seconds per byte (see :mod:`commodel.platform.fields`).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..errors import PlatformWarning
 from .fields import (
     At,
     mapping,
@@ -111,7 +113,23 @@ def _increasing_sizes(at: At, value: Any) -> list[int]:
 def _table(at: At, data: dict, key: str, sizes_at: At, sizes: list[int]) -> tuple[float, ...]:
     values = number_list(at.key(key), data[key], seconds)
     same_length(at.key(key), values, sizes_at, sizes)
+    _warn_if_decreasing(at.key(key), key, values, sizes)
     return tuple(values)
+
+
+def _warn_if_decreasing(at: At, symbol: str, values: list[float], sizes: list[int]) -> None:
+    """PLogP's o_s(m), o_r(m) and g(m) grow with m; a table that falls is likely a typo or a
+    noisy measurement: warn at its first decrease (the model still runs)."""
+    for i in range(1, len(values)):
+        if values[i] < values[i - 1]:
+            warnings.warn(
+                f"{at}: {symbol}({sizes[i]} B) = {values[i]:g} s is less "
+                f"than {symbol}({sizes[i - 1]} B) = {values[i - 1]:g} s; PLogP's {symbol}(m) "
+                "should not decrease with m",
+                PlatformWarning,
+                stacklevel=2,
+            )
+            return
 
 
 def validate_plogp(at: At, value: Any) -> PLogP:

@@ -1,0 +1,210 @@
+"""Bad platform input: clear errors naming file and field, bounded YAML, table warnings."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from commodel.errors import PlatformError, PlatformWarning
+from commodel.platform import load_platform, platform_from_dict
+from test_platform import BASE
+
+# The largest time the engine holds: 2**64 - 1 picoseconds.
+LIMIT = "1.8446744e+07 seconds"
+
+
+def write(tmp_path: Path, data: Any) -> Path:
+    path = tmp_path / "x.yaml"
+    path.write_text(data if isinstance(data, str) else yaml.safe_dump(data, sort_keys=False))
+    return path
+
+
+def error_of(path: Path) -> str:
+    with pytest.raises(PlatformError) as info:
+        load_platform(path)
+    return str(info.value)
+
+
+def with_field(section: str, key: str, value: Any) -> dict[str, Any]:
+    data = copy.deepcopy(BASE)
+    data[section][key] = value
+    return data
+
+
+# --- times beyond the engine's range, said in the user's units -------------------------
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "shown", "unit"),
+    [
+        ("L", 1e300, "1e+300", "seconds"),
+        ("L", 1e8, "100000000.0", "seconds"),
+        ("L", "1e8s", "'1e8s'", "seconds"),
+        ("G", 1e300, "1e+300", "seconds per byte"),
+        ("O", "2e7s", "'2e7s'", "seconds per byte"),
+    ],
+)
+def test_time_beyond_the_engine_names_file_field_and_value(
+    tmp_path: Path, key: str, value: Any, shown: str, unit: str
+) -> None:
+    path = write(tmp_path, with_field("loggops", key, value))
+    limit = LIMIT if unit == "seconds" else LIMIT.replace("seconds", "seconds per byte")
+    assert error_of(path) == (
+        f"{path}: loggops.{key}: must be at most {limit} (the engine counts time in "
+        f"64-bit picoseconds), got {shown}"
+    )
+
+
+def test_time_at_the_engines_limit_is_accepted() -> None:
+    platform = platform_from_dict(with_field("loggops", "L", 1.8e7))
+    assert platform.engine_params("loggops")["L"] == 18_000_000_000_000_000_000
+
+
+def test_plogp_table_beyond_the_engine_names_the_entry(tmp_path: Path) -> None:
+    data = copy.deepcopy(BASE)
+    data["plogp"]["g"][2] = 1e300
+    path = write(tmp_path, data)
+    assert error_of(path).startswith(f"{path}: plogp.g[2]: must be at most {LIMIT}")
+
+
+# --- YAML that would exhaust the loader ----------------------------------------------
+
+
+def test_deep_nesting_is_refused_with_the_line(tmp_path: Path) -> None:
+    deep = "[" * 20_000 + "]" * 20_000
+    path = write(tmp_path, f"commodel_platform: 1\nname: x\nnodes: 1\ndescription: {deep}\n")
+    message = error_of(path)
+    assert message == f"{path}:4:77: invalid YAML: nested deeper than 64 levels"
+
+
+def test_alias_bomb_is_refused_before_it_grows(tmp_path: Path) -> None:
+    """Eleven anchors of ten aliases each: 10**11 strings once expanded."""
+    levels = ["&a0 [lol, lol, lol, lol]"]
+    for i in range(1, 12):
+        levels.append(f"&a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]")
+    text = f"commodel_platform: 1\nname: x\nnodes: 1\ndescription: [{', '.join(levels)}]\n"
+    path = write(tmp_path, text)
+    message = error_of(path)
+    assert message.startswith(f"{path}:4:")
+    assert message.endswith(": invalid YAML: more than 1000000 values once aliases are expanded")
+
+
+def test_few_aliases_load(tmp_path: Path) -> None:
+    text = yaml.safe_dump(BASE, sort_keys=False).replace(
+        "  S: null\n", "  S: null\n  bidirectional: {g: &g [1.0e-5, 2.0e-5, 7.0e-4]}\n"
+    )
+    assert load_platform(write(tmp_path, text)).plogp.bidirectional.g == (1e-5, 2e-5, 7e-4)
+
+
+def test_bad_values_are_quoted_short() -> None:
+    bomb: list[Any] = ["lol"] * 10
+    for _ in range(30):
+        bomb = [bomb] * 10  # 10**31 strings if printed whole
+    for field, value in (("description", bomb), ("name", "x" * 10**6)):
+        data = {**BASE, field: value} if field == "description" else {**BASE, "nodes": value}
+        with pytest.raises(PlatformError) as info:
+            platform_from_dict(data, "p.yaml")
+        assert len(str(info.value)) < 200, str(info.value)[:300]
+
+
+def test_long_unknown_key_is_quoted_short() -> None:
+    with pytest.raises(PlatformError) as info:
+        platform_from_dict({**BASE, "k" * 10**6: 1}, "p.yaml")
+    assert str(info.value).startswith("p.yaml: 'kkkkkkkkkkkk")
+    assert len(str(info.value)) < 300
+
+
+def test_long_number_text_is_quoted_short(tmp_path: Path) -> None:
+    path = write(tmp_path, with_field("loggops", "L", "1" * 10**6 + "us"))
+    message = error_of(path)
+    assert message.startswith(f"{path}: loggops.L: must be a time in seconds")
+    assert len(message) < 300
+
+
+# --- duplicate keys ------------------------------------------------------------------
+
+
+def test_duplicate_top_level_key_names_both_lines(tmp_path: Path) -> None:
+    path = write(tmp_path, "commodel_platform: 1\nnodes: 4\nname: x\nnodes: 8\n")
+    assert error_of(path) == f"{path}:4:1: invalid YAML: duplicate key 'nodes' (first on line 2)"
+
+
+def test_duplicate_nested_key_names_both_lines(tmp_path: Path) -> None:
+    text = yaml.safe_dump(BASE, sort_keys=False).replace("  o: 1.5e-06\n", "  o: 1.5e-06\n  L: 1\n")
+    lines = text.splitlines()
+    first, second = lines.index("  L: 5.0e-06") + 1, lines.index("  L: 1") + 1
+    assert error_of(write(tmp_path, text)).endswith(
+        f":{second}:3: invalid YAML: duplicate key 'L' (first on line {first})"
+    )
+
+
+def test_merge_keys_may_be_overridden(tmp_path: Path) -> None:
+    """A key given beside a merged mapping overrides it: not a duplicate."""
+    text = "commodel_platform: 1\nname: m\nnodes: 2\n"
+    text += "loggops:\n  <<: {L: 1.0e-6, o: 1.0e-6}\n  L: 2.0e-6\n  o: 3.0e-6\n"
+    text += "  g: 0\n  G: 0\n  O: 0\n  S: null\n"
+    assert load_platform(write(tmp_path, text)).loggops.L == 2e-6
+
+
+# --- tables that decrease ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("table", ["g", "o_s", "o_r"])
+def test_decreasing_table_warns_naming_the_sizes(tmp_path: Path, table: str) -> None:
+    data = copy.deepcopy(BASE)
+    data["plogp"][table] = [5e-6, 2e-5, 1e-5]
+    path = write(tmp_path, data)
+    with pytest.warns(PlatformWarning) as caught:
+        load_platform(path)
+    assert [str(w.message) for w in caught] == [
+        f"{path}: plogp.{table}: {table}(65536 B) = 1e-05 s is less than "
+        f"{table}(1024 B) = 2e-05 s; PLogP's {table}(m) should not decrease with m"
+    ]
+
+
+def test_decreasing_bidirectional_table_warns(tmp_path: Path) -> None:
+    data = copy.deepcopy(BASE)
+    data["plogp"]["bidirectional"] = {"g": [5e-6, 4e-6, 7e-4]}
+    with pytest.warns(PlatformWarning, match=r"plogp\.bidirectional\.g: g\(1024 B\) = 4e-06 s"):
+        platform_from_dict(data, "p.yaml")
+
+
+def test_the_command_shows_the_warning(tmp_path: Path) -> None:
+    data = copy.deepcopy(BASE)
+    data["plogp"]["g"] = [5e-6, 2e-5, 1e-5]
+    path = write(tmp_path, data)
+    done = subprocess.run(
+        [sys.executable, "-m", "commodel", "demo", "-p", str(path), "-P", "4", "-M", "plogp"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"{path}: plogp.g: g(65536 B) = 1e-05 s is less than" in done.stderr
+
+
+def test_flat_table_does_not_warn() -> None:
+    data = copy.deepcopy(BASE)
+    data["plogp"]["g"] = [5e-6, 5e-6, 5e-6]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        platform_from_dict(data, "p.yaml")
+
+
+# --- the Python API ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("value", "kind"), [({}, "dict"), (None, "NoneType"), (3, "int")])
+def test_load_platform_names_its_argument(value: Any, kind: str) -> None:
+    with pytest.raises(PlatformError) as info:
+        load_platform(value)
+    assert str(info.value) == (
+        f"load_platform: path_or_name must be a platform file, the name of a built-in "
+        f"platform or a Platform, got {kind} (platform_from_dict reads a dict)"
+    )
