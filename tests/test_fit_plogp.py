@@ -225,3 +225,21 @@ def test_noisy_g_is_fitted_not_clamped():
     assert written[4:] == pytest.approx(g_raw[4:], rel=1e-12)  # untouched above
     notes = F.adjusted_values(fit)
     assert [n.split(" = ")[0] for n in notes] == ["g(0)", "g(1)", "g(2)", "g(4)"]
+
+
+def test_falling_overheads_are_fitted_too():
+    """o_r measured lower at 1 KiB than at 4 B (unexpected vs expected messages, noise):
+    written non-decreasing, so the platform loader has no falling table to warn about."""
+    samples = synthetic()
+    for s in samples:
+        if s["quantity"] == "o_r" and s["size_bytes"] == 1024:
+            s["value_s"] = o_r(0) / 2
+    fit = F.fit_plogp(samples, {})
+    sec = F.plogp_section(fit)
+    assert sec["o_r"] == sorted(sec["o_r"])
+    # 0, 1, 2, 4 B and 1 KiB pool into their mean; 64 KiB stays as measured
+    pooled = sum(fit.o_r[:5]) / 5
+    assert sec["o_r"][:5] == pytest.approx([pooled] * 5, rel=1e-12)
+    assert sec["o_r"][5] == pytest.approx(o_r(65536), rel=1e-12)
+    assert sec["o_s"] == pytest.approx(fit.o_s, rel=1e-12)  # already non-decreasing
+    assert any(n.startswith("o_r(1024) = ") for n in F.adjusted_values(fit))

@@ -12,7 +12,7 @@ import os
 import pytest
 
 from commodel.cli.main import main
-from commodel.errors import CommodelError, PlatformWarning
+from commodel.errors import CommodelError
 from commodel.stats import histogram, median, relative_error, summarize, within
 from commodel.validate.matching import (
     MeasuredMessage,

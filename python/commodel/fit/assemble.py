@@ -45,8 +45,8 @@ def _fit_plogp(db: ResultsDB, camp: Campaign) -> dict[str, Any]:
     adjusted = adjusted_values(fit)
     if adjusted:
         notes.append(
-            "fitted under the model's constraints (g(m) non-decreasing, weighted isotonic "
-            "regression; no time below 0); measured -> written: " + ", ".join(adjusted)
+            "fitted under the model's constraints (o_s, o_r, g non-decreasing in m: weighted "
+            "isotonic regression; no time below 0); measured -> written: " + ", ".join(adjusted)
         )
     if notes:
         out["__comment__"] = "\n".join(notes)

@@ -255,10 +255,11 @@ def _weights(fit: PlogpFit) -> list[float]:
 def plogp_section(fit: PlogpFit) -> dict[str, Any]:
     """The ``plogp`` section of a platform file (docs/formats.md).
 
-    g(m) (and the bidirectional g(m)) are written as their non-decreasing, non-negative
-    fit (:func:`monotone_fit`, weighted by the repetitions per size); :func:`adjusted_values`
-    lists where that differs from the measured value. o_s and o_r are written as measured
-    (direct timings, never negative). L = RTT(0)/2 - g(0) < 0 (g(0) > RTT(0)/2, e.g. over
+    g(m), the bidirectional g(m), o_s(m) and o_r(m) are written as their non-decreasing,
+    non-negative fit (:func:`monotone_fit`, weighted by the repetitions per size): a larger
+    message costs no less (the platform loader warns about tables that fall);
+    :func:`adjusted_values` lists where that differs from the measured value by more than
+    1%. L = RTT(0)/2 - g(0) < 0 (g(0) > RTT(0)/2, e.g. over
     loopback, where the receiver's per-message cost, not the wire, sets the gap) is
     written as 0: with g(0) measured directly, L = 0 is the least-squares fit of RTT(0) =
     2 (L + g(0)) under L >= 0."""
@@ -266,8 +267,8 @@ def plogp_section(fit: PlogpFit) -> dict[str, Any]:
     sec: dict[str, Any] = {
         "L": max(0.0, fit.L),
         "sizes": list(fit.sizes),
-        "o_s": [max(0.0, v) for v in fit.o_s],
-        "o_r": [max(0.0, v) for v in fit.o_r],
+        "o_s": monotone_fit(fit.o_s, w),
+        "o_r": monotone_fit(fit.o_r, w),
         "g": monotone_fit(fit.g, w),
     }
     if fit.g_bidirectional is not None:
@@ -277,21 +278,17 @@ def plogp_section(fit: PlogpFit) -> dict[str, Any]:
 
 
 def adjusted_values(fit: PlogpFit, rel: float = 0.01) -> list[str]:
-    """The measured values that :func:`plogp_section` writes differently (L < 0; g(m)
+    """The measured values that :func:`plogp_section` writes differently (L < 0; table
     values the monotone fit moves by more than ``rel`` of the written value), as text."""
     out = []
     if fit.L < 0:
         out.append(f"L = {fit.L:.6g} s -> 0")
     w = _weights(fit)
-    tables = [("g", fit.g)]
+    tables = [("o_s", fit.o_s), ("o_r", fit.o_r), ("g", fit.g)]
     if fit.g_bidirectional is not None:
         tables.append(("bidirectional.g", fit.g_bidirectional))
     for name, values in tables:
         for m, v, f in zip(fit.sizes, values, monotone_fit(values, w)):
             if abs(v - f) > rel * abs(f) and abs(v - f) > 1e-12:
                 out.append(f"{name}({m}) = {v:.6g} s -> {f:.6g} s")
-    for name, values in (("o_s", fit.o_s), ("o_r", fit.o_r)):
-        for m, v in zip(fit.sizes, values):
-            if v < 0:
-                out.append(f"{name}({m}) = {v:.6g} s -> 0")
     return out
