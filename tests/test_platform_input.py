@@ -208,3 +208,17 @@ def test_load_platform_names_its_argument(value: Any, kind: str) -> None:
         f"load_platform: path_or_name must be a platform file, the name of a built-in "
         f"platform or a Platform, got {kind} (platform_from_dict reads a dict)"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [
+        ("x" * 5000, "'" + "x" * 37 + "..." + "x" * 38 + "': cannot read: File name too long"),
+        ("a\x00b", "'a\\x00b': no such platform file"),
+    ],
+)
+def test_unreadable_platform_name_is_quoted_short(name: str, shown: str) -> None:
+    with pytest.raises(PlatformError) as info:
+        load_platform(name)
+    assert str(info.value).startswith(shown)
+    assert len(str(info.value)) < 250

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import PlatformError
 from .engine_params import model_spec
-from .fields import At, describe, integer, mapping, number_list
+from .fields import MAX_QUOTE, At, describe, integer, mapping, number_list
 from .network import Network
 from .sections import SECTIONS, TCP, Hockney, LogGOPS, PLogP
 
@@ -186,16 +186,22 @@ def load_platform(path_or_name: str | os.PathLike | Platform) -> Platform:
             "(platform_from_dict reads a dict)"
         )
     text = os.fspath(path_or_name)
+    # the name as messages show it: a long or unprintable one quoted short
+    shown = text if len(text) <= MAX_QUOTE and text.isprintable() else describe(text)
     path = Path(text)
-    if path.is_file():
-        return _load_file(path, text)
-    if not _looks_like_path(text) and (BUILTIN_DIR / f"{text}.yaml").is_file():
-        builtin = BUILTIN_DIR / f"{text}.yaml"
-        return _load_file(builtin, str(builtin))
-    if path.exists():
-        raise PlatformError(f"{text}: not a file")
+    builtin = BUILTIN_DIR / f"{text}.yaml"
+    try:
+        if path.is_file():
+            return _load_file(path, shown)
+        if not _looks_like_path(text) and builtin.is_file():
+            return _load_file(builtin, str(builtin))
+        exists = path.exists()
+    except OSError as exc:  # a name too long for the file system
+        raise PlatformError(f"{shown}: cannot read: {exc.strerror or exc}") from None
+    if exists:
+        raise PlatformError(f"{shown}: not a file")
     raise PlatformError(
-        f"{text}: no such platform file, and no built-in platform of that name "
+        f"{shown}: no such platform file, and no built-in platform of that name "
         f"(built-ins: {', '.join(builtin_platforms())})"
     )
 
