@@ -222,3 +222,13 @@ def test_unreadable_platform_name_is_quoted_short(name: str, shown: str) -> None
         load_platform(name)
     assert str(info.value).startswith(shown)
     assert len(str(info.value)) < 250
+
+
+def test_integer_too_long_for_python_names_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "commodel_platform: 1\nname: x\nnodes: " + "9" * 5000 + "\n")
+    assert error_of(path) == f"{path}:3:8: invalid YAML: an integer of 5000 digits is too long"
+
+
+def test_impossible_date_is_invalid_yaml(tmp_path: Path) -> None:
+    path = write(tmp_path, "commodel_platform: 1\nname: x\nnodes: 1\ndescription: 2026-13-45\n")
+    assert error_of(path).startswith(f"{path}: invalid YAML: month must be in 1..12")

@@ -219,7 +219,7 @@ def _load_file(path: Path, source: str) -> Platform:
         raise PlatformError(f"{source}: not a UTF-8 text file") from None
     try:
         data = yaml.load(text, Loader=LimitedLoader)  # a SafeLoader with limits
-    except ValueError as exc:  # an integer of more than 4300 digits
+    except ValueError as exc:  # a date that does not exist (2026-13-45)
         raise PlatformError(f"{source}: invalid YAML: {str(exc)[:200]}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)

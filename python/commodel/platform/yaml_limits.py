@@ -2,8 +2,9 @@
 
 PyYAML's safe loader builds plain Python values but composes nested nodes recursively
 (a document nested thousands deep ends in RecursionError), lets aliases multiply a small
-file into billions of values (the "billion laughs"), and keeps the last of two equal keys.
-:class:`LimitedLoader` refuses all three with a YAML error that carries the line.
+file into billions of values (the "billion laughs"), keeps the last of two equal keys and
+fails with a bare ValueError on an integer of more than 4300 digits. :class:`LimitedLoader`
+refuses all four with a YAML error that carries the line.
 """
 
 from __future__ import annotations
@@ -74,3 +75,15 @@ class LimitedLoader(yaml.SafeLoader):
                     )
                 first[key] = key_node.start_mark
         return super().construct_mapping(node, deep=deep)
+
+    def construct_yaml_int(self, node: Any) -> int:
+        """An integer, or a YAML error at its line when it has too many digits for Python."""
+        try:
+            return super().construct_yaml_int(node)
+        except ValueError:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"an integer of {len(node.value)} digits is too long", node.start_mark
+            ) from None
+
+
+LimitedLoader.add_constructor("tag:yaml.org,2002:int", LimitedLoader.construct_yaml_int)
