@@ -232,3 +232,14 @@ def test_integer_too_long_for_python_names_the_line(tmp_path: Path) -> None:
 def test_impossible_date_is_invalid_yaml(tmp_path: Path) -> None:
     path = write(tmp_path, "commodel_platform: 1\nname: x\nnodes: 1\ndescription: 2026-13-45\n")
     assert error_of(path).startswith(f"{path}: invalid YAML: month must be in 1..12")
+
+
+def test_eps_s_that_is_not_a_number(tmp_path: Path) -> None:
+    path = write(tmp_path, {**BASE, "tcp": {"eps_S": "1.0e"}})
+    assert error_of(path) == f"{path}: tcp.eps_S: must be a number, got '1.0e'"
+
+
+@pytest.mark.parametrize("section", ["network", "many_to_one"])
+def test_null_key_in_an_open_section_is_unknown(tmp_path: Path, section: str) -> None:
+    path = write(tmp_path, f"commodel_platform: 1\nname: x\nnodes: 2\n{section}: {{~: 1}}\n")
+    assert error_of(path).startswith(f"{path}: {section}.None: unknown key")

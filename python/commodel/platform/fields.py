@@ -68,7 +68,7 @@ def mapping(
     """Check that ``value`` is a mapping with the required keys and no unknown ones."""
     if not isinstance(value, dict):
         raise at.error(f"must be a mapping of keys to values, got {describe(value)}")
-    known = list(required) + list(optional)
+    known = [k for k in (*required, *optional) if isinstance(k, str)]
     for key in value:
         if not isinstance(key, str) or key not in known:
             name = key if isinstance(key, str) and len(key) <= MAX_QUOTE else describe(key)
@@ -97,6 +97,8 @@ def number(at: At, value: Any, parse: Callable[[Any], float], what: str) -> floa
         parsed = parse(value)
     except UnitsError as exc:
         raise at.error(f"must be {what}: {exc}") from None
+    except ValueError:  # ``parse`` is float
+        raise at.error(f"must be {what}, got {describe(value)}") from None
     if not math.isfinite(parsed):
         raise at.error(f"must be a finite number, got {describe(value)}")
     return parsed
