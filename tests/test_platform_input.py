@@ -186,7 +186,19 @@ def test_the_command_shows_the_warning(tmp_path: Path) -> None:
         text=True,
     )
     assert done.returncode == 0, done.stderr
-    assert f"{path}: plogp.g: g(65536 B) = 1e-05 s is less than" in done.stderr
+    assert f"commodel: warning: {path}: plogp.g: g(65536 B) = 1e-05 s is less than" in done.stderr
+    assert "PlatformWarning" not in done.stderr and "warnings.warn" not in done.stderr
+
+
+def test_the_command_shows_the_warning_once_in_process(tmp_path: Path, cli) -> None:
+    """In-process too (whatever the interpreter's warning filters, here pytest's 'error'):
+    one line, and the command goes on."""
+    data = copy.deepcopy(BASE)
+    data["plogp"]["g"] = [5e-6, 2e-5, 1e-5]
+    path = write(tmp_path, data)
+    res = cli("demo", "-p", str(path), "-P", "4", "-M", "plogp")
+    assert res.code == 0, res.err
+    assert res.err.count("commodel: warning:") == 1
 
 
 def test_flat_table_does_not_warn() -> None:

@@ -24,10 +24,17 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Callable
 
-from ..errors import CommodelError, MissingDependencyError, from_engine, is_engine_error
+from ..errors import (
+    CommodelError,
+    MissingDependencyError,
+    PlatformWarning,
+    from_engine,
+    is_engine_error,
+)
 
 # Subcommand modules, in the order `commodel --help` lists them. A module that does not
 # exist (yet) is left out.
@@ -143,9 +150,29 @@ def _report_unexpected(exc: BaseException) -> int:
     return 1
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """Warnings of commodel's own (a platform table that falls, a clamped b(h)) as one line
+    ``commodel: warning: ...``; anything else as Python shows it."""
+    if category.__module__.startswith("commodel"):
+        print(f"commodel: warning: {message}", file=file or sys.stderr)
+    else:
+        _python_showwarning(message, category, filename, lineno, file, line)
+
+
+_python_showwarning = warnings.showwarning
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ``commodel`` command; return its exit code."""
     debug = os.environ.get("COMMODEL_DEBUG", "") not in ("", "0")
+    with warnings.catch_warnings():
+        warnings.showwarning = _show_warning
+        # the command shows its own warnings once each, whatever the interpreter's filters
+        warnings.simplefilter("default", PlatformWarning)
+        return _main(argv, debug)
+
+
+def _main(argv: Sequence[str] | None, debug: bool) -> int:
     try:
         parser = build_parser()
         args, extra = parser.parse_known_args(argv)
