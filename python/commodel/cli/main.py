@@ -42,6 +42,7 @@ SUBCOMMANDS = [
     "plot",
     "cluster",
     "validate",
+    "advise",
 ]
 
 # Optional dependency -> the extra of pyproject.toml that installs it.
