@@ -120,6 +120,10 @@ def test_cli_plot(tmp_path):
         (["--collective", "alltoall"], "--platform required"),
         (["--platform", "nomura2007", "--collective", "reduce_x"], "unknown collective"),
         (["--check-rules", "/nonexistent/rules.txt"], "no such rules file"),
+        (
+            ["--platform", "nomura2007", "--collective", "bcast", "--ranks", "4,8", "--root", "5"],
+            "--root 5 is not a rank of every communicator size in --ranks (4, 8)",
+        ),
     ],
 )
 def test_cli_errors(args, message):

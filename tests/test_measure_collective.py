@@ -188,3 +188,47 @@ def _root() -> bool:
     import os
 
     return os.geteuid() == 0
+
+
+@pytest.mark.mpi
+@needs_mpi
+@pytest.mark.parametrize(
+    "collective", ["allgather", "allreduce", "bcast", "gather", "scatter", "barrier"]
+)
+def test_every_collective_on_3_ranks_with_root_2(tmp_path, collective):
+    db = tmp_path / "e.duckdb"
+    res = run_env(
+        {}, 3, "measure", "collective", "--db", str(db), "--collective", collective,
+        "--sizes", "3KiB", "--root", "2", "--max-reps", "6", "--quiet",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    rows, [(_cid, opts, status)] = samples(db)
+    assert status == "complete" and opts["root"] == 2
+    size = 0 if collective == "barrier" else 3072
+    assert {r[1] for r in rows} == {size} and 5 <= len(rows) <= 6
+    rule = json.loads(rows[0][5])["rule_message_size"]
+    assert rule == {"allreduce": 3072, "bcast": 3072, "barrier": 0}.get(collective, 3 * 3072)
+
+
+@pytest.mark.mpi
+@needs_mpi
+@pytest.mark.parametrize(
+    "extra, args, message",
+    [
+        (
+            {
+                "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                "OMPI_MCA_coll_tuned_alltoall_algorithm": "5",
+            },
+            ["--collective", "alltoall"],
+            "runs on 2 ranks only, not 3",
+        ),
+        ({}, ["--collective", "gather", "--root", "3"], "--root 3 is not a rank of the 3"),
+    ],
+)
+def test_unrunnable_choices_are_errors(tmp_path, extra, args, message):
+    res = run_env(
+        extra, 3, "measure", "collective", "--db", str(tmp_path / "u.duckdb"), "--quiet", *args
+    )
+    assert res.returncode == 2
+    assert message in res.stderr and "Traceback" not in res.stderr

@@ -33,6 +33,8 @@ from .rules import (
 # default 1 KiB first segment. Everything else unsegmented (0).
 SEGSIZE = {("bcast", 3): 8192, ("gather", 3): 1024}
 
+ROOTED = ("bcast", "gather", "scatter")
+
 
 @dataclass
 class Candidate:
@@ -113,6 +115,11 @@ def advise(
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
     if collective == "barrier":
         sizes = [0]
+    if collective in ROOTED and not all(0 <= root < p for p in ranks):
+        raise CommodelError(
+            f"--root {root} is not a rank of every communicator size in --ranks "
+            f"({', '.join(map(str, ranks))})"
+        )
     points = []
     for p in ranks:
         for m in sizes:

@@ -117,8 +117,13 @@ def validate_options(
 def _prepare(ctx: Context, p: dict) -> dict:
     p = dict(p)
     coll, m, n = p["collective"], int(p["size"]), ctx.size
-    if int(p["root"]) >= n:
+    if not 0 <= int(p["root"]) < n:
         raise CommodelError(f"--root {p['root']} is not a rank of the {n} started")
+    if algorithm_label(coll, int(p["algorithm"])) == "two_proc" and n != 2:
+        raise CommodelError(
+            f"{coll} algorithm {p['algorithm']} (two_proc) runs on 2 ranks only, not {n} "
+            "(Open MPI returns MPI_ERR_UNSUPPORTED_OPERATION)"
+        )
     send_bytes = {"alltoall": m * n, "scatter": m * n}.get(coll, m)
     recv_bytes = {"alltoall": m * n, "allgather": m * n, "gather": m * n}.get(coll, m)
     p["sbuf"] = ctx.buffer(send_bytes, "send")
@@ -221,7 +226,13 @@ def procedure(opts: dict[str, Any]):
                     res = ctx.step(
                         f"collective/{coll}/a={alg}/m={m}/b={batch}",
                         "collective.run",
-                        {"collective": coll, "size": m, "root": opts["root"], "reps": reps},
+                        {
+                            "collective": coll,
+                            "algorithm": alg,
+                            "size": m,
+                            "root": opts["root"],
+                            "reps": reps,
+                        },
                         rows=rows,
                         replay=lambda stored: [[r["value_s"] for r in stored]],
                     )
