@@ -166,7 +166,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "collective",
         help="time an Open MPI collective over sizes (its default or a forced algorithm)",
         description="Time MPI_Alltoall, Allgather, Allreduce, Bcast, Gather, Scatter or "
-        "Barrier over a size range; repeated until the 95%% confidence interval is within 2%% "
+        "Barrier over a size range; repeated until the 95% confidence interval is within 2% "
         "of the mean (or --max-reps). The algorithm is whatever mpirun's MCA parameters force "
         "(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_<coll>_algorithm N), recorded "
         "from the OMPI_MCA_ environment; 'measure collective-sweep' runs every algorithm.",
