@@ -117,6 +117,7 @@ def test_measure_forced_algorithm(tmp_path, n, algorithm):
         extra_row = json.loads(extras.pop())
         assert extra_row["algorithm"] == algorithm
         assert extra_row["rule_message_size"] == m * n
+        assert extra_row["checked_by"] == "MPI_T"
 
 
 @pytest.mark.mpi
@@ -232,3 +233,19 @@ def test_unrunnable_choices_are_errors(tmp_path, extra, args, message):
     )
     assert res.returncode == 2
     assert message in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.mpi
+@needs_mpi
+def test_forcing_from_a_parameter_file_is_caught_through_mpi_t(tmp_path):
+    """An MCA parameter file forces pairwise behind the environment's back: Open MPI's own
+    control variables (MPI_T) show it, and the campaign refuses to record a wrong label."""
+    params = tmp_path / "mca-params.conf"
+    params.write_text("coll_tuned_use_dynamic_rules = 1\ncoll_tuned_alltoall_algorithm = 2\n")
+    res = run_env(
+        {"OMPI_MCA_mca_base_param_files": str(params)}, 2, "measure", "collective",
+        "--db", str(tmp_path / "p.duckdb"), "--collective", "alltoall", "--quiet",
+    )  # fmt: skip
+    assert res.returncode == 2
+    assert "Open MPI holds alltoall algorithm 2 (rules file None)" in res.stderr
+    assert "environment says 0" in res.stderr

@@ -8,10 +8,10 @@ takes them from there (before any parameter file). This benchmark reads the same
 on every rank (:func:`forced_algorithm`), checks that all ranks agree, and records the
 algorithm in the campaign's options (``algorithm``: 0 is Open MPI's default decision). The
 forced algorithm only acts with dynamic rules on; a rules file
-(``coll_tuned_dynamic_rules_filename``) takes precedence over it and is recorded too. mpi4py
-offers no MPI_T control variables, so the environment is the record; ``measure
-collective-sweep`` (:func:`sweep_commands`) starts one mpirun per algorithm with the right
-parameters.
+(``coll_tuned_dynamic_rules_filename``) takes precedence over it and is recorded too. Each
+rank also reads what Open MPI holds through MPI_T (:func:`mpi_t_forcing`), which catches a
+parameter file forcing behind the environment's back. ``measure collective-sweep``
+(:func:`sweep_commands`) starts one mpirun per algorithm with the right parameters.
 
 Timing: each repetition starts together (a sleeping barrier, then MPI_Barrier); every rank
 times its call, and the sample is the slowest rank's time. Sizes are per rank as the
@@ -78,6 +78,57 @@ def forced_algorithm(collective: str, environ: Mapping[str, str] | None = None) 
             )
         rules = None
     return {"algorithm": number, "rules_file": rules}
+
+
+def mpi_t_forcing(collective: str) -> dict | None:
+    """What Open MPI itself holds, read through the MPI tool interface (MPI_T control
+    variables ``coll_tuned_use_dynamic_rules``, ``coll_tuned_<coll>_algorithm``,
+    ``coll_tuned_dynamic_rules_filename``), in :func:`forced_algorithm`'s form; None where
+    the MPI library offers no MPI_T or lacks the variables. mpi4py has no MPI_T interface,
+    so the C functions are called through ctypes in the already loaded MPI library."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL(None)
+        init, get_index = lib.MPI_T_init_thread, lib.MPI_T_cvar_get_index
+        alloc, read, free = (
+            lib.MPI_T_cvar_handle_alloc,
+            lib.MPI_T_cvar_read,
+            lib.MPI_T_cvar_handle_free,
+        )
+    except (OSError, AttributeError):
+        return None
+    provided = ctypes.c_int()
+    if init(0, ctypes.byref(provided)) != 0:
+        return None
+    values = {}
+    try:
+        for key, name in (
+            ("dynamic", "coll_tuned_use_dynamic_rules"),
+            ("algorithm", f"coll_tuned_{collective}_algorithm"),
+            ("rules_file", "coll_tuned_dynamic_rules_filename"),
+        ):
+            index, count, handle = ctypes.c_int(), ctypes.c_int(), ctypes.c_void_p()
+            if get_index(name.encode(), ctypes.byref(index)) != 0:
+                return None
+            if alloc(index, None, ctypes.byref(handle), ctypes.byref(count)) != 0:
+                return None
+            buf = ctypes.create_string_buffer(max(count.value, 8) + 8)
+            rc = read(handle, buf)
+            free(ctypes.byref(handle))
+            if rc != 0:
+                return None
+            if key == "rules_file":
+                values[key] = buf.value.decode(errors="replace") or None
+            elif key == "dynamic":
+                values[key] = buf.raw[0] != 0
+            else:
+                values[key] = int.from_bytes(buf.raw[:4], "little", signed=True)
+    finally:
+        lib.MPI_T_finalize()
+    if not values["dynamic"]:
+        return {"algorithm": 0, "rules_file": None}
+    return {"algorithm": values["algorithm"], "rules_file": values["rules_file"]}
 
 
 def algorithm_label(collective: str, number: int) -> str:
@@ -154,7 +205,8 @@ def _call(MPI: Any, comm: Any, coll: str, m: int, root: int, sbuf: Any, rbuf: An
 
 @kernel("collective.environment")
 def _k_environment(ctx: Context, p: dict) -> dict:
-    return forced_algorithm(p["collective"])
+    """This rank's forcing: from the environment, and from MPI_T where available."""
+    return {"env": forced_algorithm(p["collective"]), "mpi_t": mpi_t_forcing(p["collective"])}
 
 
 @kernel("collective.run", _prepare)
@@ -182,14 +234,24 @@ def procedure(opts: dict[str, Any]):
             {"collective": coll},
             rows=lambda outs: [],
         ).per_rank
+        mine = {"algorithm": alg, "rules_file": opts["rules_file"]}
         for r, theirs in enumerate(every):
-            if theirs != {"algorithm": alg, "rules_file": opts["rules_file"]}:
+            if theirs["env"] != mine:
                 raise CommodelError(
                     f"rank {r} ({ctx.hosts[r]}) was started with {coll} algorithm "
-                    f"{theirs['algorithm']} (rules file {theirs['rules_file']}) but rank 0 with "
-                    f"{alg} ({opts['rules_file']}); give the --mca options to mpirun, not to "
-                    "one rank"
+                    f"{theirs['env']['algorithm']} (rules file {theirs['env']['rules_file']}) "
+                    f"but rank 0 with {alg} ({opts['rules_file']}); give the --mca options to "
+                    "mpirun, not to one rank"
                 )
+            held = theirs["mpi_t"]
+            if held is not None and held != mine:
+                raise CommodelError(
+                    f"rank {r} ({ctx.hosts[r]}): Open MPI holds {coll} algorithm "
+                    f"{held['algorithm']} (rules file {held['rules_file']}), the OMPI_MCA_ "
+                    f"environment says {alg} ({opts['rules_file']}); an MCA parameter file "
+                    "(e.g. ~/.openmpi/mca-params.conf) sets it? Force it on the mpirun line"
+                )
+        checked = "MPI_T" if all(t["mpi_t"] is not None for t in every) else "environment"
         sizes = opts["sizes"]
         ctx.progress.grow(len(sizes) * int(opts["min_reps"]))
         results = []
@@ -208,6 +270,7 @@ def procedure(opts: dict[str, Any]):
                             "algorithm_name": label,
                             "rules_file": opts["rules_file"],
                             "rule_message_size": rule_message_size(coll, m, ctx.size),
+                            "checked_by": checked,
                         }
                         return [
                             {
