@@ -49,6 +49,7 @@ SUBCOMMANDS = [
     "plot",
     "cluster",
     "validate",
+    "advise",
 ]
 
 # Optional dependency -> the extra of pyproject.toml that installs it.

@@ -161,7 +161,62 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--max-reps", type=int, help="repetition cap (100)")
     p.add_argument("--timeout", type=float, help="seconds before a stuck run is an error (60)")
     p.set_defaults(func=run_pattern)
+
+    p = sub.add_parser(
+        "collective",
+        help="time an Open MPI collective over sizes (its default or a forced algorithm)",
+        description="Time MPI_Alltoall, Allgather, Allreduce, Bcast, Gather, Scatter or "
+        "Barrier over a size range; repeated until the 95% confidence interval is within 2% "
+        "of the mean (or --max-reps). The algorithm is whatever mpirun's MCA parameters force "
+        "(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_<coll>_algorithm N), recorded "
+        "from the OMPI_MCA_ environment; 'measure collective-sweep' runs every algorithm.",
+    )
+    _common(p)
+    _collective_options(p)
+    p.set_defaults(func=run_collective)
+
+    p = sub.add_parser(
+        "collective-sweep",
+        help="run 'measure collective' once per coll/tuned algorithm (starts mpirun itself)",
+        description="Not under mpirun: starts one mpirun per algorithm (Open MPI's default "
+        "decision, then every coll/tuned algorithm forced), each a campaign in --db; a "
+        "complete campaign with the same options is kept, an unfinished one resumed.",
+    )
+    p.add_argument("--db", required=True, metavar="FILE", help="results database (DuckDB file)")
+    p.add_argument("-n", "--np", type=int, required=True, metavar="P", help="ranks per mpirun")
+    p.add_argument(
+        "--mpirun",
+        default="mpirun",
+        metavar="CMD",
+        help="mpirun and its options, one string ('mpirun --mca btl tcp,self')",
+    )
+    p.add_argument(
+        "--algorithms",
+        type=lambda text: [int(x) for x in text.split(",")],
+        metavar="N,...",
+        help="only these algorithm numbers (0: default decision)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _collective_options(p)
+    p.set_defaults(func=run_collective_sweep)
     return parser
+
+
+def _collective_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--collective",
+        required=True,
+        metavar="C",
+        help="alltoall, allgather, allreduce, bcast, gather, scatter or barrier",
+    )
+    p.add_argument(
+        "--sizes",
+        type=lambda text: [size_arg(x) for x in text.split(",")],
+        help="sizes per rank as 'commodel schedule --list' counts them (1KiB,2KiB,..,4MiB)",
+    )
+    p.add_argument("--root", type=int, help="root of bcast, gather, scatter (0)")
+    p.add_argument("--min-reps", type=int, help="repetitions before the CI test (5)")
+    p.add_argument("--max-reps", type=int, help="repetition cap per size (100)")
 
 
 def _resume(args: argparse.Namespace) -> tuple[bool, int | None]:
@@ -326,6 +381,42 @@ def run_pattern(args: argparse.Namespace) -> int:
             f"{format_duration(result['makespan_max_s'])}) over {result['reps']} runs"
             + ("" if result["converged"] else "; the 95% interval is still wider than 2%")
         )
+    return code
+
+
+def _collective_given(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "collective": args.collective,
+        "sizes": args.sizes,
+        "root": args.root,
+        "min_reps": args.min_reps,
+        "max_reps": args.max_reps,
+    }
+
+
+def run_collective(args: argparse.Namespace) -> int:
+    from ..measure import collective
+
+    opts = collective.validate_options(_collective_given(args))
+    code, result = _run("collective", collective.procedure(opts), opts, args)
+    if result is not None:
+        print(collective.format_result(result))
+    return code
+
+
+def run_collective_sweep(args: argparse.Namespace) -> int:
+    from ..measure import collective
+
+    given = _collective_given(args)
+    collective.validate_options(given, environ={})  # bad options fail before any mpirun
+    code = collective.sweep(
+        args.db,
+        given,
+        args.np,
+        shlex.split(args.mpirun),
+        algorithms=args.algorithms,
+        quiet=args.quiet,
+    )
     return code
 
 

@@ -1,0 +1,7 @@
+"""Advice on Open MPI's collective algorithms and the rules files that apply it.
+
+* :mod:`.rules`: Open MPI 4.1.4's coll/tuned algorithm numbers, the dynamic rules file
+  (writer, a reader that follows 4.1.4's, a checker) and its lookup;
+* :mod:`.advice`: predictions of every algorithm per (communicator size, message size),
+  the choice of the fastest, and the rules that encode it.
+"""

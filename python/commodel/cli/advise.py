@@ -1,0 +1,172 @@
+"""``commodel advise``: the fastest Open MPI algorithm per size, and a rules file for mpirun."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from ..errors import CommodelError
+from .common import positive_int, size_arg, write_output
+
+HELP = "predict every Open MPI algorithm of a collective, pick the fastest, write a rules file"
+
+EPILOG = """\
+examples:
+  commodel advise --platform platform.yaml --collective alltoall --ranks 8,16 --sizes 1KiB..1MiB
+  commodel advise --platform nomura2007 --collective bcast --plot bcast.png --rules rules.txt
+  commodel advise --check-rules rules.txt
+
+--sizes is a comma-separated list or LO..HI (powers of two from LO to HI); sizes are per
+rank as `commodel schedule --list` counts them. The rules file is Open MPI 4.1.4's classic
+coll/tuned dynamic rules format (docs/advise.md); Open MPI ignores a malformed one without a
+word, so --check-rules validates it (exit 2 on a file Open MPI would ignore or fail on).
+"""
+
+
+def sizes_arg(text: str) -> list[int]:
+    """argparse type: ``1KiB,64KiB`` or ``1KiB..4MiB`` (doubling from LO up to HI)."""
+    if ".." in text:
+        lo_text, hi_text = text.split("..", 1)
+        lo, hi = size_arg(lo_text), size_arg(hi_text)
+        if lo < 1 or hi < lo:
+            raise argparse.ArgumentTypeError(f"expected LO..HI with 1 <= LO <= HI, got {text!r}")
+        out = []
+        m = lo
+        while m <= hi:
+            out.append(m)
+            m *= 2
+        return out
+    return [size_arg(x) for x in text.split(",") if x.strip()]
+
+
+def ranks_arg(text: str) -> list[int]:
+    return [positive_int(x) for x in text.split(",") if x.strip()]
+
+
+def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    parser = subparsers.add_parser(
+        "advise",
+        help=HELP,
+        description=HELP + ".",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--platform", metavar="FILE|NAME", help="platform file or built-in name")
+    parser.add_argument(
+        "--collective",
+        metavar="C",
+        help="alltoall, allgather, allreduce, bcast, gather, scatter or barrier",
+    )
+    parser.add_argument(
+        "--ranks", type=ranks_arg, metavar="P,...", help="communicator sizes (the platform's)"
+    )
+    parser.add_argument(
+        "--sizes", type=sizes_arg, metavar="SIZES", help="message sizes (1KiB..4MiB)"
+    )
+    parser.add_argument("--model", default="loggops", help="prediction model (loggops)")
+    parser.add_argument("--root", type=int, default=0, help="root of bcast, gather, scatter (0)")
+    parser.add_argument("--plot", metavar="FILE", help="plot time against size per algorithm")
+    parser.add_argument("--rules", metavar="FILE", help="write Open MPI's dynamic rules file")
+    parser.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE")
+    parser.add_argument(
+        "--check-rules", metavar="FILE", help="only check a rules file as Open MPI 4.1.4 reads it"
+    )
+    parser.set_defaults(func=run, _parser=parser)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.check_rules:
+        return check_rules(args.check_rules)
+    given = (("--platform", args.platform), ("--collective", args.collective))
+    missing = [flag for flag, value in given if not value]
+    if missing:
+        raise CommodelError(f"advise: {' and '.join(missing)} required (or --check-rules FILE)")
+    from ..advise.advice import advise, check_collective, mpirun_line, rules_from_advice
+    from ..advise.rules import parse_rules, write_rules
+    from ..platform import load_platform
+
+    check_collective(args.collective)
+    plat = load_platform(args.platform)
+    ranks = args.ranks or [plat.nodes * plat.ranks_per_node]
+    sizes = args.sizes or sizes_arg("1KiB..4MiB")
+    adv = advise(plat, args.collective, ranks, sizes, model=args.model, root=args.root)
+    write_output(format_advice(adv) + "\n", args.output)
+    if args.plot:
+        from ..report.advise_plot import plot_advice
+
+        plot_advice(adv, args.plot)
+        print(f"plot: {args.plot}")
+    if args.rules:
+        tables = rules_from_advice([adv])
+        if not tables:
+            raise CommodelError("advise: no algorithm could be predicted, no rules to write")
+        text = write_rules(tables, args.rules)
+        bad = [p for p in parse_rules(text.encode()).problems if p.kind == "error"]
+        if bad:  # our writer and our reader disagree: a bug
+            raise CommodelError(f"internal: the rules written to {args.rules} fail: {bad[0]}")
+        print(f"rules: {args.rules}")
+        print(mpirun_line(os.path.abspath(args.rules)))
+    return 0
+
+
+def format_advice(adv) -> str:
+    from ..report.tables import format_table
+    from ..units import format_duration, format_size
+
+    rows = []
+    for pt in adv.points:
+        best, second, margin = pt.best, pt.runner_up, pt.margin
+        rows.append(
+            [
+                pt.ranks,
+                format_size(pt.size) if adv.collective != "barrier" else "-",
+                f"{best.number} {best.name}" if best else "none",
+                format_duration(best.time_s) if best else "-",
+                f"{second.number} {second.name}" if second else "-",
+                format_duration(second.time_s) if second else "-",
+                f"{100 * margin:.1f}%" if margin is not None else "-",
+            ]
+        )
+    head = (
+        f"{adv.collective} on platform {adv.platform}, model {adv.model}: predicted time of "
+        "Open MPI 4.1.4's algorithms (numbers as coll_tuned_<coll>_algorithm)"
+    )
+    lines = [
+        head,
+        "",
+        format_table(
+            ["P", "size", "best", "time", "runner-up", "time", "margin"], rows, align="rrlrlrr"
+        ),
+    ]
+    missing = adv.missing()
+    if missing:
+        lines.append("")
+        lines.append("no generator (not predicted): " + ", ".join(f"{n} {a}" for n, a in missing))
+    notes: dict[tuple[int, str], str] = {}
+    for pt in adv.points:
+        for c in pt.candidates:
+            if c.generator and c.time_s is None:
+                notes.setdefault((c.number, c.name), f"P={pt.ranks} {c.note}")
+    for (n, a), note in sorted(notes.items()):
+        lines.append(f"not predicted where the generator refuses, e.g. {n} {a}: {note}")
+    return "\n".join(lines)
+
+
+def check_rules(path: str) -> int:
+    from ..advise.rules import read_rules
+
+    result = read_rules(path)
+    for p in result.problems:
+        sys.stdout.write(f"{path}: {p.kind}: {p}\n")
+    if not result.accepted:
+        raise CommodelError(f"{path}: Open MPI 4.1.4 ignores this rules file (see the error above)")
+    if not result.ok:
+        raise CommodelError(f"{path}: Open MPI 4.1.4 reads this file but an MPI call would fail")
+    n_rules = sum(len(c.rules) for t in result.tables for c in t.comm_rules)
+    print(
+        f"{path}: ok for Open MPI 4.1.4: {len(result.tables)} collectives, {n_rules} message "
+        f"rules, {sum(p.kind == 'warning' for p in result.problems)} warnings"
+    )
+    return 0

@@ -1,0 +1,484 @@
+"""``measure collective``: time Open MPI's own collectives, with its default decision or one
+coll/tuned algorithm forced.
+
+Open MPI reads its MCA parameters once, at MPI_Init, so one mpirun measures one algorithm.
+``mpirun --mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_<coll>_algorithm N`` hands
+them to every rank as the environment variables ``OMPI_MCA_<name>``; Open MPI's MCA base
+takes them from there (before any parameter file). This benchmark reads the same variables
+on every rank (:func:`forced_algorithm`), checks that all ranks agree, and records the
+algorithm in the campaign's options (``algorithm``: 0 is Open MPI's default decision). The
+forced algorithm only acts with dynamic rules on; a rules file
+(``coll_tuned_dynamic_rules_filename``) takes precedence over it and is recorded too. Each
+rank also reads what Open MPI holds through MPI_T (:func:`mpi_t_forcing`), which catches a
+parameter file forcing behind the environment's back. ``measure collective-sweep``
+(:func:`sweep_commands`) starts one mpirun per algorithm with the right parameters.
+
+Timing: each repetition starts together (a sleeping barrier, then MPI_Barrier); every rank
+times its call, and the sample is the slowest rank's time. Sizes are per rank as the
+generators count them (``commodel schedule --list``): bytes to each rank (alltoall), bytes
+each rank contributes or gets (allgather, gather, scatter), the whole buffer (bcast,
+allreduce; allreduce reduces MPI_BYTE with MPI_BOR, commutative as every algorithm allows);
+barrier has one size, 0. Repetitions of a size continue until the 95% confidence interval
+of the mean is within ``ci`` of the mean (Zhu section 3.1) or ``max_reps``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from ..advise.rules import ALGORITHMS, rule_message_size
+from ..errors import CommodelError
+from .common import Context, kernel, sync_start
+from .concurrent import ci_ok
+
+COLLECTIVES = ("alltoall", "allgather", "allreduce", "bcast", "gather", "scatter", "barrier")
+
+DEFAULTS: dict[str, Any] = {
+    "collective": None,
+    "sizes": [1024 * 2**k for k in range(13)],  # 1 KiB .. 4 MiB
+    "min_reps": 5,
+    "max_reps": 100,
+    "ci": 0.02,
+    "root": 0,
+}
+
+
+def forced_algorithm(collective: str, environ: Mapping[str, str] | None = None) -> dict:
+    """What Open MPI was told about ``collective`` through ``OMPI_MCA_*`` variables:
+    ``{"algorithm": N (0: default decision), "rules_file": path or None}``."""
+    env = os.environ if environ is None else environ
+    dynamic = env.get("OMPI_MCA_coll_tuned_use_dynamic_rules", "0").strip().lower()
+    dynamic_on = dynamic in ("1", "true", "yes", "enabled")
+    name = f"OMPI_MCA_coll_tuned_{collective}_algorithm"
+    text = env.get(name, "0").strip()
+    number = None
+    if text.isdigit():
+        number = int(text)
+    else:  # Open MPI also takes the algorithm's name
+        for n, alg, _gen in ALGORITHMS[collective]:
+            if alg == text or f"{n}" == text:
+                number = n
+    if number is None:
+        raise CommodelError(
+            f"{name}={text[:40]!r}: not an algorithm of {collective} "
+            f"(0..{ALGORITHMS[collective][-1][0]} or a name)"
+        )
+    if number > ALGORITHMS[collective][-1][0]:
+        raise CommodelError(
+            f"{name}={number}: {collective} has algorithms 0..{ALGORITHMS[collective][-1][0]}"
+        )
+    rules = env.get("OMPI_MCA_coll_tuned_dynamic_rules_filename") or None
+    if not dynamic_on:
+        if number:
+            raise CommodelError(
+                f"{name}={number} has no effect without coll_tuned_use_dynamic_rules 1; "
+                "add --mca coll_tuned_use_dynamic_rules 1"
+            )
+        rules = None
+    return {"algorithm": number, "rules_file": rules}
+
+
+def mpi_t_forcing(collective: str) -> dict | None:
+    """What Open MPI itself holds, read through the MPI tool interface (MPI_T control
+    variables ``coll_tuned_use_dynamic_rules``, ``coll_tuned_<coll>_algorithm``,
+    ``coll_tuned_dynamic_rules_filename``), in :func:`forced_algorithm`'s form; None where
+    the MPI library offers no MPI_T or lacks the variables. mpi4py has no MPI_T interface,
+    so the C functions are called through ctypes in the already loaded MPI library."""
+    import ctypes
+
+    try:
+        lib = ctypes.CDLL(None)
+        init, get_index = lib.MPI_T_init_thread, lib.MPI_T_cvar_get_index
+        alloc, read, free = (
+            lib.MPI_T_cvar_handle_alloc,
+            lib.MPI_T_cvar_read,
+            lib.MPI_T_cvar_handle_free,
+        )
+    except (OSError, AttributeError):
+        return None
+    provided = ctypes.c_int()
+    if init(0, ctypes.byref(provided)) != 0:
+        return None
+    values = {}
+    try:
+        for key, name in (
+            ("dynamic", "coll_tuned_use_dynamic_rules"),
+            ("algorithm", f"coll_tuned_{collective}_algorithm"),
+            ("rules_file", "coll_tuned_dynamic_rules_filename"),
+        ):
+            index, count, handle = ctypes.c_int(), ctypes.c_int(), ctypes.c_void_p()
+            if get_index(name.encode(), ctypes.byref(index)) != 0:
+                return None
+            if alloc(index, None, ctypes.byref(handle), ctypes.byref(count)) != 0:
+                return None
+            buf = ctypes.create_string_buffer(max(count.value, 8) + 8)
+            rc = read(handle, buf)
+            free(ctypes.byref(handle))
+            if rc != 0:
+                return None
+            if key == "rules_file":
+                values[key] = buf.value.decode(errors="replace") or None
+            elif key == "dynamic":
+                values[key] = buf.raw[0] != 0
+            else:
+                values[key] = int.from_bytes(buf.raw[:4], "little", signed=True)
+    finally:
+        lib.MPI_T_finalize()
+    if not values["dynamic"]:
+        return {"algorithm": 0, "rules_file": None}
+    return {"algorithm": values["algorithm"], "rules_file": values["rules_file"]}
+
+
+def algorithm_label(collective: str, number: int) -> str:
+    if number == 0:
+        return "default"
+    for n, alg, _gen in ALGORITHMS[collective]:
+        if n == number:
+            return alg
+    return str(number)
+
+
+def validate_options(
+    opts: dict[str, Any], environ: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The campaign's options; the forced algorithm comes from ``environ`` (os.environ)."""
+    out = dict(DEFAULTS)
+    out.update({k: v for k, v in opts.items() if v is not None})
+    if out["collective"] not in COLLECTIVES:
+        raise CommodelError(
+            f"measure collective: --collective must be one of {', '.join(COLLECTIVES)}, got "
+            f"{str(out['collective'])[:40]!r}"
+        )
+    if out["collective"] == "barrier":
+        out["sizes"] = [0]
+    sizes = [int(s) for s in out["sizes"]]
+    if not sizes or any(s < 0 for s in sizes):
+        raise CommodelError(f"--sizes: expected sizes >= 0, got {sizes[:8]}")
+    out["sizes"] = sizes
+    if int(out["max_reps"]) < int(out["min_reps"]):
+        raise CommodelError(f"--max-reps must be >= {out['min_reps']}, got {out['max_reps']}")
+    forced = forced_algorithm(out["collective"], environ)
+    out["algorithm"] = forced["algorithm"]
+    out["rules_file"] = forced["rules_file"]
+    return out
+
+
+def _prepare(ctx: Context, p: dict) -> dict:
+    p = dict(p)
+    coll, m, n = p["collective"], int(p["size"]), ctx.size
+    if not 0 <= int(p["root"]) < n:
+        raise CommodelError(f"--root {p['root']} is not a rank of the {n} started")
+    if algorithm_label(coll, int(p["algorithm"])) == "two_proc" and n != 2:
+        raise CommodelError(
+            f"{coll} algorithm {p['algorithm']} (two_proc) runs on 2 ranks only, not {n} "
+            "(Open MPI returns MPI_ERR_UNSUPPORTED_OPERATION)"
+        )
+    send_bytes = {"alltoall": m * n, "scatter": m * n}.get(coll, m)
+    recv_bytes = {"alltoall": m * n, "allgather": m * n, "gather": m * n}.get(coll, m)
+    p["sbuf"] = ctx.buffer(send_bytes, "send")
+    p["rbuf"] = ctx.buffer(recv_bytes, "recv")
+    if "collective_comm" not in ctx.cache:
+        ctx.cache["collective_comm"] = ctx.comm.Dup()
+    p["comm"] = ctx.cache["collective_comm"]
+    return p
+
+
+def _call(MPI: Any, comm: Any, coll: str, m: int, root: int, sbuf: Any, rbuf: Any) -> None:
+    B = MPI.BYTE
+    if coll == "alltoall":
+        comm.Alltoall([sbuf, m, B], [rbuf, m, B])
+    elif coll == "allgather":
+        comm.Allgather([sbuf, m, B], [rbuf, m, B])
+    elif coll == "allreduce":
+        comm.Allreduce([sbuf, m, B], [rbuf, m, B], op=MPI.BOR)
+    elif coll == "bcast":
+        comm.Bcast([sbuf, m, B], root=root)
+    elif coll == "gather":
+        comm.Gather([sbuf, m, B], [rbuf, m, B] if comm.Get_rank() == root else None, root=root)
+    elif coll == "scatter":
+        comm.Scatter([sbuf, m, B] if comm.Get_rank() == root else None, [rbuf, m, B], root=root)
+    else:
+        comm.Barrier()
+
+
+@kernel("collective.environment")
+def _k_environment(ctx: Context, p: dict) -> dict:
+    """This rank's forcing: from the environment, and from MPI_T where available."""
+    return {"env": forced_algorithm(p["collective"]), "mpi_t": mpi_t_forcing(p["collective"])}
+
+
+@kernel("collective.run", _prepare)
+def _k_run(ctx: Context, p: dict) -> list[float]:
+    MPI, comm = ctx.MPI, p["comm"]
+    coll, m, root = p["collective"], int(p["size"]), int(p["root"])
+    out = []
+    for _ in range(int(p["reps"])):
+        sync_start(comm)
+        t0 = MPI.Wtime()
+        _call(MPI, comm, coll, m, root, p["sbuf"], p["rbuf"])
+        out.append(MPI.Wtime() - t0)
+    return out
+
+
+def procedure(opts: dict[str, Any]):
+    coll, alg = opts["collective"], int(opts["algorithm"])
+    label = algorithm_label(coll, alg)
+
+    def run(ctx: Context) -> dict[str, Any]:
+        # every rank must have been started with the same forcing
+        every = ctx.step(
+            "collective/environment",
+            "collective.environment",
+            {"collective": coll},
+            rows=lambda outs: [],
+        ).per_rank
+        mine = {"algorithm": alg, "rules_file": opts["rules_file"]}
+        for r, theirs in enumerate(every):
+            if theirs["env"] != mine:
+                raise CommodelError(
+                    f"rank {r} ({ctx.hosts[r]}) was started with {coll} algorithm "
+                    f"{theirs['env']['algorithm']} (rules file {theirs['env']['rules_file']}) "
+                    f"but rank 0 with {alg} ({opts['rules_file']}); give the --mca options to "
+                    "mpirun, not to one rank"
+                )
+            held = theirs["mpi_t"]
+            if held is not None and held != mine:
+                raise CommodelError(
+                    f"rank {r} ({ctx.hosts[r]}): Open MPI holds {coll} algorithm "
+                    f"{held['algorithm']} (rules file {held['rules_file']}), the OMPI_MCA_ "
+                    f"environment says {alg} ({opts['rules_file']}); an MCA parameter file "
+                    "(e.g. ~/.openmpi/mca-params.conf) sets it? Force it on the mpirun line"
+                )
+        checked = "MPI_T" if all(t["mpi_t"] is not None for t in every) else "environment"
+        sizes = opts["sizes"]
+        ctx.progress.grow(len(sizes) * int(opts["min_reps"]))
+        results = []
+        with ctx.phase("collective"):
+            for m in sizes:
+                times: list[float] = []
+                batch = 0
+                while True:
+                    reps = int(opts["min_reps"]) if batch == 0 else max(1, len(times) // 2)
+                    reps = min(reps, int(opts["max_reps"]) - len(times))
+                    first = len(times)
+
+                    def rows(outs, m=m, first=first):
+                        extra = {
+                            "algorithm": alg,
+                            "algorithm_name": label,
+                            "rules_file": opts["rules_file"],
+                            "rule_message_size": rule_message_size(coll, m, ctx.size),
+                            "checked_by": checked,
+                        }
+                        return [
+                            {
+                                "phase": "collective",
+                                "pattern": coll,
+                                "quantity": "time",
+                                "size_bytes": m,
+                                "n_ranks": ctx.size,
+                                "repetition": first + k,
+                                "value_s": max(outs[r][k] for r in range(ctx.size)),
+                                "extra": extra,
+                            }
+                            for k in range(len(outs[0]))
+                        ]
+
+                    res = ctx.step(
+                        f"collective/{coll}/a={alg}/m={m}/b={batch}",
+                        "collective.run",
+                        {
+                            "collective": coll,
+                            "algorithm": alg,
+                            "size": m,
+                            "root": opts["root"],
+                            "reps": reps,
+                        },
+                        rows=rows,
+                        replay=lambda stored: [[r["value_s"] for r in stored]],
+                    )
+                    if res.replayed:
+                        times += res.per_rank[0]
+                    else:
+                        times += [
+                            max(res.per_rank[r][k] for r in range(ctx.size)) for k in range(reps)
+                        ]
+                    ctx.progress.advance(reps, f"{coll} {label} {m} B reps {len(times)}")
+                    batch += 1
+                    if len(times) >= int(opts["max_reps"]) or (
+                        len(times) >= int(opts["min_reps"]) and ci_ok(times, float(opts["ci"]))
+                    ):
+                        break
+                results.append(
+                    {
+                        "size": m,
+                        "reps": len(times),
+                        "mean_s": sum(times) / len(times),
+                        "min_s": min(times),
+                        "converged": ci_ok(times, float(opts["ci"])),
+                    }
+                )
+        return {
+            "campaign": ctx.campaign,
+            "collective": coll,
+            "algorithm": alg,
+            "algorithm_name": label,
+            "ranks": ctx.size,
+            "results": results,
+        }
+
+    return run
+
+
+# --- the driver: one mpirun per algorithm -----------------------------------------------------
+
+
+def sweep_algorithms(collective: str, ranks: int) -> list[int]:
+    """0 (Open MPI's default decision), then every coll/tuned algorithm of ``collective``
+    that runs on ``ranks`` ranks (``two_proc`` only on 2: Open MPI 4.1.4 returns
+    MPI_ERR_UNSUPPORTED_OPERATION otherwise)."""
+    return [0] + [n for n, a, _g in ALGORITHMS[collective] if a != "two_proc" or ranks == 2]
+
+
+def sweep_commands(
+    collective: str,
+    ranks: int,
+    measure_args: list[str],
+    mpirun: list[str] | None = None,
+    python: str | None = None,
+    algorithms: list[int] | None = None,
+) -> list[tuple[int, list[str]]]:
+    """The mpirun command lines that measure every algorithm: ``[(algorithm, argv)]``."""
+    import sys
+
+    out = []
+    chosen = algorithms if algorithms is not None else sweep_algorithms(collective, ranks)
+    for alg in chosen:
+        argv = list(mpirun or ["mpirun"]) + ["-n", str(ranks)]
+        if alg:
+            argv += [
+                "--mca",
+                "coll_tuned_use_dynamic_rules",
+                "1",
+                "--mca",
+                f"coll_tuned_{collective}_algorithm",
+                str(alg),
+            ]
+        argv += [python or sys.executable, "-m", "commodel", "measure", "collective"]
+        argv += ["--collective", collective] + list(measure_args)
+        out.append((alg, argv))
+    return out
+
+
+def _measure_args(db_path: str, opts: dict[str, Any], quiet: bool) -> list[str]:
+    out = ["--db", db_path, "--sizes", ",".join(str(m) for m in opts["sizes"])]
+    for key in ("root", "min_reps", "max_reps"):
+        out += ["--" + key.replace("_", "-"), str(opts[key])]
+    return out + (["--quiet"] if quiet else [])
+
+
+def sweep(
+    db_path: str,
+    given: dict[str, Any],
+    ranks: int,
+    mpirun: list[str],
+    algorithms: list[int] | None = None,
+    quiet: bool = False,
+    python: str | None = None,
+) -> int:
+    """Run :func:`sweep_commands` one after the other; keep complete campaigns with the same
+    options, resume unfinished ones; print the mean times. Returns the exit code."""
+    import subprocess
+
+    from ..db import ResultsDB, options_json
+    from ..report.tables import format_table
+    from ..units import format_duration, format_size
+
+    coll = given["collective"]
+    # the children see only the forcing on their mpirun line
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMPI_MCA_coll_tuned_")}
+    plain = validate_options(given, environ={})
+    args = _measure_args(db_path, plain, quiet)
+    campaigns: dict[int, int] = {}
+    failed = []
+    for alg, argv in sweep_commands(coll, ranks, args, mpirun, python, algorithms):
+        forced = {}
+        if alg:
+            forced = {
+                "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+                f"OMPI_MCA_coll_tuned_{coll}_algorithm": str(alg),
+            }
+        expected = options_json(validate_options(given, environ=forced))
+        with ResultsDB(db_path) as db:
+            same = [
+                c
+                for c in db.campaigns()
+                if c.benchmark == "collective"
+                and c.ranks == ranks
+                and options_json(c.options) == expected
+            ]
+        done = [c for c in same if c.status == "complete"]
+        label = algorithm_label(coll, alg)
+        if done:
+            print(f"{coll} {alg} {label}: campaign {done[-1].id} is complete, kept")
+            campaigns[alg] = done[-1].id
+            continue
+        if same:
+            argv = argv + ["--resume", str(same[-1].id)]
+        print(f"{coll} {alg} {label}: {' '.join(argv)}", flush=True)
+        rc = subprocess.run(argv, env=env).returncode
+        if rc != 0:
+            failed.append(f"{alg} {label} (exit {rc})")
+            continue
+        with ResultsDB(db_path) as db:
+            ids = [
+                c.id
+                for c in db.campaigns()
+                if c.benchmark == "collective" and options_json(c.options) == expected
+            ]
+        if ids:
+            campaigns[alg] = ids[-1]
+    means: dict[int, dict[int, float]] = {}
+    with ResultsDB(db_path) as db:
+        for alg, cid in campaigns.items():
+            per_size: dict[int, list[float]] = {}
+            for row in db.samples(cid):
+                per_size.setdefault(int(row["size_bytes"]), []).append(float(row["value_s"]))
+            means[alg] = {m: sum(v) / len(v) for m, v in per_size.items()}
+    algs = sorted(means)
+    rows = []
+    for m in plain["sizes"]:
+        cells = [format_duration(means[a][m]) if m in means[a] else "-" for a in algs]
+        rows.append([format_size(m)] + cells)
+    heads = ["size"] + [f"{a} {algorithm_label(coll, a)}" for a in algs]
+    print(f"{coll} on {ranks} ranks: mean time per algorithm (campaigns in {db_path})")
+    print(format_table(heads, rows))
+    if failed:
+        raise CommodelError(
+            f"measure collective-sweep: {coll} algorithms failed: {', '.join(failed)}; "
+            "rerun the same command to resume them"
+        )
+    return 0
+
+
+def format_result(result: dict[str, Any]) -> str:
+    from ..report.tables import format_table
+    from ..units import format_duration, format_size
+
+    rows = [
+        [
+            format_size(r["size"]),
+            r["reps"],
+            format_duration(r["mean_s"]),
+            format_duration(r["min_s"]),
+            "" if r["converged"] else "CI > 2%",
+        ]
+        for r in result["results"]
+    ]
+    head = (
+        f"campaign {result['campaign']}: {result['collective']} on {result['ranks']} ranks, "
+        f"algorithm {result['algorithm']} ({result['algorithm_name']})"
+    )
+    return head + "\n" + format_table(["size", "reps", "mean", "min", ""], rows)

@@ -1,0 +1,144 @@
+"""``commodel advise``: the choice per (P, size), the rules that encode it, the CLI."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+import commodel
+from commodel.advise.advice import Advice, Candidate, Point, advise, rules_from_advice
+from commodel.advise.rules import format_rules, lookup, parse_rules, rule_message_size
+
+
+def test_advice_is_the_fastest_prediction_of_each_generator():
+    adv = advise("nomura2007", "bcast", [8], [1024, 65536], model="plogpt")
+    assert [(p.ranks, p.size) for p in adv.points] == [(8, 1024), (8, 65536)]
+    for pt in adv.points:
+        times = {}
+        for name, number, seg in (
+            ("bcast-basic-linear", 1, None),
+            ("bcast-pipeline", 3, 8192),
+            ("bcast-binomial", 6, None),
+        ):
+            sched = commodel.collective(name, 8, pt.size, segment=seg)
+            times[number] = commodel.predict(sched, "nomura2007", model="plogpt").makespan_s
+        got = {c.number: c.time_s for c in pt.candidates if c.time_s is not None}
+        assert got == times
+        ranked = sorted(times, key=lambda n: (times[n], n))
+        assert pt.best.number == ranked[0] and pt.runner_up.number == ranked[1]
+        assert pt.margin == pytest.approx(times[ranked[1]] / times[ranked[0]] - 1)
+        no_gen = {c.number for c in pt.candidates if c.note == "no generator"}
+        assert no_gen == {2, 4, 5, 7, 8, 9}
+    # a pipeline of 8 KiB segments beats the trees on a 64 KiB buffer, not on 1 KiB
+    assert adv.points[1].best.number == 3 and adv.points[0].best.number != 3
+
+
+def test_a_refusing_generator_is_named_and_never_chosen():
+    adv = advise("nomura2007", "allreduce", [6], [1])
+    [pt] = adv.points
+    raben = [c for c in pt.candidates if c.name == "rabenseifner"][0]
+    assert raben.time_s is None and "at least 4 bytes" in raben.note
+    assert pt.best.name in ("recursive_doubling", "ring")
+
+
+def synthetic(collective: str, ranks: int, best_by_size: dict[int, int]) -> Advice:
+    points = []
+    for size, winner in best_by_size.items():
+        cands = [
+            Candidate(n, f"a{n}", f"g{n}", time_s=1.0 if n == winner else 2.0) for n in (1, 2, 3)
+        ]
+        points.append(Point(ranks, size, cands))
+    return Advice(collective, "test", "loggops", points)
+
+
+def test_rules_start_where_the_new_algorithm_wins_in_open_mpi_sizes():
+    adv = synthetic("alltoall", 4, {1024: 1, 2048: 1, 4096: 2, 8192: 2, 16384: 3})
+    [table] = rules_from_advice([adv])
+    assert table.collective_id == 3
+    [comm] = table.comm_rules
+    assert comm.comm_size == 4
+    # alltoall: datatype size x count x communicator size
+    assert [(r.msg_size, r.algorithm) for r in comm.rules] == [(0, 1), (16384, 2), (65536, 3)]
+    tables = parse_rules(format_rules([table]).encode()).tables
+    for size, winner in {1024: 1, 2048: 1, 4096: 2, 8192: 2, 16384: 3}.items():
+        assert lookup(tables, 3, 4, rule_message_size("alltoall", size, 4))[0] == winner
+
+
+def test_bcast_rules_use_the_buffer_size_and_pipeline_segments():
+    adv = synthetic("bcast", 8, {1024: 1, 65536: 3})
+    [table] = rules_from_advice([adv])
+    assert [(r.msg_size, r.algorithm, r.segsize) for r in table.comm_rules[0].rules] == [
+        (0, 1, 0),
+        (65536, 3, 8192),
+    ]
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "commodel", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_cli_table_rules_and_mpirun_line(tmp_path):
+    rules = tmp_path / "r.txt"
+    res = cli(
+        "advise", "--platform", "nomura2007", "--collective", "gather", "--ranks", "4,8",
+        "--sizes", "1KiB..4KiB", "--rules", str(rules),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    rows = [ln.split() for ln in res.stdout.splitlines() if ln[:2].strip().isdigit()]
+    assert [(r[0], r[1] + r[2]) for r in rows] == [
+        (p, s) for p in ("4", "8") for s in ("1KiB", "2KiB", "4KiB")
+    ]
+    assert (
+        "--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename "
+        f"{rules}" in res.stdout
+    )
+    parsed = parse_rules(rules.read_bytes())
+    assert parsed.problems == []
+    assert [c.comm_size for c in parsed.tables[0].comm_rules] == [4, 8]
+    check = cli("advise", "--check-rules", str(rules))
+    assert check.returncode == 0 and "ok for Open MPI 4.1.4" in check.stdout
+
+
+def test_cli_plot(tmp_path):
+    pytest.importorskip("matplotlib")
+    png = tmp_path / "a.png"
+    res = cli(
+        "advise", "--platform", "nomura2007", "--collective", "allgather", "--ranks", "4",
+        "--sizes", "1KiB,4KiB", "--plot", str(png),
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--collective", "alltoall"], "--platform required"),
+        (["--platform", "nomura2007", "--collective", "reduce_x"], "unknown collective"),
+        (["--check-rules", "/nonexistent/rules.txt"], "no such rules file"),
+        (
+            ["--platform", "nomura2007", "--collective", "bcast", "--ranks", "4,8", "--root", "5"],
+            "--root 5 is not a rank of every communicator size in --ranks (4, 8)",
+        ),
+    ],
+)
+def test_cli_errors(args, message):
+    res = cli("advise", *args)
+    assert res.returncode == 2
+    assert message in res.stderr and "Traceback" not in res.stderr
+
+
+def test_check_rules_bad_file_names_line_and_field(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_text("1\n7 1\n8 2\n0 6 0 0\n65536 12 0 0\n")
+    res = cli("advise", "--check-rules", str(path))
+    assert res.returncode == 2
+    assert (
+        f"{path}: error: line 5: collective id 7, communicator size 8: algorithm: 12 is not "
+        "an algorithm of this collective (0..9)" in res.stdout
+    )
+    assert "an MPI call would fail" in res.stderr
