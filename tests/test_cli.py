@@ -509,3 +509,22 @@ def test_exit_codes_are_written_down(cli) -> None:
     assert sorted(in_readme, key=int) == sorted(in_help, key=int)
     for code, meaning in in_help.items():
         assert in_readme[code].replace("`", "").startswith(meaning.rstrip(";")), code
+
+
+def test_no_help_text_shows_a_doubled_percent_sign():
+    """argparse %-formats `help=` strings but not descriptions: a "%%" written into a
+    description is shown as it is. Every parser and subparser, formatted."""
+    import argparse
+
+    from commodel.cli.main import build_parser
+
+    todo, seen = [build_parser()], 0
+    while todo:
+        parser = todo.pop()
+        seen += 1
+        text = parser.format_help()
+        assert "%%" not in text, f"{parser.prog}: {text}"
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                todo.extend(action.choices.values())
+    assert seen > 20

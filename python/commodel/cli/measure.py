@@ -153,8 +153,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "pattern",
         help="run a GOAL schedule for real (Isend/Irecv/Wait) and time it",
         description="Every rank executes its part of a GOAL schedule with MPI_Isend, "
-        "MPI_Irecv and waits in dependency order; repeated until the 95%% confidence "
-        "interval of the makespan is within 2%% of its mean (or --max-reps).",
+        "MPI_Irecv and waits in dependency order; repeated until the 95% confidence "
+        "interval of the makespan is within 2% of its mean (or --max-reps).",
     )
     p.add_argument("schedule", metavar="SCHEDULE.goal", help="GOAL schedule, one rank per MPI rank")
     _common(p)
