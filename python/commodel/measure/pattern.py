@@ -57,8 +57,8 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
 _SCHEDULES: dict[str, Any] = {}
 
 
-def _load(ctx: Context, path: str) -> list[tuple]:
-    """This rank's operations (cached per file)."""
+def _schedule(ctx: Context, path: str) -> Any:
+    """The parsed schedule (cached per file), checked to fit this run's ranks."""
     from ..schedules import read_goal
 
     sched = _SCHEDULES.get(path)
@@ -74,7 +74,12 @@ def _load(ctx: Context, path: str) -> list[tuple]:
             "this build of the engine bindings has no Schedule.rank_ops(); rebuild them "
             "with 'make install'"
         )
-    return sched.rank_ops(ctx.rank)
+    return sched
+
+
+def _load(ctx: Context, path: str) -> list[tuple]:
+    """This rank's operations."""
+    return _schedule(ctx, path).rank_ops(ctx.rank)
 
 
 def _prepare(ctx: Context, p: dict) -> dict:
@@ -248,19 +253,8 @@ def machine_load(per_rank: list[tuple], hosts: list[str]) -> dict[str, float]:
 
 def procedure(opts: dict[str, Any]):
     def run(ctx: Context) -> dict[str, Any]:
-        from ..schedules import read_goal
-
         path = opts["schedule"]
-        sched = read_goal(path)  # parse errors are reported here, once, by rank 0
-        if sched.num_ranks != ctx.size:
-            raise CommodelError(
-                f"{path}: the schedule has {sched.num_ranks} ranks but mpirun started {ctx.size}"
-            )
-        if not hasattr(sched, "rank_ops"):
-            raise CommodelError(
-                "this build of the engine bindings has no Schedule.rank_ops(); rebuild them "
-                "with 'make install'"
-            )
+        sched = _schedule(ctx, path)  # parse errors are reported here, once, by rank 0
         ops_by_rank = [sched.rank_ops(r) for r in range(sched.num_ranks)]
         makespans: list[float] = []
         batch = 0
