@@ -143,28 +143,33 @@ def procedure(opts: dict[str, Any]):
     return run
 
 
+def _pingpong_rows(ctx: Context, h: int, rep: int, pattern: str, values, base: dict, right: int):
+    """Sample rows of the ping-pongs between rank 0 and ``right`` (idle or under a burst)."""
+    return [
+        {
+            "phase": f"h={h}",
+            "pattern": pattern,
+            "quantity": "pingpong",
+            "size_bytes": base["ping_size"],
+            "n_ranks": ctx.size,
+            "repetition": rep * base["pings"] + i,
+            "value_s": v,
+            "src": 0,
+            "dst": right,
+            "hosts": f"{ctx.hosts[0]},{ctx.hosts[right]}",
+            "extra": {"h": h},
+        }
+        for i, v in enumerate(values)
+    ]
+
+
 def _idle_step(ctx: Context, h: int, rep: int, base: dict, right: int) -> None:
     key = f"tree/pingpong/h={h}/rep={rep}"
     ctx.step(
         key,
         "tree.pingpong",
         dict(base, h=h, m=0),
-        rows=lambda outs: [
-            {
-                "phase": f"h={h}",
-                "pattern": "idle",
-                "quantity": "pingpong",
-                "size_bytes": base["ping_size"],
-                "n_ranks": ctx.size,
-                "repetition": rep * base["pings"] + i,
-                "value_s": v,
-                "src": 0,
-                "dst": right,
-                "hosts": f"{ctx.hosts[0]},{ctx.hosts[right]}",
-                "extra": {"h": h},
-            }
-            for i, v in enumerate(outs[0])
-        ],
+        rows=lambda outs: _pingpong_rows(ctx, h, rep, "idle", outs[0], base, right),
         replay=lambda rows: [[r["value_s"] for r in rows]],
     )
     ctx.progress.advance(1, f"tree h={h} ping-pong")
@@ -193,23 +198,7 @@ def _burst_step(ctx, h, rep, pattern, m, n, base, right) -> None:
                         "extra": {"h": h},
                     }
                 )
-        for i, v in enumerate(outs[0][2]):
-            out.append(
-                {
-                    "phase": f"h={h}",
-                    "pattern": pattern,
-                    "quantity": "pingpong",
-                    "size_bytes": base["ping_size"],
-                    "n_ranks": ctx.size,
-                    "repetition": rep * base["pings"] + i,
-                    "value_s": v,
-                    "src": 0,
-                    "dst": right,
-                    "hosts": f"{ctx.hosts[0]},{ctx.hosts[right]}",
-                    "extra": {"h": h},
-                }
-            )
-        return out
+        return out + _pingpong_rows(ctx, h, rep, pattern, outs[0][2], base, right)
 
     ctx.step(
         key,
