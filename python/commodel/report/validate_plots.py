@@ -152,6 +152,11 @@ def series_plot(
         ax.set_xscale("log", base=2)
     if logy:
         ax.set_yscale("log")
+    _finish(plt, fig, ax, path, title, xlabel, ylabel)
+
+
+def _finish(plt, fig, ax, path: str, title: str, xlabel: str, ylabel: str) -> None:
+    """Title, axis labels, grid and legend; save the figure to ``path`` and close it."""
     ax.set_title(title, fontsize=10)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -174,11 +179,4 @@ def scatter_plot(
         )
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
-    ax.set_title(title, fontsize=10)
-    ax.set_xlabel(xlabel)
-    ax.set_ylabel(ylabel)
-    ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _finish(plt, fig, ax, path, title, xlabel, ylabel)
