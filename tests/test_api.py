@@ -90,22 +90,15 @@ def test_missing_goal_file() -> None:
         commodel.read_goal("missing.goal")
 
 
-def test_engine_error_mapping_by_class_name() -> None:
-    """from_engine keeps the message and picks the subclass of the same name."""
-
-    class EngineError(Exception):
-        __module__ = "commodel._engine"
-
-    class DeadlockError(EngineError):
-        __module__ = "commodel._engine"
-
-    converted = errors.from_engine(DeadlockError("rank 1 waits at r1"))
-    assert type(converted) is errors.DeadlockError
-    assert str(converted) == "rank 1 waits at r1"
-    assert errors.is_engine_error(DeadlockError("x"))
-    assert not errors.is_engine_error(ValueError("x"))
-    with pytest.raises(errors.DeadlockError), errors.engine_errors():
-        raise DeadlockError("stuck")
+@needs_engine
+def test_engine_errors_are_commodel_errors_with_the_engine_message() -> None:
+    """The engine raises the commodel.errors class itself, keeping its message."""
+    goal = "num_ranks 2\nrank 0 {\nr1: recv 8b from 1\n}\nrank 1 {\n}\n"
+    with pytest.raises(errors.DeadlockError) as info:
+        commodel.predict(commodel.parse_goal(goal), "loggopsim-default")
+    assert type(info.value) is errors.DeadlockError
+    assert isinstance(info.value, errors.CommodelError)
+    assert "r1" in str(info.value)
 
 
 # --- engine-backed -----------------------------------------------------------------------

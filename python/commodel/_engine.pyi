@@ -1,18 +1,12 @@
 """Type stubs of the compiled engine module ``commodel._engine`` (crates/commodel-py).
 
-Private: users import ``commodel``. Times are integer picoseconds.
+Private: users import ``commodel``. Times are integer picoseconds. Errors are raised as the
+classes of :mod:`commodel.errors`.
 """
 
 from typing import Any
 
 __version__: str
-
-class EngineError(Exception): ...
-class GoalError(EngineError): ...
-class ScheduleError(EngineError): ...
-class DeadlockError(EngineError): ...
-class ModelError(EngineError): ...
-class CollectiveError(EngineError): ...
 
 class Schedule:
     @property

@@ -5,15 +5,13 @@ names what is at fault: the file, line, field, rank, label or link, and the bad 
 ``commodel`` command prints ``commodel: error: <message>`` on stderr and exits with
 ``exit_code`` (2), never with a traceback.
 
-Errors raised by the Rust engine (the private module ``commodel._engine``) are converted by
-:func:`from_engine`, or by the :func:`engine_errors` context manager, into the subclass of the
-same name here, keeping the engine's message, which is already user-ready.
+The Rust engine (the private module ``commodel._engine``) raises these classes itself: a
+deadlock as :class:`DeadlockError`, an unknown model or bad model parameters as
+:class:`ModelError`, a GOAL file that does not parse as :class:`GoalError`, a collective that
+cannot be generated as :class:`CollectiveError`, a rank out of range as :class:`ScheduleError`.
 """
 
 from __future__ import annotations
-
-import contextlib
-from collections.abc import Iterator
 
 
 class CommodelError(Exception):
@@ -66,53 +64,3 @@ class MissingDependencyError(CommodelError):
         )
         self.module = module
         self.extra = extra
-
-
-# Engine exception class name -> our class. Unknown engine errors become CommodelError.
-_ENGINE_TO_PYTHON: dict[str, type[CommodelError]] = {
-    "GoalError": GoalError,
-    "ScheduleError": ScheduleError,
-    "DeadlockError": DeadlockError,
-    "ModelError": ModelError,
-    "CollectiveError": CollectiveError,
-    "EngineError": CommodelError,
-}
-
-
-# The module name the engine's exception classes report (PyO3's create_exception may
-# give the short name).
-_ENGINE_MODULES = ("commodel._engine", "_engine")
-
-
-def _from_engine_module(cls: type) -> bool:
-    return getattr(cls, "__module__", "") in _ENGINE_MODULES
-
-
-def is_engine_error(exc: BaseException) -> bool:
-    """True if ``exc`` was raised by the compiled engine (``commodel._engine``)."""
-    return any(
-        cls.__name__ == "EngineError" and _from_engine_module(cls) for cls in type(exc).__mro__
-    )
-
-
-def from_engine(exc: BaseException) -> CommodelError:
-    """Convert an engine exception into the :class:`CommodelError` subclass of the same name."""
-    target: type[CommodelError] = CommodelError
-    for cls in type(exc).__mro__:
-        if cls.__name__ in _ENGINE_TO_PYTHON and _from_engine_module(cls):
-            target = _ENGINE_TO_PYTHON[cls.__name__]
-            break
-    converted = target(str(exc))
-    converted.__cause__ = exc
-    return converted
-
-
-@contextlib.contextmanager
-def engine_errors() -> Iterator[None]:
-    """Re-raise engine exceptions inside the block as :class:`CommodelError` subclasses."""
-    try:
-        yield
-    except Exception as exc:
-        if is_engine_error(exc):
-            raise from_engine(exc) from exc
-        raise

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import ModelError, ScheduleError, engine_errors
+from .errors import ModelError, ScheduleError
 from .platform import Platform, load_platform, model_spec
 from .units import ps_to_seconds
 
@@ -170,8 +170,7 @@ def predict(
     params = plat.engine_params(spec.name)
     sched = read_goal(schedule) if isinstance(schedule, (str, os.PathLike)) else schedule
 
-    with engine_errors():
-        result = _engine.simulate(sched, spec.name, params, record_messages=record_messages)
+    result = _engine.simulate(sched, spec.name, params, record_messages=record_messages)
     return prediction_from_engine(result, platform=plat.name)
 
 

@@ -1,7 +1,7 @@
 """Schedules: read and write GOAL, and generate collective schedules.
 
 The work is done by the engine (``commodel._engine``); this module converts arguments
-(sizes may be written ``"64KiB"``) and turns engine errors into :mod:`commodel.errors`.
+(sizes may be written ``"64KiB"``); the engine raises :mod:`commodel.errors` classes itself.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from .errors import CollectiveError, GoalError, UnitsError, engine_errors
+from .errors import CollectiveError, GoalError, UnitsError
 from .units import parse_size
 
 # The engine's integer limits (u32 for rank counts, roots and counts; u64 for seeds).
@@ -27,8 +27,7 @@ def parse_goal(text: str, filename: str = "<string>") -> Schedule:
     if not isinstance(text, str):
         raise GoalError(f"{filename}: GOAL text must be a str, got {type(text).__name__}")
     try:
-        with engine_errors():
-            return _engine.parse_goal(text, filename)
+        return _engine.parse_goal(text, filename)
     except UnicodeEncodeError as exc:  # a lone surrogate, e.g. from surrogateescape
         line = text.count("\n", 0, exc.start) + 1
         raise GoalError(f"{filename}:{line}: not UTF-8 text (a GOAL schedule is text)") from None
@@ -122,19 +121,18 @@ def collective(
         )
     nbytes = _size("size", size)
     seg = None if segment is None else _size("segment", segment)
-    with engine_errors():
-        return _engine.collective(
-            name,
-            ranks,
-            nbytes,
-            root=root,
-            seed=seed,
-            segment=seg,
-            degree=degree,
-            splits=splits,
-            max_requests=max_requests,
-            reduce_ns_per_byte=reduce_ns_per_byte,
-        )
+    return _engine.collective(
+        name,
+        ranks,
+        nbytes,
+        root=root,
+        seed=seed,
+        segment=seg,
+        degree=degree,
+        splits=splits,
+        max_requests=max_requests,
+        reduce_ns_per_byte=reduce_ns_per_byte,
+    )
 
 
 def _whole(argument: str, value: object, low: int, high: int) -> None:
@@ -161,5 +159,4 @@ def collective_names() -> list[tuple[str, str]]:
     """The catalog of collective generators: ``(name, one-line summary)``."""
     from . import _engine
 
-    with engine_errors():
-        return list(_engine.collective_names())
+    return list(_engine.collective_names())

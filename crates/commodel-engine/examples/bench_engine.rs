@@ -5,7 +5,8 @@
 //! and CPU), events per CPU second and peak resident memory (VmHWM).
 
 use commodel_engine::collectives::{generate, CollectiveOptions};
-use commodel_engine::predict;
+use commodel_engine::params::{Common, LogGopsParams, PlogpParams};
+use commodel_engine::{predict, ModelParams};
 use serde_json::json;
 use std::time::Instant;
 
@@ -39,13 +40,24 @@ fn main() {
     let ranks: u32 = args[3].parse().expect("RANKS");
     let size: u64 = args[4].parse().expect("SIZE");
     let params = match model.as_str() {
-        "loggops" => {
-            json!({"L": 5_000_000u64, "o": 1_500_000u64, "g": 1_000_000u64, "G": 8_000u64, "O": 0u64, "S": 65535u64})
+        "loggops" => ModelParams::LogGops(LogGopsParams {
+            L: 5_000_000,
+            o: 1_500_000,
+            g: 1_000_000,
+            G: 8_000.0,
+            O: 0.0,
+            S: 65535,
+        }),
+        "plogp" => ModelParams::Plogp(PlogpParams {
+            L: 5_000_000,
+            sizes: vec![0, 65536],
+            g: vec![1_000_000, 525_000_000],
+            common: Common::default(),
+        }),
+        other => {
+            eprintln!("bench_engine: no benchmark parameters for model {other:?} (loggops, plogp)");
+            std::process::exit(2);
         }
-        "plogp" => {
-            json!({"L": 5_000_000u64, "sizes": [0u64, 65536], "g": [1_000_000u64, 525_000_000u64], "S": null})
-        }
-        other => json!({"model": other}),
     };
     let (c0, w0) = (cpu_seconds(), Instant::now());
     let s = generate(name, ranks, size, &CollectiveOptions::default()).expect("collective");
@@ -54,7 +66,7 @@ fn main() {
     // as a simulator reading a prepared schedule (LogGOPSim's txt2bin output) would.
     let _ = std::fs::write("/proc/self/clear_refs", "5");
     let (c1, w1) = (cpu_seconds(), Instant::now());
-    let out = predict::run(&s, model, &params, false).expect("simulation");
+    let out = predict::run(&s, &params, false).expect("simulation");
     let (c2, w2) = (cpu_seconds(), Instant::now());
     let sim_cpu = (c2 - c1).max(0.01);
     println!(

@@ -5,6 +5,9 @@
 //! * [`schedule`] — communication schedules (GOAL's operations and dependencies).
 //! * [`goal`] — the GOAL text format: parser with `file:line:column` errors, and writer.
 //! * [`time`] — simulated time: integer picoseconds.
+//! * [`params`] — typed model parameters, one struct per model; [`predict::run`]
+//!   simulates a schedule under them.
+//! * [`rank_ops`] — one rank's operations in local order, for running a schedule for real.
 //!
 //! Time is an integer number of picoseconds ([`time::Time`]), so every run of
 //! the same schedule with the same parameters gives bit-for-bit the same
@@ -20,12 +23,15 @@ pub mod loggops;
 pub mod matching;
 pub mod models;
 pub mod outcome;
+pub mod params;
 pub mod predict;
+pub mod rank_ops;
 pub mod schedule;
 mod stdsort;
 pub mod time;
 pub mod topology;
 
 pub use outcome::{Deadlock, MessageRecord, Outcome, RtoEvent, SimError, StuckOp};
+pub use params::ModelParams;
 pub use schedule::{DepKind, Op, OpId, OpKind, OpRef, Schedule, ScheduleBuilder, ANY};
 pub use time::Time;

@@ -202,10 +202,41 @@ impl fmt::Display for Deadlock {
 }
 
 /// Why a simulation failed.
+#[non_exhaustive]
 #[derive(Clone, Debug, thiserror::Error)]
 pub enum SimError {
+    /// The schedule cannot finish (who waits on whom).
     #[error("{0}")]
     Deadlock(Deadlock),
-    #[error("{0}")]
-    Model(String),
+    /// A model name the engine does not know.
+    #[error("unknown model `{0}`; known models: {known}", known = crate::params::MODELS.join(", "))]
+    UnknownModel(String),
+    /// A parameter of `model` that is missing, of the wrong type or out of range.
+    #[error("model {model}: parameter `{field}` {problem}")]
+    BadParameter {
+        model: &'static str,
+        field: String,
+        problem: String,
+    },
+    /// More ranks than the topology has nodes, and no placement given.
+    #[error(
+        "model {model}: the schedule has {ranks} ranks but the topology has {nodes} nodes; \
+         give `rank_to_node` (or ranks_per_node in the platform) to place several ranks on a node"
+    )]
+    TooManyRanks {
+        model: &'static str,
+        ranks: u32,
+        nodes: u32,
+    },
+}
+
+impl SimError {
+    /// A [`SimError::BadParameter`].
+    pub fn bad(model: &'static str, field: impl Into<String>, problem: impl Into<String>) -> Self {
+        SimError::BadParameter {
+            model,
+            field: field.into(),
+            problem: problem.into(),
+        }
+    }
 }

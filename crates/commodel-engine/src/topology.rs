@@ -13,7 +13,7 @@
 //! resources) whose capacity is that of the node's own link; such messages
 //! touch no link and have height 0.
 //!
-//! Shapes, built from the `topology` object of the model parameters (rates in
+//! Shapes, built from a [`TopologySpec`] (the `topology` of the model parameters; rates in
 //! bytes/s, times in integer picoseconds):
 //!
 //! | `kind` | keys |
@@ -32,8 +32,27 @@
 //! the same way.
 
 use crate::outcome::SimError;
+use crate::params::TopologySpec;
 use crate::time::Time;
-use serde_json::Value;
+
+/// A racks or leaf uplink: rate (bytes/s), latency (ps), Zhu's saturation threshold (flows, 0: none).
+struct Uplink {
+    rate: f64,
+    latency: Time,
+    saturation: u32,
+}
+
+fn saturation(model: &'static str, s: Option<u64>) -> Result<u32, SimError> {
+    match s {
+        None => Ok(0),
+        Some(n) if n >= 1 && n <= u32::MAX as u64 => Ok(n as u32),
+        Some(n) => Err(bad(
+            model,
+            "backbone_saturation",
+            format!("must be a positive flow count, got {n}"),
+        )),
+    }
+}
 
 /// Per-height figures of a tree, as PlogPT's b(h) and d(h) (index h - 1).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -73,103 +92,40 @@ pub struct Route {
     pub latency: Time,
 }
 
-fn bad(model: &str, field: &str, what: &str) -> SimError {
-    SimError::Model(format!(
-        "model {model}: parameter `topology.{field}` {what}"
-    ))
+fn bad(model: &'static str, field: &str, what: String) -> SimError {
+    SimError::bad(model, format!("topology.{field}"), what)
 }
 
-fn rate_list(t: &Value, model: &str, key: &str) -> Result<Option<Vec<f64>>, SimError> {
-    let Some(v) = t.get(key) else {
-        return Ok(None);
-    };
-    if v.is_null() {
-        return Ok(None);
-    }
-    let arr = v
-        .as_array()
-        .ok_or_else(|| bad(model, key, "must be a list of rates (bytes/s)"))?;
-    arr.iter()
-        .enumerate()
-        .map(|(i, x)| positive(x, model, &format!("{key}[{i}]")))
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
-}
-
-fn positive(x: &Value, model: &str, field: &str) -> Result<f64, SimError> {
-    match x.as_f64() {
-        Some(r) if r > 0.0 && r.is_finite() => Ok(r),
-        _ => Err(bad(
+/// A capacity: finite and > 0 bytes/s.
+fn positive(model: &'static str, field: &str, r: f64) -> Result<f64, SimError> {
+    if r > 0.0 && r.is_finite() {
+        Ok(r)
+    } else {
+        Err(bad(
             model,
             field,
-            &format!("must be a capacity > 0 bytes/s, got {x}"),
-        )),
+            format!("must be a capacity > 0 bytes/s, got {r}"),
+        ))
     }
 }
 
-fn rate(t: &Value, model: &str, key: &str) -> Result<f64, SimError> {
-    match t.get(key) {
-        None => Err(bad(model, key, "is missing")),
-        Some(x) => positive(x, model, key),
-    }
-}
-
-fn opt_rate(t: &Value, model: &str, key: &str) -> Result<Option<f64>, SimError> {
-    match t.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(x) => positive(x, model, key).map(Some),
-    }
-}
-
-fn time_list(t: &Value, model: &str, key: &str) -> Result<Option<Vec<Time>>, SimError> {
-    let Some(v) = t.get(key) else {
-        return Ok(None);
-    };
-    if v.is_null() {
-        return Ok(None);
-    }
-    let arr = v
-        .as_array()
-        .ok_or_else(|| bad(model, key, "must be a list of integer picoseconds"))?;
-    arr.iter()
+fn rates(model: &'static str, field: &str, v: &[f64]) -> Result<Vec<f64>, SimError> {
+    v.iter()
         .enumerate()
-        .map(|(i, x)| {
-            x.as_u64().ok_or_else(|| {
-                bad(
-                    model,
-                    &format!("{key}[{i}]"),
-                    &format!("must be a non-negative integer (ps), got {x}"),
-                )
-            })
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map(Some)
+        .map(|(i, &x)| positive(model, &format!("{field}[{i}]"), x))
+        .collect()
 }
 
-fn opt_time(t: &Value, model: &str, key: &str) -> Result<Time, SimError> {
-    match t.get(key) {
-        None | Some(Value::Null) => Ok(0),
-        Some(x) => x.as_u64().ok_or_else(|| {
-            bad(
-                model,
-                key,
-                &format!("must be a non-negative integer (ps), got {x}"),
-            )
-        }),
-    }
-}
-
-fn count(t: &Value, model: &str, key: &str) -> Result<u32, SimError> {
-    match t.get(key).and_then(|v| v.as_u64()) {
-        Some(n) if n >= 1 && n <= u32::MAX as u64 / 4 => Ok(n as u32),
-        _ => Err(bad(
+/// A node or leaf count: 1 ..= u32::MAX / 4.
+fn count(model: &'static str, field: &str, n: u64) -> Result<u32, SimError> {
+    if n >= 1 && n <= u32::MAX as u64 / 4 {
+        Ok(n as u32)
+    } else {
+        Err(bad(
             model,
-            key,
-            &format!(
-                "must be a positive integer, got {}",
-                t.get(key).map_or("nothing".to_string(), |v| v.to_string())
-            ),
-        )),
+            field,
+            format!("must be a positive integer, got {n}"),
+        ))
     }
 }
 
@@ -215,124 +171,131 @@ impl Builder {
 
 impl Topology {
     /// Build the tree described by `spec` (the `topology` parameter of `model`).
-    pub fn from_json(spec: &Value, model: &str) -> Result<Topology, SimError> {
-        if !spec.is_object() {
-            return Err(SimError::Model(format!(
-                "model {model}: parameter `topology` must be an object with a `kind`"
-            )));
-        }
-        let kind = spec.get("kind").and_then(|k| k.as_str()).unwrap_or("");
-        match kind {
-            "crossbar" => {
-                let nodes = count(spec, model, "nodes")?;
-                let nic = rate(spec, model, "nic")?;
-                let bidir = opt_rate(spec, model, "nic_bidir")?.unwrap_or(nic);
-                let lat = opt_time(spec, model, "latency")?;
+    pub fn build(spec: &TopologySpec, model: &'static str) -> Result<Topology, SimError> {
+        match spec {
+            TopologySpec::Crossbar {
+                nodes,
+                nic,
+                nic_bidir,
+                latency,
+                d,
+            } => {
+                let nodes = count(model, "nodes", *nodes)?;
+                let nic = positive(model, "nic", *nic)?;
+                let bidir = match nic_bidir {
+                    Some(x) => positive(model, "nic_bidir", *x)?,
+                    None => nic,
+                };
                 let mut b = Builder::new(nodes);
                 let root = b.vertex();
                 for v in 0..nodes {
-                    b.link(v, root, 1, nic, bidir, lat);
+                    b.link(v, root, 1, nic, bidir, *latency);
                 }
                 let levels = Levels {
                     b: vec![nic],
-                    d: time_list(spec, model, "d")?.unwrap_or_default(),
+                    d: d.clone().unwrap_or_default(),
                 };
                 Ok(Topology::finish(nodes, b, levels, None, Vec::new()))
             }
-            "binary-tree" => Self::binary_tree(spec, model),
-            "racks" => {
-                let racks = spec
-                    .get("racks")
-                    .and_then(|r| r.as_array())
-                    .ok_or_else(|| bad(model, "racks", "must be a list of node counts"))?;
+            TopologySpec::BinaryTree { .. } => Self::binary_tree(spec, model),
+            TopologySpec::Racks {
+                racks,
+                nic,
+                nic_bidir,
+                nic_latency,
+                backbone,
+                backbone_latency,
+                backbone_saturation,
+                d,
+            } => {
                 if racks.is_empty() {
-                    return Err(bad(model, "racks", "must name at least one rack"));
+                    return Err(bad(model, "racks", "must name at least one rack".into()));
                 }
                 let sizes = racks
                     .iter()
                     .enumerate()
-                    .map(|(i, r)| match r.as_u64() {
-                        Some(n) if n >= 1 => Ok(n as u32),
+                    .map(|(i, &n)| match u32::try_from(n) {
+                        Ok(n) if n >= 1 => Ok(n),
                         _ => Err(bad(
                             model,
                             &format!("racks[{i}]"),
-                            &format!("must be a positive node count, got {r}"),
+                            format!("must be a positive node count, got {n}"),
                         )),
                     })
                     .collect::<Result<Vec<u32>, _>>()?;
-                let nic = rate(spec, model, "nic")?;
-                let nic_bidir = opt_rate(spec, model, "nic_bidir")?.unwrap_or(nic);
-                let backbone = rate(spec, model, "backbone")?;
-                let nic_lat = opt_time(spec, model, "nic_latency")?;
-                let bb_lat = opt_time(spec, model, "backbone_latency")?;
-                let nodes: u32 = sizes.iter().sum();
-                Ok(Self::two_level(
-                    nodes, &sizes, nic, nic_bidir, nic_lat, backbone, bb_lat, spec, model,
-                )?)
-            }
-            "leaf-spine" | "fat-tree" => {
-                let leaves = count(spec, model, "leaves")?;
-                let per = count(spec, model, "nodes_per_leaf")?;
-                let nic = rate(spec, model, "nic")?;
-                let over = match spec.get("oversubscription") {
-                    None | Some(Value::Null) => 1.0,
-                    Some(x) => match x.as_f64() {
-                        Some(o) if o >= 1.0 && o.is_finite() => o,
-                        _ => {
-                            return Err(bad(
-                                model,
-                                "oversubscription",
-                                &format!("must be a number >= 1, got {x}"),
-                            ))
-                        }
-                    },
+                let nic = positive(model, "nic", *nic)?;
+                let nic_bidir = match nic_bidir {
+                    Some(x) => positive(model, "nic_bidir", *x)?,
+                    None => nic,
                 };
-                let lat = opt_time(spec, model, "latency")?;
+                let backbone = positive(model, "backbone", *backbone)?;
+                let nodes: u32 = sizes.iter().sum();
+                let up = Uplink {
+                    rate: backbone,
+                    latency: *backbone_latency,
+                    saturation: saturation(model, *backbone_saturation)?,
+                };
+                Ok(Self::two_level(
+                    nodes,
+                    &sizes,
+                    nic,
+                    nic_bidir,
+                    *nic_latency,
+                    up,
+                    d,
+                ))
+            }
+            TopologySpec::LeafSpine {
+                leaves,
+                nodes_per_leaf,
+                nic,
+                oversubscription,
+                latency,
+                backbone_saturation,
+                d,
+            } => {
+                let leaves = count(model, "leaves", *leaves)?;
+                let per = count(model, "nodes_per_leaf", *nodes_per_leaf)?;
+                let nic = positive(model, "nic", *nic)?;
+                let over = match *oversubscription {
+                    None => 1.0,
+                    Some(o) if o >= 1.0 && o.is_finite() => o,
+                    Some(o) => {
+                        return Err(bad(
+                            model,
+                            "oversubscription",
+                            format!("must be a number >= 1, got {o}"),
+                        ))
+                    }
+                };
                 let sizes = vec![per; leaves as usize];
-                Self::two_level(
+                let up = Uplink {
+                    rate: per as f64 * nic / over,
+                    latency: *latency,
+                    saturation: saturation(model, *backbone_saturation)?,
+                };
+                Ok(Self::two_level(
                     leaves * per,
                     &sizes,
                     nic,
                     nic,
-                    lat,
-                    per as f64 * nic / over,
-                    lat,
-                    spec,
-                    model,
-                )
+                    *latency,
+                    up,
+                    d,
+                ))
             }
-            other => Err(SimError::Model(format!(
-                "model {model}: parameter `topology.kind` is {other:?}; known kinds: \
-                 crossbar, binary-tree, racks, leaf-spine, fat-tree"
-            ))),
         }
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn two_level(
         nodes: u32,
         sizes: &[u32],
         nic: f64,
         nic_bidir: f64,
         nic_lat: Time,
-        up: f64,
-        up_lat: Time,
-        spec: &Value,
-        model: &str,
-    ) -> Result<Topology, SimError> {
-        let sat = match spec.get("backbone_saturation") {
-            None | Some(Value::Null) => 0,
-            Some(v) => match v.as_u64() {
-                Some(n) if n >= 1 && n <= u32::MAX as u64 => n as u32,
-                _ => {
-                    return Err(bad(
-                        model,
-                        "backbone_saturation",
-                        &format!("must be a positive flow count, got {v}"),
-                    ))
-                }
-            },
-        };
+        up: Uplink,
+        d: &Option<Vec<Time>>,
+    ) -> Topology {
         let mut b = Builder::new(nodes);
         let root = b.vertex();
         let mut node = 0;
@@ -341,8 +304,8 @@ impl Topology {
                 root
             } else {
                 let sw = b.vertex();
-                b.link(sw, root, 2, up, up, up_lat);
-                b.saturation[sw as usize] = sat;
+                b.link(sw, root, 2, up.rate, up.rate, up.latency);
+                b.saturation[sw as usize] = up.saturation;
                 sw
             };
             for _ in 0..n {
@@ -351,29 +314,39 @@ impl Topology {
             }
         }
         let levels = Levels {
-            b: vec![nic, up],
-            d: time_list(spec, model, "d")?.unwrap_or_default(),
+            b: vec![nic, up.rate],
+            d: d.clone().unwrap_or_default(),
         };
-        Ok(Topology::finish(nodes, b, levels, None, Vec::new()))
+        Topology::finish(nodes, b, levels, None, Vec::new())
     }
 
-    fn binary_tree(spec: &Value, model: &str) -> Result<Topology, SimError> {
-        let mut bs = rate_list(spec, model, "b")?
-            .ok_or_else(|| bad(model, "b", "is missing (one bandwidth per height)"))?;
+    fn binary_tree(spec: &TopologySpec, model: &'static str) -> Result<Topology, SimError> {
+        let TopologySpec::BinaryTree {
+            nodes,
+            b,
+            b_bidir,
+            d,
+            d_bidir,
+            latency,
+        } = spec
+        else {
+            unreachable!("binary_tree is called on a binary tree")
+        };
+        let mut bs = rates(model, "b", b)?;
         let dh = bs.len() as u32;
         if dh == 0 || dh > 24 {
             return Err(bad(
                 model,
                 "b",
-                &format!("needs 1..24 heights (nodes = 2^heights), got {dh}"),
+                format!("needs 1..24 heights (nodes = 2^heights), got {dh}"),
             ));
         }
-        if let Some(n) = spec.get("nodes").and_then(|n| n.as_u64()) {
+        if let Some(n) = *nodes {
             if n != 1u64 << dh {
                 return Err(bad(
                     model,
                     "nodes",
-                    &format!(
+                    format!(
                         "is {n} but `b` gives {dh} heights, a tree of {} nodes",
                         1u64 << dh
                     ),
@@ -385,15 +358,18 @@ impl Topology {
                 return Err(bad(
                     model,
                     key,
-                    &format!("needs one value per height h = 1..{dh}, got {len}"),
+                    format!("needs one value per height h = 1..{dh}, got {len}"),
                 ));
             }
             Ok(())
         };
-        let mut bb = rate_list(spec, model, "b_bidir")?;
-        let d = time_list(spec, model, "d")?;
-        let db = time_list(spec, model, "d_bidir")?;
-        let lat = time_list(spec, model, "latency")?.unwrap_or_else(|| vec![0; dh as usize]);
+        let mut bb = match b_bidir {
+            Some(v) => Some(rates(model, "b_bidir", v)?),
+            None => None,
+        };
+        let d = d.clone();
+        let db = d_bidir.clone();
+        let lat = latency.clone().unwrap_or_else(|| vec![0; dh as usize]);
         for (key, len) in [
             ("b_bidir", bb.as_ref().map(|v| v.len())),
             ("d", d.as_ref().map(|v| v.len())),
@@ -600,64 +576,64 @@ impl Topology {
 
 /// Rank -> node placement: `rank_to_node` if given, else rank i on node i.
 pub fn placement(
-    params: &Value,
-    model: &str,
+    rank_to_node: Option<&[u64]>,
+    model: &'static str,
     ranks: u32,
     topo: &Topology,
 ) -> Result<Vec<u32>, SimError> {
-    match params.get("rank_to_node") {
-        None | Some(Value::Null) => {
-            if ranks > topo.nodes() {
-                return Err(SimError::Model(format!(
-                    "model {model}: the schedule has {ranks} ranks but the topology has {} \
-                     nodes; give `rank_to_node` (or ranks_per_node in the platform) to place \
-                     several ranks on a node",
-                    topo.nodes()
-                )));
-            }
-            Ok((0..ranks).collect())
+    let Some(map) = rank_to_node else {
+        if ranks > topo.nodes() {
+            return Err(SimError::TooManyRanks {
+                model,
+                ranks,
+                nodes: topo.nodes(),
+            });
         }
-        Some(v) => {
-            let arr = v.as_array().ok_or_else(|| {
-                SimError::Model(format!(
-                    "model {model}: parameter `rank_to_node` must be a list of node indices"
-                ))
-            })?;
-            if arr.len() < ranks as usize {
-                return Err(SimError::Model(format!(
-                    "model {model}: parameter `rank_to_node` places {} ranks but the schedule \
-                     has {ranks}",
-                    arr.len()
-                )));
-            }
-            arr.iter()
-                .take(ranks as usize)
-                .enumerate()
-                .map(|(i, x)| match x.as_u64() {
-                    Some(n) if n < topo.nodes() as u64 => Ok(n as u32),
-                    _ => Err(SimError::Model(format!(
-                        "model {model}: parameter `rank_to_node[{i}]` must be a node index below \
-                         {}, got {x}",
-                        topo.nodes()
-                    ))),
-                })
-                .collect()
-        }
+        return Ok((0..ranks).collect());
+    };
+    if map.len() < ranks as usize {
+        return Err(SimError::bad(
+            model,
+            "rank_to_node",
+            format!("places {} ranks but the schedule has {ranks}", map.len()),
+        ));
     }
+    map.iter()
+        .take(ranks as usize)
+        .enumerate()
+        .map(|(i, &n)| {
+            if n < topo.nodes() as u64 {
+                Ok(n as u32)
+            } else {
+                Err(SimError::bad(
+                    model,
+                    format!("rank_to_node[{i}]"),
+                    format!("must be a node index below {}, got {n}", topo.nodes()),
+                ))
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    fn tree(b: &[f64]) -> TopologySpec {
+        TopologySpec::binary_tree(b)
+    }
 
     #[test]
     fn binary_tree_routes_and_heights() {
-        let t = Topology::from_json(
-            &json!({"kind": "binary-tree", "b": [3.0, 4.0], "latency": [1, 10]}),
-            "plogpt",
-        )
-        .unwrap();
+        let spec = TopologySpec::BinaryTree {
+            nodes: None,
+            b: vec![3.0, 4.0],
+            b_bidir: None,
+            d: None,
+            d_bidir: None,
+            latency: Some(vec![1, 10]),
+        };
+        let t = Topology::build(&spec, "plogpt").unwrap();
         assert_eq!(t.nodes(), 4);
         let r = t.route(0, 1);
         assert_eq!((r.resources.len(), r.height, r.latency), (2, 1, 2));
@@ -680,45 +656,52 @@ mod tests {
 
     #[test]
     fn clamps_and_rejects() {
-        let t = Topology::from_json(&json!({"kind": "binary-tree", "b": [1.0, 3.0, 5.0]}), "x")
-            .unwrap();
+        let t = Topology::build(&tree(&[1.0, 3.0, 5.0]), "x").unwrap();
         assert_eq!(t.levels.b, vec![1.0, 2.0, 4.0]);
         assert_eq!(t.clamped, vec![2, 3]);
-        let e = Topology::from_json(&json!({"kind": "binary-tree", "b": [1.0, 0.0]}), "plogpt")
+        let e = Topology::build(&tree(&[1.0, 0.0]), "plogpt")
             .unwrap_err()
             .to_string();
         assert!(e.contains("topology.b[1]") && e.contains("> 0"), "{e}");
-        let e = Topology::from_json(&json!({"kind": "racks", "racks": [2, 2], "nic": 1.0}), "m")
+        let e = Topology::build(&TopologySpec::racks(&[2, 2], 1.0, f64::NAN), "m")
             .unwrap_err()
             .to_string();
         assert!(e.contains("topology.backbone"), "{e}");
-        let e = Topology::from_json(
-            &json!({"kind": "binary-tree", "b": [1.0, 2.0], "nodes": 8}),
-            "plogpt",
-        )
-        .unwrap_err()
-        .to_string();
+        let mut spec = tree(&[1.0, 2.0]);
+        if let TopologySpec::BinaryTree { nodes, .. } = &mut spec {
+            *nodes = Some(8);
+        }
+        let e = Topology::build(&spec, "plogpt").unwrap_err().to_string();
         assert!(e.contains("topology.nodes"), "{e}");
     }
 
     #[test]
     fn racks_and_leaf_spine() {
-        let t = Topology::from_json(
-            &json!({"kind": "racks", "racks": [2, 3], "nic": 10.0, "backbone": 5.0,
-                    "nic_latency": 1, "backbone_latency": 7}),
-            "m",
-        )
-        .unwrap();
+        let spec = TopologySpec::Racks {
+            racks: vec![2, 3],
+            nic: 10.0,
+            nic_bidir: None,
+            nic_latency: 1,
+            backbone: 5.0,
+            backbone_latency: 7,
+            backbone_saturation: None,
+            d: None,
+        };
+        let t = Topology::build(&spec, "m").unwrap();
         assert_eq!(t.nodes(), 5);
         let r = t.route(0, 4);
         assert_eq!((r.resources.len(), r.height, r.latency), (4, 2, 16));
         assert_eq!(t.route(2, 4).resources.len(), 2);
-        let t = Topology::from_json(
-            &json!({"kind": "leaf-spine", "leaves": 2, "nodes_per_leaf": 4, "nic": 10.0,
-                    "oversubscription": 4}),
-            "m",
-        )
-        .unwrap();
+        let spec = TopologySpec::LeafSpine {
+            leaves: 2,
+            nodes_per_leaf: 4,
+            nic: 10.0,
+            oversubscription: Some(4.0),
+            latency: 0,
+            backbone_saturation: None,
+            d: None,
+        };
+        let t = Topology::build(&spec, "m").unwrap();
         let r = t.route(0, 7);
         assert_eq!(t.capacity(r.resources[1], false), 10.0);
     }

@@ -3,18 +3,22 @@
 use commodel_engine::collectives::{generate, CollectiveOptions};
 use commodel_engine::contention::maxmin::MaxminNet;
 use commodel_engine::engine::simulate;
+use commodel_engine::params::TopologySpec;
 use commodel_engine::topology::Topology;
-use serde_json::json;
 
 fn two_racks(p: u32) -> Topology {
     let half = p / 2;
-    Topology::from_json(
-        &json!({"kind": "racks", "racks": [half, half], "nic": 125e6,
-                "nic_latency": 10_000_000u64, "backbone": half as f64 * 125e6 / 4.0,
-                "backbone_latency": 10_000_000u64}),
-        "maxmin",
-    )
-    .unwrap()
+    let spec = TopologySpec::Racks {
+        racks: vec![half as u64, half as u64],
+        nic: 125e6,
+        nic_bidir: None,
+        nic_latency: 10_000_000,
+        backbone: half as f64 * 125e6 / 4.0,
+        backbone_latency: 10_000_000,
+        backbone_saturation: None,
+        d: None,
+    };
+    Topology::build(&spec, "maxmin").unwrap()
 }
 
 #[test]

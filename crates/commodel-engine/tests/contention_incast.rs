@@ -1,8 +1,10 @@
 //! The stochastic incast rule (Lastovetsky 4.3.2) on top of the models.
 
+use commodel_engine::params::{
+    Common, IncastParams, IncastRow, MaxminParams, PlogpParams, TopologySpec,
+};
 use commodel_engine::predict::run;
-use commodel_engine::{Schedule, ScheduleBuilder};
-use serde_json::{json, Value};
+use commodel_engine::{ModelParams, Schedule, ScheduleBuilder};
 
 const S: u64 = 1_000_000_000_000;
 
@@ -16,22 +18,32 @@ fn gather(k: u32, m: u64) -> Schedule {
     b.build().unwrap()
 }
 
-fn maxmin(k: u32, incast: Option<Value>) -> Value {
-    let mut p = json!({"topology": {"kind": "crossbar", "nodes": k + 1, "nic": 1000.0},
-                       "rtt_weights": false, "S": null});
-    if let Some(i) = incast {
-        p["incast"] = i;
+fn maxmin(k: u32, incast: Option<IncastParams>) -> ModelParams {
+    let mut p = MaxminParams::new(TopologySpec::crossbar(k as u64 + 1, 1000.0), false);
+    p.common.incast = incast;
+    ModelParams::Maxmin(p)
+}
+
+/// The rule with `levels` and one table row (n, m, f).
+fn rule(levels: &[u64], n: u64, m: u64, f: &[f64], seed: u64) -> IncastParams {
+    IncastParams {
+        levels: levels.to_vec(),
+        table: vec![IncastRow {
+            n,
+            m,
+            f: f.to_vec(),
+        }],
+        seed,
     }
-    p
 }
 
 #[test]
 fn certain_escalation_holds_every_arrival_until_the_level() {
     // 4 senders x 100 B into a 1000 B/s NIC: 0.4 s without escalation.
-    let base = run(&gather(4, 100), "maxmin", &maxmin(4, None), true).unwrap();
+    let base = run(&gather(4, 100), &maxmin(4, None), true).unwrap();
     assert_eq!(base.makespan, 4 * S / 10);
-    let incast = json!({"levels": [3 * S], "table": [[5, 100, [1.0]]], "seed": 1});
-    let o = run(&gather(4, 100), "maxmin", &maxmin(4, Some(incast)), true).unwrap();
+    let incast = rule(&[3 * S], 5, 100, &[1.0], 1);
+    let o = run(&gather(4, 100), &maxmin(4, Some(incast)), true).unwrap();
     assert_eq!(o.makespan, 3 * S);
     assert_eq!(o.finish[0], 3 * S, "the root waits for the level");
     assert!(
@@ -41,16 +53,9 @@ fn certain_escalation_holds_every_arrival_until_the_level() {
     assert_eq!(o.rto_events.len(), 4);
     assert!(o.messages.iter().all(|m| m.rto && m.end == 3 * S));
     // n = 5 processors: a table entry for another n or size does nothing.
-    for table in [
-        json!([[4, 100, [1.0]]]),
-        json!([[5, 99, [1.0]]]),
-        json!([[5, 100, [0.0]]]),
-    ] {
-        let p = maxmin(
-            4,
-            Some(json!({"levels": [3 * S], "table": table, "seed": 1})),
-        );
-        let o = run(&gather(4, 100), "maxmin", &p, false).unwrap();
+    for (n, m, f) in [(4, 100, 1.0), (5, 99, 1.0), (5, 100, 0.0)] {
+        let p = maxmin(4, Some(rule(&[3 * S], n, m, &[f], 1)));
+        let o = run(&gather(4, 100), &p, false).unwrap();
         assert_eq!(o.makespan, base.makespan);
     }
 }
@@ -59,16 +64,9 @@ fn certain_escalation_holds_every_arrival_until_the_level() {
 fn escalation_probability_and_levels_follow_the_table() {
     let mut counts = [0u32; 3];
     for seed in 0..400u64 {
-        let incast = json!({"levels": [2 * S, 5 * S], "table": [[3, 100, [0.25, 0.5]]],
-                            "seed": seed});
-        let a = run(
-            &gather(2, 100),
-            "plogp",
-            &plogp(Some(incast.clone())),
-            false,
-        )
-        .unwrap();
-        let b = run(&gather(2, 100), "plogp", &plogp(Some(incast)), false).unwrap();
+        let incast = rule(&[2 * S, 5 * S], 3, 100, &[0.25, 0.5], seed);
+        let a = run(&gather(2, 100), &plogp(Some(incast.clone())), false).unwrap();
+        let b = run(&gather(2, 100), &plogp(Some(incast)), false).unwrap();
         assert_eq!(a.makespan, b.makespan, "same seed, same run");
         match a.makespan {
             t if t == 2 * S => counts[1] += 1,
@@ -81,29 +79,28 @@ fn escalation_probability_and_levels_follow_the_table() {
     assert!((70..=130).contains(&counts[0]), "{counts:?}");
 }
 
-fn plogp(incast: Option<Value>) -> Value {
-    let mut p = json!({"L": 1000, "sizes": [0], "g": [1000], "S": null});
-    if let Some(i) = incast {
-        p["incast"] = i;
-    }
-    p
+fn plogp(incast: Option<IncastParams>) -> ModelParams {
+    ModelParams::Plogp(PlogpParams {
+        L: 1000,
+        sizes: vec![0],
+        g: vec![1000],
+        common: Common {
+            incast,
+            ..Common::default()
+        },
+    })
 }
 
 #[test]
 fn bad_incast_parameters_name_the_field() {
+    // Levels that are not integers, or missing, are refused by the bindings
+    // (tests/test_engine_params.py).
     for (incast, field) in [
-        (
-            json!({"levels": [1], "table": [[3, 100, [1.5]]]}),
-            "incast.table[0]",
-        ),
-        (
-            json!({"levels": [1], "table": [[3, 100, [0.5, 0.5]]]}),
-            "incast.table[0]",
-        ),
-        (json!({"levels": ["x"], "table": []}), "incast.levels[0]"),
-        (json!({"table": []}), "incast.levels"),
+        (rule(&[1], 3, 100, &[1.5], 0), "incast.table[0]"),
+        (rule(&[1], 3, 100, &[0.5, 0.5], 0), "incast.table[0]"),
+        (rule(&[1, 2], 3, 100, &[0.5, 0.6], 0), "incast.table[0]"),
     ] {
-        let e = run(&gather(2, 100), "plogp", &plogp(Some(incast)), false)
+        let e = run(&gather(2, 100), &plogp(Some(incast)), false)
             .unwrap_err()
             .to_string();
         assert!(e.contains(field), "{e} should name {field}");

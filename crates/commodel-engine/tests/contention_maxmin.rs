@@ -4,18 +4,25 @@
 
 use commodel_engine::contention::maxmin::Filler;
 use commodel_engine::goal;
+use commodel_engine::params::{MaxminParams, TopologySpec};
 use commodel_engine::predict::run;
 use commodel_engine::topology::Topology;
+use commodel_engine::ModelParams;
 use proptest::prelude::*;
-use serde_json::{json, Value};
 use std::collections::HashMap;
 
 /// A random tree: a binary tree with random b(h), or racks of random sizes.
-fn topo_strategy() -> impl Strategy<Value = Value> {
+fn topo_strategy() -> impl Strategy<Value = TopologySpec> {
     prop_oneof![
         (1u32..5, prop::collection::vec(1.0f64..1000.0, 5)).prop_map(|(d, b)| {
-            json!({"kind": "binary-tree", "b": &b[..d as usize],
-                   "latency": (1..=d).map(|h| h as u64 * 1000).collect::<Vec<_>>()})
+            TopologySpec::BinaryTree {
+                nodes: None,
+                b: b[..d as usize].to_vec(),
+                b_bidir: None,
+                d: None,
+                d_bidir: None,
+                latency: Some((1..=d).map(|h| h as u64 * 1000).collect()),
+            }
         }),
         (
             prop::collection::vec(1u64..5, 1..5),
@@ -24,9 +31,15 @@ fn topo_strategy() -> impl Strategy<Value = Value> {
             0u64..5000,
             0u64..5000
         )
-            .prop_map(|(racks, nic, bb, nl, bl)| {
-                json!({"kind": "racks", "racks": racks, "nic": nic, "backbone": bb,
-                       "nic_latency": nl, "backbone_latency": bl})
+            .prop_map(|(racks, nic, bb, nl, bl)| TopologySpec::Racks {
+                racks,
+                nic,
+                nic_bidir: None,
+                nic_latency: nl,
+                backbone: bb,
+                backbone_latency: bl,
+                backbone_saturation: None,
+                d: None,
             }),
     ]
 }
@@ -84,7 +97,7 @@ proptest! {
         pairs in prop::collection::vec((0u32..64, 0u32..64), 1..40),
         rtt in any::<bool>(),
     ) {
-        let topo = Topology::from_json(&spec, "maxmin").unwrap();
+        let topo = Topology::build(&spec, "maxmin").unwrap();
         let n = topo.nodes();
         let routes: Vec<Vec<u32>> = pairs
             .iter()
@@ -139,12 +152,18 @@ fn two_into_one() -> commodel_engine::Schedule {
     .unwrap()
 }
 
-fn racks(rtt: bool) -> Value {
-    json!({
-        "topology": {"kind": "racks", "racks": [2, 2], "nic": 1000.0, "backbone": 1.0e6,
-                     "nic_latency": 1_000_000_000u64, "backbone_latency": 1_000_000_000u64},
-        "rtt_weights": rtt, "S": null,
-    })
+fn racks(rtt: bool) -> ModelParams {
+    let topo = TopologySpec::Racks {
+        racks: vec![2, 2],
+        nic: 1000.0,
+        nic_bidir: None,
+        nic_latency: 1_000_000_000,
+        backbone: 1.0e6,
+        backbone_latency: 1_000_000_000,
+        backbone_saturation: None,
+        d: None,
+    };
+    ModelParams::Maxmin(MaxminParams::new(topo, rtt))
 }
 
 #[test]
@@ -153,7 +172,7 @@ fn latency_first_then_weighted_sharing() {
                                // Flow B (2 -> 3, latency 2 ms) joins at 2 ms alone at 1000 B/s; flow A
                                // (0 -> 3, latency 4 ms) joins at 4 ms. Weighted by latency, B gets twice
                                // A's rate on node 3's link: 2000/3 and 1000/3 B/s.
-    let o = run(&two_into_one(), "maxmin", &racks(true), true).unwrap();
+    let o = run(&two_into_one(), &racks(true), true).unwrap();
     let b_left = 3000.0 - 2.0;
     let t_b = 4.0 * ms as f64 + b_left / (2000.0 / 3.0) * S as f64;
     let a_sent = (t_b - 4.0 * ms as f64) / S as f64 * (1000.0 / 3.0);
@@ -162,7 +181,7 @@ fn latency_first_then_weighted_sharing() {
     assert!((end(2) - t_b).abs() <= 2.0, "{} vs {}", end(2), t_b);
     assert!((end(0) - t_a).abs() <= 2.0, "{} vs {}", end(0), t_a);
     // Plain max-min: equal shares (500 B/s) once both are in.
-    let o = run(&two_into_one(), "maxmin", &racks(false), true).unwrap();
+    let o = run(&two_into_one(), &racks(false), true).unwrap();
     let end = |src: u32| o.messages.iter().find(|m| m.src == src).unwrap().end as f64;
     let t_b = 4.0 * ms as f64 + b_left / 500.0 * S as f64;
     let t_a = t_b + (3000.0 - b_left) / 1000.0 * S as f64;
@@ -180,8 +199,8 @@ fn unused_capacity_goes_to_others() {
         "c.goal",
     )
     .unwrap();
-    let p = json!({"topology": {"kind": "crossbar", "nodes": 4, "nic": 100.0}});
-    let o = run(&s, "maxmin", &p, false).unwrap();
+    let p = ModelParams::Maxmin(MaxminParams::new(TopologySpec::crossbar(4, 100.0), true));
+    let o = run(&s, &p, false).unwrap();
     assert_eq!(o.makespan, 2 * S);
     // Backbone bottleneck: 2 racks of 2, backbone 50 B/s: two cross-rack flows
     // share it (25 each), an intra-rack flow takes the rest of its NIC.
@@ -190,9 +209,11 @@ fn unused_capacity_goes_to_others() {
         "r.goal",
     )
     .unwrap();
-    let p = json!({"topology": {"kind": "racks", "racks": [2, 2], "nic": 100.0, "backbone": 50.0},
-                   "rtt_weights": false});
-    let o = run(&s, "maxmin", &p, true).unwrap();
+    let p = ModelParams::Maxmin(MaxminParams::new(
+        TopologySpec::racks(&[2, 2], 100.0, 50.0),
+        false,
+    ));
+    let o = run(&s, &p, true).unwrap();
     // Cross-rack flows: 25 B/s for 4 s. 0 -> 1 gets 75 B/s while they run
     // (300 B done after 4 s), then ends at once: 300 = 75 * 4.
     for m in &o.messages {
@@ -200,12 +221,4 @@ fn unused_capacity_goes_to_others() {
     }
 }
 
-#[test]
-fn rejects_bad_flag() {
-    let mut p = racks(true);
-    p["rtt_weights"] = json!("yes");
-    let e = run(&two_into_one(), "maxmin", &p, false)
-        .unwrap_err()
-        .to_string();
-    assert!(e.contains("rtt_weights"), "{e}");
-}
+// A flag that is not true or false is refused by the bindings (tests/test_engine_params.py).

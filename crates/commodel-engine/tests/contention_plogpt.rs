@@ -3,9 +3,8 @@
 //! and bad input.
 
 use commodel_engine::collectives::{generate, CollectiveOptions};
-use commodel_engine::predict::run;
-use commodel_engine::{goal, Outcome, Schedule};
-use serde_json::{json, Value};
+use commodel_engine::params::{ModelParams, PlogptParams, TopologySpec};
+use commodel_engine::{goal, predict, Outcome, Schedule, SimError};
 
 const S: u64 = 1_000_000_000_000; // ps per second
 
@@ -17,17 +16,30 @@ fn example_schedule() -> Schedule {
     goal::read(std::path::Path::new(path)).expect("example parses")
 }
 
+fn run(s: &Schedule, p: &PlogptParams, record: bool) -> Result<Outcome, SimError> {
+    predict::run(s, &ModelParams::Plogpt(p.clone()), record)
+}
+
+/// The tree of `p` with buffer delays d(h).
+fn set_d(p: &mut PlogptParams, delays: &[u64]) {
+    if let TopologySpec::BinaryTree { d, .. } = &mut p.topology {
+        *d = Some(delays.to_vec());
+    }
+}
+
 /// b(1) = 3, b(2) = 4 (bytes/s), g(m) = 8 s, L = 3 s, as in Section III-E.
-fn example_params(with_rto: bool) -> Value {
-    let mut p = json!({
-        "topology": {"kind": "binary-tree", "b": [3.0, 4.0]},
-        "L": 3 * S, "sizes": [1], "g": [8 * S], "S": null,
-    });
+fn example_params(with_rto: bool) -> PlogptParams {
+    let mut p = PlogptParams::new(
+        TopologySpec::binary_tree(&[3.0, 4.0]),
+        3 * S,
+        vec![1],
+        vec![8 * S],
+    );
     if with_rto {
-        p["topology"]["d"] = json!([S, 2 * S]);
-        p["eps_S"] = json!(1e-3);
-        p["eps_T"] = json!(S / 2);
-        p["rto"] = json!(200 * S);
+        set_d(&mut p, &[S, 2 * S]);
+        p.eps_S = Some(1e-3);
+        p.eps_T = Some(S / 2);
+        p.rto = Some(200 * S);
     }
     p
 }
@@ -44,13 +56,7 @@ fn msg(o: &Outcome, src: u32, dst: u32) -> (u64, u64) {
 #[test]
 fn section_3e_example_finishes_at_26() {
     for with_rto in [false, true] {
-        let o = run(
-            &example_schedule(),
-            "plogpt",
-            &example_params(with_rto),
-            true,
-        )
-        .unwrap();
+        let o = run(&example_schedule(), &example_params(with_rto), true).unwrap();
         assert_eq!(o.makespan, 26 * S);
         // Fig. 12: first Isends 0..12 (b_c = b(2)/2 = 2, eq. 16-17), their Irecvs
         // finish at 12 + L = 15; rank 0's Isend to 3 enters at 15, runs alone at
@@ -95,11 +101,8 @@ fn tree_sum(b: &[f64], g: u64) -> u64 {
 const G: u64 = 1_000_000_000; // 1 ms
 const L: u64 = 50_000_000; // 50 us
 
-fn tree_params(b: &[f64]) -> Value {
-    json!({
-        "topology": {"kind": "binary-tree", "b": b},
-        "L": L, "sizes": [0], "g": [G], "S": null,
-    })
+fn tree_params(b: &[f64]) -> PlogptParams {
+    PlogptParams::new(TopologySpec::binary_tree(b), L, vec![0], vec![G])
 }
 
 #[test]
@@ -109,7 +112,6 @@ fn alltoall_a_equals_eq_23() {
         let b = bottleneck_b(d);
         let o = run(
             &alltoall("alltoall-xor-pairwise", p, 100_000),
-            "plogpt",
             &tree_params(&b),
             false,
         )
@@ -127,7 +129,6 @@ fn alltoall_b_equals_eq_25_without_rto() {
         let b = bottleneck_b(d);
         let o = run(
             &alltoall("alltoall-xor-post-all", p, 100_000),
-            "plogpt",
             &tree_params(&b),
             true,
         )
@@ -162,10 +163,10 @@ fn alltoall_b_grows_by_n_rto_times_t_rto() {
             .collect();
         let eps = 1e-3;
         let mut params = tree_params(&b);
-        params["topology"]["d"] = json!(d);
-        params["eps_S"] = json!(eps);
-        params["eps_T"] = json!(10_000_000u64);
-        params["rto"] = json!(t_rto);
+        set_d(&mut params, &d);
+        params.eps_S = Some(eps);
+        params.eps_T = Some(10_000_000);
+        params.rto = Some(t_rto);
         // N_RTO: heights h < D with P_S(h, h+1) and P_B at height h:
         // B = d(h) b_c = d(h) b(h) / 2^(h-1) < m.
         let n_rto = (1..d_count as usize)
@@ -174,13 +175,7 @@ fn alltoall_b_grows_by_n_rto_times_t_rto() {
                 p_s(&b, &d, eps, h, h + 1) && (d[h - 1] as f64 / S as f64) * bc < m as f64
             })
             .count() as u64;
-        let o = run(
-            &alltoall("alltoall-xor-post-all", p, m),
-            "plogpt",
-            &params,
-            true,
-        )
-        .unwrap();
+        let o = run(&alltoall("alltoall-xor-post-all", p, m), &params, true).unwrap();
         assert_eq!(
             o.makespan,
             tree_sum(&b, G) + L + n_rto * t_rto,
@@ -198,23 +193,11 @@ fn alltoall_b_grows_by_n_rto_times_t_rto() {
             assert!(n_rto >= 1, "the test must exercise RTOs");
         }
         // Alltoall A never has an Isend entering at another's finish: no RTO.
-        let a = run(
-            &alltoall("alltoall-xor-pairwise", p, m),
-            "plogpt",
-            &params,
-            false,
-        )
-        .unwrap();
+        let a = run(&alltoall("alltoall-xor-pairwise", p, m), &params, false).unwrap();
         assert_eq!(a.makespan, tree_sum(&b, G) + (p as u64 - 1) * L);
         assert!(a.rto_events.is_empty());
         // A small message fills no buffer (P_B false): no RTO.
-        let small = run(
-            &alltoall("alltoall-xor-post-all", p, 10),
-            "plogpt",
-            &params,
-            false,
-        )
-        .unwrap();
+        let small = run(&alltoall("alltoall-xor-post-all", p, 10), &params, false).unwrap();
         assert!(small.rto_events.is_empty());
     }
 }
@@ -232,49 +215,50 @@ fn bidirectional_tables_used_when_sender_also_receives() {
         "y.goal",
     )
     .unwrap();
-    let params = json!({
-        "topology": {"kind": "binary-tree", "b": [100.0], "b_bidir": [50.0]},
-        "L": 7, "sizes": [0], "g": [1000], "g_bidir": [3000], "S": null,
-    });
+    let mut params = PlogptParams::new(
+        TopologySpec::BinaryTree {
+            nodes: None,
+            b: vec![100.0],
+            b_bidir: Some(vec![50.0]),
+            d: None,
+            d_bidir: None,
+            latency: None,
+        },
+        7,
+        vec![0],
+        vec![1000],
+    );
+    params.g_bidir = Some(vec![3000]);
     // Bidirectional: work b_bi(1) g_bi = 50 * 3000 ps, rate b_bi(1) = 50: 3000 ps.
-    let o = run(&exchange, "plogpt", &params, false).unwrap();
+    let o = run(&exchange, &params, false).unwrap();
     assert_eq!(o.makespan, 3000 + 7);
-    let o = run(&one_way, "plogpt", &params, false).unwrap();
+    let o = run(&one_way, &params, false).unwrap();
     assert_eq!(o.makespan, 1000 + 7);
 }
 
 #[test]
 fn bad_input_names_the_field() {
     let s = alltoall("alltoall-xor-pairwise", 8, 10);
+    // An unknown `topology.kind` is refused by the bindings (tests/test_engine_params.py).
+    let mut short_d = tree_params(&[1.0, 1.0, 1.0]);
+    set_d(&mut short_d, &[1]);
     let cases = [
-        (json!({"kind": "binary-tree", "b": [3.0, 4.0]}), "8 ranks"),
-        (
-            json!({"kind": "binary-tree", "b": [3.0, 0.0, 1.0]}),
-            "topology.b[1]",
-        ),
-        (
-            json!({"kind": "binary-tree", "b": [3.0, -4.0, 1.0]}),
-            "topology.b[1]",
-        ),
-        (json!({"kind": "tree"}), "topology.kind"),
-        (
-            json!({"kind": "binary-tree", "b": [1.0, 1.0, 1.0], "d": [1]}),
-            "topology.d",
-        ),
+        (tree_params(&[3.0, 4.0]), "8 ranks"),
+        (tree_params(&[3.0, 0.0, 1.0]), "topology.b[1]"),
+        (tree_params(&[3.0, -4.0, 1.0]), "topology.b[1]"),
+        (short_d, "topology.d"),
     ];
-    for (topo, needle) in cases {
-        let mut p = tree_params(&[1.0]);
-        p["topology"] = topo;
-        let e = run(&s, "plogpt", &p, false).unwrap_err().to_string();
+    for (p, needle) in cases {
+        let e = run(&s, &p, false).unwrap_err().to_string();
         assert!(e.contains(needle), "{e} should name {needle}");
     }
     let mut p = tree_params(&[1.0, 2.0, 4.0]);
-    p["rank_to_node"] = json!([0, 1, 2, 3, 4, 5, 6, 9]);
-    let e = run(&s, "plogpt", &p, false).unwrap_err().to_string();
+    p.common.rank_to_node = Some(vec![0, 1, 2, 3, 4, 5, 6, 9]);
+    let e = run(&s, &p, false).unwrap_err().to_string();
     assert!(e.contains("rank_to_node[7]"), "{e}");
     // The paper's clamp: b(h+1) > 2 b(h) acts as 2 b(h).
-    let clamped = run(&s, "plogpt", &tree_params(&[1e8, 9e8, 4e8]), false).unwrap();
-    let same = run(&s, "plogpt", &tree_params(&[1e8, 2e8, 4e8]), false).unwrap();
+    let clamped = run(&s, &tree_params(&[1e8, 9e8, 4e8]), false).unwrap();
+    let same = run(&s, &tree_params(&[1e8, 2e8, 4e8]), false).unwrap();
     assert_eq!(clamped.makespan, same.makespan);
 }
 
@@ -286,12 +270,9 @@ fn several_ranks_per_node_share_the_nic() {
         "z.goal",
     )
     .unwrap();
-    let params = json!({
-        "topology": {"kind": "binary-tree", "b": [100.0]},
-        "rank_to_node": [0, 0, 1, 1],
-        "L": 0, "sizes": [0], "g": [1000], "S": null,
-    });
-    let o = run(&s, "plogpt", &params, false).unwrap();
+    let mut params = PlogptParams::new(TopologySpec::binary_tree(&[100.0]), 0, vec![0], vec![1000]);
+    params.common.rank_to_node = Some(vec![0, 0, 1, 1]);
+    let o = run(&s, &params, false).unwrap();
     assert_eq!(
         o.makespan, 2000,
         "two flows on one link: half the rate each"

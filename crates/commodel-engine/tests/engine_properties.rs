@@ -3,30 +3,49 @@
 //! as GOAL and read back predicts exactly the same times.
 
 use commodel_engine::collectives::{generate, CollectiveOptions};
-use commodel_engine::{goal, predict, OpKind, Schedule, ScheduleBuilder};
+use commodel_engine::params::{Common, HockneyParams, LogGopsParams, PlogpParams};
+use commodel_engine::{goal, predict, ModelParams, OpKind, Schedule, ScheduleBuilder};
 use proptest::prelude::*;
-use serde_json::json;
 
-fn models() -> Vec<(&'static str, serde_json::Value)> {
+fn models() -> Vec<(&'static str, ModelParams)> {
     vec![
         (
             "loggops",
-            json!({"L": 5_000_000u64, "o": 1_500_000u64, "g": 1_000_000u64, "G": 8_000u64, "O": 100u64, "S": 4096u64}),
+            ModelParams::LogGops(LogGopsParams {
+                L: 5_000_000,
+                o: 1_500_000,
+                g: 1_000_000,
+                G: 8_000.0,
+                O: 100.0,
+                S: 4096,
+            }),
         ),
         (
             "plogp",
-            json!({"L": 3_000_000u64, "sizes": [0u64, 1024, 65536], "g": [2_000_000u64, 9_000_000, 500_000_000], "S": 8192u64}),
+            ModelParams::Plogp(PlogpParams {
+                L: 3_000_000,
+                sizes: vec![0, 1024, 65536],
+                g: vec![2_000_000, 9_000_000, 500_000_000],
+                common: Common {
+                    S: Some(8192),
+                    ..Common::default()
+                },
+            }),
         ),
         (
             "hockney",
-            json!({"alpha": 4_000_000u64, "beta": 8_000.0, "S": null}),
+            ModelParams::Hockney(HockneyParams {
+                alpha: 4_000_000,
+                beta: 8_000.0,
+                common: Common::default(),
+            }),
         ),
     ]
 }
 
 /// Check the invariants of one prediction.
-fn check(s: &Schedule, model: &str, params: &serde_json::Value) -> Vec<u64> {
-    let out = predict::run(s, model, params, true).unwrap_or_else(|e| panic!("{model}: {e}"));
+fn check(s: &Schedule, model: &str, params: &ModelParams) -> Vec<u64> {
+    let out = predict::run(s, params, true).unwrap_or_else(|e| panic!("{model}: {e}"));
     let sends = (0..s.num_ops() as u32)
         .filter(|&o| s.kind(o) == OpKind::Send)
         .count();
@@ -132,9 +151,9 @@ fn repeated_runs_are_bit_for_bit_identical() {
         &CollectiveOptions::default(),
     )
     .unwrap();
-    for (model, params) in models() {
-        let a = predict::run(&s, model, &params, true).unwrap();
-        let b = predict::run(&s, model, &params, true).unwrap();
+    for (_, params) in models() {
+        let a = predict::run(&s, &params, true).unwrap();
+        let b = predict::run(&s, &params, true).unwrap();
         assert_eq!(a.finish, b.finish);
         assert_eq!(a.messages, b.messages);
     }

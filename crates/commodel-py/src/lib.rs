@@ -1,58 +1,23 @@
 //! PyO3 bindings of commodel-engine: the private module `commodel._engine`.
 //!
-//! Users import `commodel`; this crate only converts types and maps each
-//! engine error to one Python exception (all derive from `EngineError`).
-//! Times cross as integer picoseconds.
+//! Users import `commodel`; this crate only converts types ([`params`] builds
+//! the engine's typed model parameters from Python dicts) and raises each
+//! engine error as one class of `commodel.errors` ([`errors`]). Times cross
+//! as integer picoseconds.
 
-// pyo3 0.22's create_exception! expands a cfg on its own `gil-refs` feature.
-#![allow(unexpected_cfgs)]
 // #[pyfunction] wraps results in a conversion clippy flags as useless.
 #![allow(clippy::useless_conversion)]
 
+mod errors;
+mod params;
+
 use commodel_engine::collectives::{self, CollectiveOptions};
-use commodel_engine::{goal, predict, schedule, SimError};
-use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use commodel_engine::rank_ops::rank_ops;
+use commodel_engine::{goal, predict, schedule};
+use errors::{collective_error, goal_error, raise, rank_error, sim_error};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 use std::path::Path;
-
-create_exception!(
-    _engine,
-    EngineError,
-    PyException,
-    "Base of every error raised by the engine."
-);
-create_exception!(
-    _engine,
-    GoalError,
-    EngineError,
-    "A GOAL file could not be read (file:line:column in the message)."
-);
-create_exception!(
-    _engine,
-    ScheduleError,
-    EngineError,
-    "A schedule is structurally invalid."
-);
-create_exception!(
-    _engine,
-    DeadlockError,
-    EngineError,
-    "A schedule cannot finish; the message lists stuck ranks and labels."
-);
-create_exception!(
-    _engine,
-    ModelError,
-    EngineError,
-    "Unknown model or invalid model parameters."
-);
-create_exception!(
-    _engine,
-    CollectiveError,
-    EngineError,
-    "A collective schedule could not be generated."
-);
 
 /// A communication schedule (GOAL): ranks, operations and dependencies.
 #[pyclass(module = "commodel._engine", frozen)]
@@ -89,7 +54,7 @@ impl Schedule {
             goal::write_to(&self.inner, &mut w)?;
             std::io::Write::flush(&mut w)
         })
-        .map_err(|e| EngineError::new_err(format!("{path}: cannot write: {e}")))
+        .map_err(|e| raise("CommodelError", format!("{path}: cannot write: {e}")))
     }
     /// The operations of `rank` in local order, for executing the schedule for real
     /// (`commodel measure pattern`): tuples `(kind, peer, tag, size, label, requires,
@@ -97,43 +62,18 @@ impl Schedule {
     /// (calc: nanoseconds), and the local indices of the operations this one requires /
     /// irequires.
     fn rank_ops<'py>(&self, py: Python<'py>, rank: u32) -> PyResult<Bound<'py, PyList>> {
-        let s = &self.inner;
-        if rank >= s.num_ranks() {
-            return Err(ScheduleError::new_err(format!(
-                "rank {rank} out of range: the schedule has {} ranks",
-                s.num_ranks()
-            )));
-        }
-        let ids = s.ops_of(rank);
-        let first = ids.start;
-        let n = (ids.end - ids.start) as usize;
-        let mut requires: Vec<Vec<u32>> = vec![Vec::new(); n];
-        let mut irequires: Vec<Vec<u32>> = vec![Vec::new(); n];
-        for b in ids.clone() {
-            for &a in s.requirers(b) {
-                requires[(a - first) as usize].push(b - first);
-            }
-            for &a in s.irequirers(b) {
-                irequires[(a - first) as usize].push(b - first);
-            }
-        }
-        let any = |v: u32| -> i64 {
-            if v == commodel_engine::ANY {
-                -1
-            } else {
-                i64::from(v)
-            }
-        };
+        let ops = rank_ops(&self.inner, rank).map_err(rank_error)?;
+        let any = |v: Option<u32>| v.map_or(-1, i64::from);
         let out = PyList::empty_bound(py);
-        for (i, id) in ids.enumerate() {
+        for op in ops {
             let item = (
-                s.kind(id).keyword(),
-                any(s.peer(id)),
-                any(s.tag(id)),
-                s.size(id),
-                s.label(id),
-                requires[i].clone(),
-                irequires[i].clone(),
+                op.kind.keyword(),
+                any(op.peer),
+                any(op.tag),
+                op.size,
+                op.label,
+                op.requires,
+                op.irequires,
             );
             let obj: PyObject = item.into_py(py);
             out.append(obj)?;
@@ -155,7 +95,7 @@ impl Schedule {
 fn parse_goal(py: Python<'_>, text: &str, filename: &str) -> PyResult<Schedule> {
     let inner = py
         .allow_threads(|| goal::parse(text, filename))
-        .map_err(|e| GoalError::new_err(e.to_string()))?;
+        .map_err(goal_error)?;
     Ok(Schedule { inner })
 }
 
@@ -164,7 +104,7 @@ fn parse_goal(py: Python<'_>, text: &str, filename: &str) -> PyResult<Schedule> 
 fn read_goal(py: Python<'_>, path: &str) -> PyResult<Schedule> {
     let inner = py
         .allow_threads(|| goal::read(Path::new(path)))
-        .map_err(|e| GoalError::new_err(e.to_string()))?;
+        .map_err(goal_error)?;
     Ok(Schedule { inner })
 }
 
@@ -196,7 +136,7 @@ fn collective(
     };
     let inner = py
         .allow_threads(|| collectives::generate(name, ranks, size, &opts))
-        .map_err(|e| CollectiveError::new_err(e.to_string()))?;
+        .map_err(collective_error)?;
     Ok(Schedule { inner })
 }
 
@@ -228,18 +168,10 @@ fn simulate<'py>(
     params: &Bound<'py, PyDict>,
     record_messages: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let json: String = py
-        .import_bound("json")?
-        .call_method1("dumps", (params,))?
-        .extract()?;
-    let value: serde_json::Value = serde_json::from_str(&json)
-        .map_err(|e| ModelError::new_err(format!("model {model}: bad parameters: {e}")))?;
+    let params = params::model_params(model, params)?;
     let out = py
-        .allow_threads(|| predict::run(&schedule.inner, model, &value, record_messages))
-        .map_err(|e| match e {
-            SimError::Deadlock(d) => DeadlockError::new_err(d.to_string()),
-            SimError::Model(m) => ModelError::new_err(m),
-        })?;
+        .allow_threads(|| predict::run(&schedule.inner, &params, record_messages))
+        .map_err(sim_error)?;
     let d = PyDict::new_bound(py);
     d.set_item("model", out.model)?;
     d.set_item("makespan_ps", out.makespan)?;
@@ -287,7 +219,6 @@ fn tag_to_py(py: Python<'_>, tag: u32) -> PyObject {
 
 #[pymodule]
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = m.py();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<Schedule>()?;
     m.add_function(wrap_pyfunction!(parse_goal, m)?)?;
@@ -296,11 +227,5 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(collective_names, m)?)?;
     m.add_function(wrap_pyfunction!(model_names, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
-    m.add("EngineError", py.get_type_bound::<EngineError>())?;
-    m.add("GoalError", py.get_type_bound::<GoalError>())?;
-    m.add("ScheduleError", py.get_type_bound::<ScheduleError>())?;
-    m.add("DeadlockError", py.get_type_bound::<DeadlockError>())?;
-    m.add("ModelError", py.get_type_bound::<ModelError>())?;
-    m.add("CollectiveError", py.get_type_bound::<CollectiveError>())?;
     Ok(())
 }

@@ -28,13 +28,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Callable
 
-from ..errors import (
-    CommodelError,
-    MissingDependencyError,
-    PlatformWarning,
-    from_engine,
-    is_engine_error,
-)
+from ..errors import CommodelError, MissingDependencyError, PlatformWarning
 
 # Subcommand modules, in the order `commodel --help` lists them. A module that does not
 # exist (yet) is left out.
@@ -203,10 +197,6 @@ def _main(argv: Sequence[str] | None, debug: bool) -> int:
     except SystemExit:
         raise
     except Exception as exc:
-        if is_engine_error(exc):
-            converted = from_engine(exc)
-            print(f"commodel: error: {converted}", file=sys.stderr)
-            return converted.exit_code
         if debug:
             raise
         return _report_unexpected(exc)

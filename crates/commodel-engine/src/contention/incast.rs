@@ -17,87 +17,65 @@
 //! event naming it, with the delay it got. Draws use a SplitMix64 generator
 //! seeded by `seed`, in event order, so a run is repeatable.
 //!
-//! Parameters (`incast` object): `levels` (ps, t_1..t_k), `table` (list of
-//! `[n, M, [f_1, ..., f_k]]`), `seed` (integer), optional `rank_to_node`.
+//! Parameters ([`IncastParams`], the `incast` of a model's parameters): `levels`
+//! (ps, t_1..t_k), `table` (rows n, M, [f_1, ..., f_k]), `seed`; the rank
+//! placement is the model's `rank_to_node`.
 
 use crate::engine::{Lookahead, Network, XferEvent, XferId};
 use crate::outcome::SimError;
+use crate::params::IncastParams;
 use crate::time::Time;
 use rustc_hash::FxHashMap;
-use serde_json::Value;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-/// The rule's parameters.
+/// The rule's parameters, checked, with the table keyed by (n, M).
 #[derive(Clone, Debug, Default)]
-pub struct IncastParams {
+pub struct IncastRule {
     pub levels: Vec<Time>,
     pub table: FxHashMap<(u32, u64), Vec<f64>>,
     pub seed: u64,
 }
 
-impl IncastParams {
-    /// Read the `incast` object of the model parameters.
-    pub fn from_json(v: &Value, model: &str) -> Result<IncastParams, SimError> {
-        let bad = |field: &str, what: &str| {
-            SimError::Model(format!("model {model}: parameter `incast.{field}` {what}"))
-        };
-        let levels = v
-            .get("levels")
-            .and_then(|l| l.as_array())
-            .ok_or_else(|| bad("levels", "must be a list of times (ps)"))?
-            .iter()
-            .enumerate()
-            .map(|(i, x)| {
-                x.as_u64()
-                    .ok_or_else(|| bad(&format!("levels[{i}]"), "must be an integer (ps)"))
-            })
-            .collect::<Result<Vec<_>, _>>()?;
+impl IncastRule {
+    /// Check the `incast` parameters of `model`: each row has one probability in
+    /// [0, 1] per level, summing to at most 1.
+    pub fn new(p: &IncastParams, model: &'static str) -> Result<IncastRule, SimError> {
+        let bad = |field: &str, what: String| SimError::bad(model, format!("incast.{field}"), what);
         let mut table = FxHashMap::default();
-        let rows = v
-            .get("table")
-            .and_then(|t| t.as_array())
-            .ok_or_else(|| bad("table", "must be a list of [n, M, [f_i...]]"))?;
-        for (i, row) in rows.iter().enumerate() {
+        for (i, row) in p.table.iter().enumerate() {
             let field = format!("table[{i}]");
-            let r = row
-                .as_array()
-                .filter(|r| r.len() == 3)
-                .ok_or_else(|| bad(&field, "must be [n, M, [f_i...]]"))?;
-            let n = r[0]
-                .as_u64()
-                .ok_or_else(|| bad(&field, "n must be an integer"))?;
-            let m = r[1]
-                .as_u64()
-                .ok_or_else(|| bad(&field, "M must be an integer"))?;
-            let f = r[2]
-                .as_array()
-                .ok_or_else(|| bad(&field, "f must be a list"))?
-                .iter()
-                .map(|x| match x.as_f64() {
-                    Some(p) if (0.0..=1.0).contains(&p) => Ok(p),
-                    _ => Err(bad(
-                        &field,
-                        &format!("probabilities must be in [0, 1], got {x}"),
-                    )),
-                })
-                .collect::<Result<Vec<f64>, _>>()?;
-            if f.len() != levels.len() {
+            if let Some(x) = row.f.iter().find(|x| !(0.0..=1.0).contains(*x)) {
                 return Err(bad(
                     &field,
-                    &format!("has {} probabilities for {} levels", f.len(), levels.len()),
+                    format!("probabilities must be in [0, 1], got {x}"),
                 ));
             }
-            if f.iter().sum::<f64>() > 1.0 + 1e-9 {
-                return Err(bad(&field, "probabilities sum to more than 1"));
+            if row.f.len() != p.levels.len() {
+                return Err(bad(
+                    &field,
+                    format!(
+                        "has {} probabilities for {} levels",
+                        row.f.len(),
+                        p.levels.len()
+                    ),
+                ));
             }
-            table.insert((n as u32, m), f);
+            if row.f.iter().sum::<f64>() > 1.0 + 1e-9 {
+                return Err(bad(&field, "probabilities sum to more than 1".into()));
+            }
+            let n = u32::try_from(row.n).map_err(|_| {
+                bad(
+                    &field,
+                    format!("n must be a processor count, got {}", row.n),
+                )
+            })?;
+            table.insert((n, row.m), row.f.clone());
         }
-        let seed = v.get("seed").and_then(|s| s.as_u64()).unwrap_or(0);
-        Ok(IncastParams {
-            levels,
+        Ok(IncastRule {
+            levels: p.levels.clone(),
             table,
-            seed,
+            seed: p.seed,
         })
     }
 }
@@ -114,7 +92,7 @@ struct NodeState {
 /// A [`Network`] with the incast rule on top (see the module documentation).
 pub struct Incast<N: Network> {
     inner: N,
-    p: IncastParams,
+    p: IncastRule,
     node: Vec<u32>,
     nodes: FxHashMap<u32, NodeState>,
     /// Per transfer: its receiving node.
@@ -129,7 +107,7 @@ pub struct Incast<N: Network> {
 }
 
 impl<N: Network> Incast<N> {
-    pub fn new(inner: N, p: IncastParams, node: Vec<u32>) -> Self {
+    pub fn new(inner: N, p: IncastRule, node: Vec<u32>) -> Self {
         let rng = p.seed;
         Incast {
             inner,

@@ -1,0 +1,301 @@
+//! Typed model parameters: what [`crate::predict::run`] takes, one struct per model.
+//!
+//! Units: times are integer picoseconds ([`Time`]), sizes bytes, rates bytes/s,
+//! per-byte costs picoseconds per byte ([`PerByte`]). The structs hold values
+//! as given; [`crate::predict::run`] checks them and names the model and the
+//! field at fault (`model plogpt: parameter `topology.b[1]` must be ...`).
+//!
+//! | model | struct | parameters (literature symbols) |
+//! |---|---|---|
+//! | `loggops` | [`LogGopsParams`] | L, o, g (ps), G, O (ps/B), S (B) |
+//! | `plogp` | [`PlogpParams`] | L (ps), g(m) at `sizes` (ps), S |
+//! | `hockney` | [`HockneyParams`] | alpha (ps), beta (ps/B), S |
+//! | `plogpt` | [`PlogptParams`] | topology with b(h), d(h); L, g(m), optional g_bidir(m); RTO rule from eps_S, eps_T (ps) and T_RTO (ps, default 200 ms) when the topology has d(h) |
+//! | `maxmin`, `maxmin-plain` | [`MaxminParams`] | topology; `rtt_weights` (false: plain) |
+//! | `zhu`, `zhu-fair` | [`ZhuParams`] | topology; `asymmetric` (false: fairness only) |
+//!
+//! Every message-level model (all but `loggops`) has [`Common`] fields: the
+//! rendezvous threshold S, the rank placement `rank_to_node` and the optional
+//! many-to-one rule `incast` ([`crate::contention::incast`]).
+
+#![allow(non_snake_case)]
+
+use crate::time::Time;
+
+/// A per-byte cost in picoseconds per byte (G, O of LogGOPS; beta of Hockney).
+pub type PerByte = f64;
+
+/// The parameters of one model run; [`ModelParams::name`] is the model's name.
+#[non_exhaustive]
+#[derive(Clone, Debug)]
+pub enum ModelParams {
+    LogGops(LogGopsParams),
+    Plogp(PlogpParams),
+    Hockney(HockneyParams),
+    Plogpt(PlogptParams),
+    Maxmin(MaxminParams),
+    Zhu(ZhuParams),
+}
+
+/// Names of the models, as [`ModelParams::name`] gives them.
+pub const MODELS: &[&str] = &[
+    "loggops",
+    "plogp",
+    "hockney",
+    "plogpt",
+    "maxmin",
+    "maxmin-plain",
+    "zhu",
+    "zhu-fair",
+];
+
+impl ModelParams {
+    /// The model's name (one of [`MODELS`]); the flags pick the `-plain` / `-fair` variants.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ModelParams::LogGops(_) => "loggops",
+            ModelParams::Plogp(_) => "plogp",
+            ModelParams::Hockney(_) => "hockney",
+            ModelParams::Plogpt(_) => "plogpt",
+            ModelParams::Maxmin(p) if p.rtt_weights => "maxmin",
+            ModelParams::Maxmin(_) => "maxmin-plain",
+            ModelParams::Zhu(p) if p.asymmetric => "zhu",
+            ModelParams::Zhu(_) => "zhu-fair",
+        }
+    }
+}
+
+/// LogGOPS (LogGOPSim's semantics).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LogGopsParams {
+    /// Latency L, ps.
+    pub L: Time,
+    /// CPU overhead o per message, ps.
+    pub o: Time,
+    /// NIC gap g between messages, ps.
+    pub g: Time,
+    /// Gap per byte G, ps/B (whole picoseconds for now).
+    pub G: PerByte,
+    /// CPU overhead per byte O, ps/B (whole picoseconds for now).
+    pub O: PerByte,
+    /// Rendezvous threshold S, bytes: messages larger than S wait for their receive.
+    pub S: u64,
+}
+
+/// Fields of every message-level model.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Common {
+    /// Rendezvous threshold S, bytes (None: every message is eager).
+    pub S: Option<u64>,
+    /// Node of each rank (None: rank i on node i).
+    pub rank_to_node: Option<Vec<u64>>,
+    /// The stochastic many-to-one rule, if any.
+    pub incast: Option<IncastParams>,
+}
+
+/// Kielmann's PLogP: g(m) and L; the overheads o_s(m), o_r(m) are only reported.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PlogpParams {
+    /// End-to-end latency L, ps.
+    pub L: Time,
+    /// Message sizes m of the g(m) table, bytes, increasing.
+    pub sizes: Vec<u64>,
+    /// Gap g(m) at each size, ps.
+    pub g: Vec<Time>,
+    pub common: Common,
+}
+
+/// Hockney: alpha + beta m per message.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HockneyParams {
+    /// Start-up time alpha, ps.
+    pub alpha: Time,
+    /// Time per byte beta, ps/B.
+    pub beta: PerByte,
+    pub common: Common,
+}
+
+/// PlogPT (Nomura et al.): PLogP on a tree with bottleneck sharing and the RTO rule.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlogptParams {
+    pub topology: TopologySpec,
+    /// Latency L, ps.
+    pub L: Time,
+    /// Message sizes m of the g(m) tables, bytes.
+    pub sizes: Vec<u64>,
+    /// Unidirectional gap g(m), ps.
+    pub g: Vec<Time>,
+    /// Bidirectional gap g_bidir(m), ps, at the same sizes.
+    pub g_bidir: Option<Vec<Time>>,
+    /// eps_S of the RTO rule (dimensionless).
+    pub eps_S: Option<f64>,
+    /// eps_T of the RTO rule, ps.
+    pub eps_T: Option<Time>,
+    /// T_RTO, ps (None: 200 ms).
+    pub rto: Option<Time>,
+    pub common: Common,
+}
+
+/// Max-min sharing, weighted by route latency unless `rtt_weights` is false (`maxmin-plain`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct MaxminParams {
+    pub topology: TopologySpec,
+    pub rtt_weights: bool,
+    pub common: Common,
+}
+
+/// Zhu et al.'s NIC and backbone contention; `asymmetric` false is `zhu-fair`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ZhuParams {
+    pub topology: TopologySpec,
+    pub asymmetric: bool,
+    pub common: Common,
+}
+
+impl PlogptParams {
+    /// PlogPT with g(m) at `sizes` only: no g_bidir, no RTO rule, no common fields.
+    pub fn new(topology: TopologySpec, L: Time, sizes: Vec<u64>, g: Vec<Time>) -> Self {
+        PlogptParams {
+            topology,
+            L,
+            sizes,
+            g,
+            g_bidir: None,
+            eps_S: None,
+            eps_T: None,
+            rto: None,
+            common: Common::default(),
+        }
+    }
+}
+
+impl MaxminParams {
+    /// Max-min on `topology` without common fields.
+    pub fn new(topology: TopologySpec, rtt_weights: bool) -> Self {
+        MaxminParams {
+            topology,
+            rtt_weights,
+            common: Common::default(),
+        }
+    }
+}
+
+impl ZhuParams {
+    /// Zhu's model on `topology` without common fields.
+    pub fn new(topology: TopologySpec, asymmetric: bool) -> Self {
+        ZhuParams {
+            topology,
+            asymmetric,
+            common: Common::default(),
+        }
+    }
+}
+
+/// The tree a contention model runs on (see [`crate::topology`]); rates bytes/s, times ps.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq)]
+pub enum TopologySpec {
+    /// Every node on one switch.
+    Crossbar {
+        nodes: u64,
+        nic: f64,
+        nic_bidir: Option<f64>,
+        latency: Time,
+        d: Option<Vec<Time>>,
+    },
+    /// PlogPT's binary tree: b(h), d(h) per height h = 1..D, 2^D nodes.
+    BinaryTree {
+        nodes: Option<u64>,
+        b: Vec<f64>,
+        b_bidir: Option<Vec<f64>>,
+        d: Option<Vec<Time>>,
+        d_bidir: Option<Vec<Time>>,
+        latency: Option<Vec<Time>>,
+    },
+    /// Racks of nodes, each rack's switch linked to one backbone switch.
+    Racks {
+        racks: Vec<u64>,
+        nic: f64,
+        nic_bidir: Option<f64>,
+        nic_latency: Time,
+        backbone: f64,
+        backbone_latency: Time,
+        /// Zhu's optical saturation threshold, flows.
+        backbone_saturation: Option<u64>,
+        d: Option<Vec<Time>>,
+    },
+    /// Leaves of `nodes_per_leaf` nodes under folded spines (alias `fat-tree`).
+    LeafSpine {
+        leaves: u64,
+        nodes_per_leaf: u64,
+        nic: f64,
+        /// >= 1 (None: 1).
+        oversubscription: Option<f64>,
+        latency: Time,
+        backbone_saturation: Option<u64>,
+        d: Option<Vec<Time>>,
+    },
+}
+
+impl TopologySpec {
+    /// The `kind` names, as the platform's engine parameters spell them.
+    pub const KINDS: &'static [&'static str] =
+        &["crossbar", "binary-tree", "racks", "leaf-spine", "fat-tree"];
+
+    /// A binary tree with b(h) only.
+    pub fn binary_tree(b: &[f64]) -> TopologySpec {
+        TopologySpec::BinaryTree {
+            nodes: None,
+            b: b.to_vec(),
+            b_bidir: None,
+            d: None,
+            d_bidir: None,
+            latency: None,
+        }
+    }
+
+    /// A crossbar of `nodes` nodes with NIC rate `nic` and no latency.
+    pub fn crossbar(nodes: u64, nic: f64) -> TopologySpec {
+        TopologySpec::Crossbar {
+            nodes,
+            nic,
+            nic_bidir: None,
+            latency: 0,
+            d: None,
+        }
+    }
+
+    /// Two racks-style levels: `racks` node counts, NIC rate `nic`, backbone rate `backbone`.
+    pub fn racks(racks: &[u64], nic: f64, backbone: f64) -> TopologySpec {
+        TopologySpec::Racks {
+            racks: racks.to_vec(),
+            nic,
+            nic_bidir: None,
+            nic_latency: 0,
+            backbone,
+            backbone_latency: 0,
+            backbone_saturation: None,
+            d: None,
+        }
+    }
+}
+
+/// The many-to-one (incast) rule's parameters; see [`crate::contention::incast`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IncastParams {
+    /// Escalation levels t_1..t_k, ps.
+    pub levels: Vec<Time>,
+    /// Escalation probabilities f_i(n, M) by processors n and message size M.
+    pub table: Vec<IncastRow>,
+    /// Seed of the draws.
+    pub seed: u64,
+}
+
+/// One row of the incast table: with `n` processors and largest message `m`
+/// bytes, the episode escalates to level t_i with probability `f[i]`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct IncastRow {
+    pub n: u64,
+    pub m: u64,
+    pub f: Vec<f64>,
+}
