@@ -1,13 +1,49 @@
 """Type stubs of the compiled engine module ``commodel._engine`` (crates/commodel-py).
 
 Private: users import ``commodel``. Times are integer picoseconds. Errors are raised as the
-classes of :mod:`commodel.errors`.
+classes of :mod:`commodel.errors` (``ModelError``, ``DeadlockError``, ``GoalError``,
+``CollectiveError``, ``ScheduleError``).
 """
 
-from typing import Any
+from typing import Any, TypedDict, final, type_check_only
 
 __version__: str
+__all__ = [
+    "__version__",
+    "Schedule",
+    "collective",
+    "collective_names",
+    "model_names",
+    "parse_goal",
+    "read_goal",
+    "simulate",
+]
 
+@type_check_only
+class RtoEventResult(TypedDict):
+    """A retransmission timeout and the message it delays."""
+
+    src: int
+    dst: int
+    bytes: int
+    tag: int
+    at_ps: int
+    delay_ps: int
+
+@type_check_only
+class SimulateResult(TypedDict):
+    """What :func:`simulate` returns."""
+
+    model: str
+    makespan_ps: int
+    finish_ps: list[int]
+    events: int
+    slowest_rank: int
+    #: ``(src, dst, bytes, tag, start_ps, end_ps, rto)``; tag -1 for any.
+    messages: list[tuple[int, int, int, int, int, int, bool]]
+    rto_events: list[RtoEventResult]
+
+@final
 class Schedule:
     @property
     def num_ranks(self) -> int: ...
@@ -42,4 +78,4 @@ def simulate(
     model: str,
     params: dict[str, Any],
     record_messages: bool = True,
-) -> dict[str, Any]: ...
+) -> SimulateResult: ...

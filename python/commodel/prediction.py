@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -18,7 +19,7 @@ from .platform import Platform, load_platform, model_spec
 from .units import ps_to_seconds
 
 if TYPE_CHECKING:
-    from ._engine import Schedule
+    from ._engine import Schedule, SimulateResult
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ class Prediction:
         return json.dumps(self.to_dict(), indent=indent)
 
 
-def _seconds_fields(event: dict[str, Any]) -> dict[str, Any]:
+def _seconds_fields(event: Mapping[str, Any]) -> dict[str, Any]:
     """Engine dicts carry ``*_ps`` integers; report them as ``*_s`` seconds."""
     out: dict[str, Any] = {}
     for key, value in event.items():
@@ -107,7 +108,7 @@ def _seconds_fields(event: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def prediction_from_engine(result: dict[str, Any], platform: str = "") -> Prediction:
+def prediction_from_engine(result: SimulateResult, platform: str = "") -> Prediction:
     """Build a :class:`Prediction` from the dict that ``commodel._engine.simulate`` returns."""
     ranks = [
         RankFinish(rank, ps_to_seconds(ps), int(ps)) for rank, ps in enumerate(result["finish_ps"])
@@ -137,8 +138,8 @@ def prediction_from_engine(result: dict[str, Any], platform: str = "") -> Predic
 
 
 def predict(
-    schedule: Schedule | str | os.PathLike,
-    platform: Platform | str | os.PathLike,
+    schedule: Schedule | str | os.PathLike[str],
+    platform: Platform | str | os.PathLike[str],
     model: str = "loggops",
     record_messages: bool = True,
 ) -> Prediction:

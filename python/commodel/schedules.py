@@ -33,7 +33,7 @@ def parse_goal(text: str, filename: str = "<string>") -> Schedule:
         raise GoalError(f"{filename}:{line}: not UTF-8 text (a GOAL schedule is text)") from None
 
 
-def read_goal(path: str | os.PathLike) -> Schedule:
+def read_goal(path: str | os.PathLike[str]) -> Schedule:
     """Read a GOAL file; ``"-"`` reads standard input."""
     name = os.fspath(path)
     if name == "-":
@@ -69,7 +69,7 @@ def _read_stdin() -> str:
         ) from None
 
 
-def write_goal(schedule: Schedule, path: str | os.PathLike) -> None:
+def write_goal(schedule: Schedule, path: str | os.PathLike[str]) -> None:
     """Write ``schedule`` as GOAL text that LogGOPSim's txt2bin accepts."""
     text = schedule.to_goal()
     try:
