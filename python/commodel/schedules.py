@@ -59,7 +59,7 @@ def _read_stdin() -> str:
     stream = getattr(sys.stdin, "buffer", None)
     if stream is None:  # a text stream without bytes underneath (e.g. io.StringIO)
         return sys.stdin.read()
-    data = stream.read()
+    data: bytes = stream.read()
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
