@@ -3,7 +3,7 @@
 //! Units: times are integer picoseconds ([`Time`]), sizes bytes, rates bytes/s,
 //! per-byte costs picoseconds per byte ([`PerByte`]). The structs hold values
 //! as given; [`crate::predict::run`] checks them and names the model and the
-//! field at fault (`model plogpt: parameter `topology.b[1]` must be ...`).
+//! field at fault (``model plogpt: parameter `topology.b[1]` must be ...``).
 //!
 //! | model | struct | parameters (literature symbols) |
 //! |---|---|---|
