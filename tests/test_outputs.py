@@ -157,6 +157,14 @@ def test_json_writer_memory_does_not_grow_with_the_messages() -> None:
     assert peak < 16 * 2**20, f"peak {peak / 2**20:.1f} MiB"
 
 
+@needs_engine
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_failed_json_write_names_the_file(cli) -> None:
+    result = cli("predict", LOGGOPS_GOAL, "-p", "loggopsim-default", "--json", "-o", "/dev/full")
+    assert result.code == 2
+    assert result.err.startswith("commodel: error: /dev/full: cannot write: No space left")
+
+
 # --- Parquet ------------------------------------------------------------------------------
 
 

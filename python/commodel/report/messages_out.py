@@ -46,7 +46,6 @@ PARQUET_ROW_GROUP = 131072
 #: Messages formatted at a time for JSON (a few MB of text).
 JSON_CHUNK = 16384
 
-# One message as json.dumps(..., indent=2) writes it inside the top-level object.
 _BOOL = ("false", "true")
 _LIST_KEY = '\n  "messages": []'
 
@@ -59,6 +58,8 @@ def summary_dict(prediction: Prediction) -> dict[str, Any]:
 
 
 def _message_rows(chunk: dict[str, Any]) -> str:
+    """The messages of ``chunk`` as ``json.dumps(..., indent=2)`` writes them inside the
+    ``messages`` list of the top-level object, joined by commas."""
     rows = zip(
         chunk["src"].tolist(),
         chunk["dst"].tolist(),
