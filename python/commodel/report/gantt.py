@@ -212,6 +212,7 @@ def _markers(ax: Any, prediction: Prediction, per_row: int, scale: float, size: 
     their legend handles."""
     from matplotlib.lines import Line2D
 
+    size = min(size, 600.0)  # points squared: a tick as high as a row, up to 24 pt
     nranks = len(prediction.ranks)
     rows = np.arange(nranks) // per_row
     finish = np.zeros(int(rows[-1]) + 1 if nranks else 0)
@@ -335,7 +336,9 @@ def _density(
         vmin=0,
     )
     scale = prediction.makespan_s / span if span else 1.0
-    _legend(fig.add_subplot(grid[:, 2]), names, _markers(ax, prediction, per_row, scale, 30))
+    row_points = 72 * 5.5 / nrows  # the heat map is about 5.5 inches high
+    extra = _markers(ax, prediction, per_row, scale, (0.9 * row_points) ** 2)
+    _legend(fig.add_subplot(grid[:, 2]), names, extra)
     bar = fig.colorbar(image, cax=fig.add_subplot(grid[1, 1]))
     bar.set_label("sends in flight per rank (mean over the row)", fontsize=8)
     step = max(1, math.ceil(nrows / 16))
