@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import ModelError, ScheduleError
+from .message_table import MessageTable
 from .platform import Platform, load_platform, model_spec
 from .units import ps_to_seconds
 
@@ -52,7 +53,9 @@ class Prediction:
     model: str
     makespan_s: float
     ranks: list[RankFinish]
-    messages: list[Message] = field(default_factory=list)
+    #: Every message; from the engine a :class:`~commodel.message_table.MessageTable`
+    #: (a sequence of :class:`Message` kept as columns, see its ``chunks``).
+    messages: Sequence[Message] = field(default_factory=list)
     rto_events: list[dict[str, Any]] = field(default_factory=list)
     events: int = 0
     makespan_ps: int = 0
@@ -113,18 +116,23 @@ def prediction_from_engine(result: SimulateResult, platform: str = "") -> Predic
     ranks = [
         RankFinish(rank, ps_to_seconds(ps), int(ps)) for rank, ps in enumerate(result["finish_ps"])
     ]
-    messages = [
-        Message(
-            src=int(src),
-            dst=int(dst),
-            bytes=int(nbytes),
-            tag=int(tag),
-            start_s=ps_to_seconds(start),
-            end_s=ps_to_seconds(end),
-            rto=bool(rto),
-        )
-        for src, dst, nbytes, tag, start, end, rto in result.get("messages", [])
-    ]
+    raw = result.get("messages", [])
+    messages: Sequence[Message] = (
+        [
+            Message(
+                src=int(src),
+                dst=int(dst),
+                bytes=int(nbytes),
+                tag=int(tag),
+                start_s=ps_to_seconds(start),
+                end_s=ps_to_seconds(end),
+                rto=bool(rto),
+            )
+            for src, dst, nbytes, tag, start, end, rto in raw
+        ]
+        if isinstance(raw, list)
+        else MessageTable(raw)
+    )  # tuples, or the engine's columns
     return Prediction(
         model=str(result["model"]),
         makespan_s=ps_to_seconds(result["makespan_ps"]),

@@ -8,6 +8,7 @@
 // #[pyfunction] wraps results in a conversion clippy flags as useless.
 #![allow(clippy::useless_conversion)]
 
+mod columns;
 mod errors;
 mod params;
 
@@ -16,7 +17,7 @@ use commodel_engine::rank_ops::rank_ops;
 use commodel_engine::{goal, predict, schedule};
 use errors::{collective_error, goal_error, raise, rank_error, sim_error};
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyList};
 use std::path::Path;
 
 /// A communication schedule (GOAL): ranks, operations and dependencies.
@@ -157,8 +158,8 @@ fn model_names() -> Vec<&'static str> {
 
 /// Simulate `schedule` under `model` with `params` (a dict, integer
 /// picoseconds; see docs/models.md). Returns a dict with `model`,
-/// `makespan_ps`, `finish_ps` (per rank), `events`, `messages` (tuples
-/// `(src, dst, bytes, tag, start_ps, end_ps, rto)`) and `rto_events`.
+/// `makespan_ps`, `finish_ps` (per rank), `events`, `messages` (a
+/// `MessageColumns`, see columns.rs) and `rto_events`.
 #[pyfunction]
 #[pyo3(signature = (schedule, model, params, record_messages = true))]
 fn simulate<'py>(
@@ -178,22 +179,8 @@ fn simulate<'py>(
     d.set_item("finish_ps", &out.finish)?;
     d.set_item("events", out.events)?;
     d.set_item("slowest_rank", out.slowest_rank())?;
-    let msgs = PyList::empty_bound(py);
-    for m in &out.messages {
-        msgs.append(PyTuple::new_bound(
-            py,
-            [
-                m.src.into_py(py),
-                m.dst.into_py(py),
-                m.bytes.into_py(py),
-                tag_to_py(py, m.tag),
-                m.start.into_py(py),
-                m.end.into_py(py),
-                m.rto.into_py(py),
-            ],
-        ))?;
-    }
-    d.set_item("messages", msgs)?;
+    let messages = Bound::new(py, columns::MessageColumns::new(out.messages))?;
+    d.set_item("messages", messages)?;
     let rtos = PyList::empty_bound(py);
     for r in &out.rto_events {
         let e = PyDict::new_bound(py);
@@ -221,6 +208,7 @@ fn tag_to_py(py: Python<'_>, tag: u32) -> PyObject {
 fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<Schedule>()?;
+    m.add_class::<columns::MessageColumns>()?;
     m.add_function(wrap_pyfunction!(parse_goal, m)?)?;
     m.add_function(wrap_pyfunction!(read_goal, m)?)?;
     m.add_function(wrap_pyfunction!(collective, m)?)?;

@@ -27,11 +27,16 @@ models:
 examples:
   commodel predict a2a.goal --platform nomura2007 --model plogp
   commodel predict a2a.goal --platform my-cluster.yaml --model loggops --json -o a2a.json
+  commodel predict big.goal -p my-cluster.yaml --json --no-messages --parquet big.parquet
   commodel schedule bcast-binomial --ranks 64 --size 1MiB | commodel predict - --platform nomura2007
 
 Built-in platforms: nomura2007, loggopsim-default (examples/platforms/). The JSON fields
-are described in docs/formats.md, their JSON Schema is docs/prediction.schema.json.
-Output files (-o, --gantt) are checked before the simulation starts.
+and the Parquet columns are described in docs/formats.md, the JSON Schema is
+docs/prediction.schema.json. For runs with millions of messages, --json --no-messages gives
+the summary and --parquet the messages, one row each (DuckDB: SELECT * FROM 'big.parquet').
+--gantt draws one bar per message up to 64 ranks and a density view beyond
+(docs/models.md). Output files (-o, --gantt, --parquet) are checked before the simulation
+starts.
 """
 
 
@@ -65,6 +70,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "FILE-MODEL.png per model)",
     )
     parser.add_argument(
+        "--parquet",
+        metavar="FILE",
+        help="also write every message as a row of a Parquet file (needs pyarrow)",
+    )
+    parser.add_argument(
         "--samples",
         type=positive_int,
         metavar="N",
@@ -79,6 +89,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--json", action="store_true", help="print the prediction as JSON (docs/formats.md)"
+    )
+    parser.add_argument(
+        "--no-messages",
+        action="store_true",
+        help="with --json: leave out the list of messages (a summary for large runs)",
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     parser.set_defaults(func=run)
@@ -103,7 +118,19 @@ def check_options(args: argparse.Namespace) -> None:
         check_seed_range(args.seed or 0, args.samples, "--samples")
     elif args.seed is not None:
         raise CommodelError("--seed is the first seed of --samples; give --samples N too")
+    if args.no_messages and not args.json:
+        raise CommodelError("--no-messages applies to --json output; add --json")
+    if (args.parquet or args.no_messages) and (args.model == "all" or args.samples is not None):
+        raise CommodelError(
+            "--parquet and --no-messages write the messages of one run: "
+            "choose the model with --model NAME, without --samples"
+        )
     check_output_file(args.output, "-o")
+    if args.parquet:
+        from ..report.messages_out import check_parquet
+
+        check_output_file(args.parquet, "--parquet")
+        check_parquet()
     if args.gantt:
         from ..report.picture_files import check_picture_path
 
@@ -118,7 +145,7 @@ def run(args: argparse.Namespace) -> int:
     from ..schedules import read_goal
 
     check_options(args)
-    record = args.json or bool(args.gantt)
+    record = (args.json and not args.no_messages) or bool(args.gantt) or bool(args.parquet)
     if args.model == "all":  # report/model_comparison.py
         from ..report.model_comparison import compare_models, comparison_dict, comparison_table
 
@@ -158,10 +185,17 @@ def run(args: argparse.Namespace) -> int:
         from ..report.gantt import draw_gantt
 
         draw_gantt(prediction, args.gantt, platform)
+    if args.parquet:  # report/messages_out.py
+        from ..report.messages_out import write_parquet
+
+        write_parquet(prediction, args.parquet)
     if args.json:
-        text = prediction.to_json(indent=2) + "\n"
-    else:
-        name = "<stdin>" if args.schedule == "-" else args.schedule
-        text = prediction_summary(prediction, name, schedule.num_ops, schedule.bytes_sent)
+        from ..report.messages_out import text_output, write_json
+
+        with text_output(args.output) as handle:
+            write_json(prediction, handle, messages=not args.no_messages)
+        return 0
+    name = "<stdin>" if args.schedule == "-" else args.schedule
+    text = prediction_summary(prediction, name, schedule.num_ops, schedule.bytes_sent)
     write_output(text, args.output)
     return 0
