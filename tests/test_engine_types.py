@@ -61,16 +61,17 @@ def test_simulate_returns_what_the_typed_dict_says() -> None:
         "finish_ps": "list[int]",
         "events": "int",
         "slowest_rank": "int",
-        "messages": "list[tuple[int, int, int, int, int, int, bool]]",
+        "messages": "MessageColumns",
         "rto_events": "list[RtoEventResult]",
     }
     assert result["model"] == "plogpt"
     assert result["makespan_ps"] == 26 * 10**12
     assert all(type(ps) is int for ps in result["finish_ps"])
-    assert [tuple(type(x) for x in m) for m in result["messages"]] == [
-        (int, int, int, int, int, int, bool)
-    ] * len(result["messages"])
-    assert len(result["messages"]) == schedule.num_ops // 2
+    columns = result["messages"]
+    assert isinstance(columns, _engine.MessageColumns)
+    assert len(columns) == schedule.num_ops // 2
+    for name in columns.fields:
+        assert len(columns.column(name)) == 8 * len(columns)  # 8-byte integers
     assert set(_typed_dict_fields("RtoEventResult")) == {
         "src",
         "dst",

@@ -10,6 +10,7 @@ from typing import Any, TypedDict, final, type_check_only
 __version__: str
 __all__ = [
     "__version__",
+    "MessageColumns",
     "Schedule",
     "collective",
     "collective_names",
@@ -39,8 +40,8 @@ class SimulateResult(TypedDict):
     finish_ps: list[int]
     events: int
     slowest_rank: int
-    #: ``(src, dst, bytes, tag, start_ps, end_ps, rto)``; tag -1 for any.
-    messages: list[tuple[int, int, int, int, int, int, bool]]
+    #: every delivered message, as columns (empty when messages were not recorded)
+    messages: MessageColumns
     rto_events: list[RtoEventResult]
 
 @final
@@ -57,6 +58,7 @@ class Schedule:
         self, rank: int
     ) -> list[tuple[str, int, int, int, str | None, list[int], list[int]]]: ...
 
+@final
 class MessageColumns:
     """Delivered messages as columns of native-endian 8-byte integers (crates/commodel-py
     columns.rs): src, dst, bytes, start_ps, end_ps, rto (uint64) and tag (int64, -1 any)."""
