@@ -104,9 +104,12 @@ def advise(
     sizes: list[int],
     model: str = "loggops",
     root: int = 0,
+    jobs: int | None = None,
 ) -> Advice:
-    """Predict every algorithm with a generator at every (P, m); see the module text."""
+    """Predict every algorithm with a generator at every (P, m), up to ``jobs`` at once
+    (:func:`commodel.parallel.map_ordered`); see the module text."""
     from ..errors import CollectiveError
+    from ..parallel import map_ordered
     from ..platform import Platform, load_platform
     from ..prediction import predict
     from ..schedules import collective as generate
@@ -120,25 +123,29 @@ def advise(
             f"--root {root} is not a rank of every communicator size in --ranks "
             f"({', '.join(map(str, ranks))})"
         )
-    points = []
-    for p in ranks:
-        for m in sizes:
-            point = Point(p, m)
-            for number, name, gen in ALGORITHMS[collective]:
-                cand = Candidate(number, name, gen)
-                point.candidates.append(cand)
-                if gen is None:
-                    cand.note = "no generator"
-                    continue
-                segment = SEGSIZE.get((collective, number))
-                try:
-                    sched = generate(gen, p, m, root=root, segment=segment)
-                except CollectiveError as exc:
-                    cand.note = _first_line(exc)
-                    continue
-                pred = predict(sched, plat, model=model, record_messages=False)
-                cand.time_s = pred.makespan_s
-            points.append(point)
+
+    def predict_candidate(item: tuple[int, int, int, str]) -> tuple[float | None, str]:
+        """(time, "") of one algorithm at (P, m), or (None, why the generator refused)."""
+        p, m, number, gen = item
+        try:
+            sched = generate(gen, p, m, root=root, segment=SEGSIZE.get((collective, number)))
+        except CollectiveError as exc:
+            return None, _first_line(exc)
+        return predict(sched, plat, model=model, record_messages=False).makespan_s, ""
+
+    points = [Point(p, m) for p in ranks for m in sizes]
+    todo = []
+    for point in points:
+        for number, name, gen in ALGORITHMS[collective]:
+            cand = Candidate(number, name, gen)
+            point.candidates.append(cand)
+            if gen is None:
+                cand.note = "no generator"
+            else:
+                todo.append((cand, (point.ranks, point.size, number, gen)))
+    outcomes = map_ordered(predict_candidate, [item for _, item in todo], jobs)
+    for (cand, _), (time_s, note) in zip(todo, outcomes):
+        cand.time_s, cand.note = time_s, note
     name = getattr(plat, "name", None) or str(platform)
     return Advice(collective, str(name), model, points)
 

@@ -7,7 +7,7 @@ import os
 import sys
 
 from ..errors import CommodelError
-from .common import positive_int, size_arg, write_output
+from .common import add_jobs_option, positive_int, size_arg, write_output
 
 HELP = "predict every Open MPI algorithm of a collective, pick the fastest, write a rules file"
 
@@ -72,6 +72,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--check-rules", metavar="FILE", help="only check a rules file as Open MPI 4.1.4 reads it"
     )
+    add_jobs_option(parser)
     parser.set_defaults(func=run, _parser=parser)
     return parser
 
@@ -91,7 +92,9 @@ def run(args: argparse.Namespace) -> int:
     plat = load_platform(args.platform)
     ranks = args.ranks or [plat.nodes * plat.ranks_per_node]
     sizes = args.sizes or sizes_arg("1KiB..4MiB")
-    adv = advise(plat, args.collective, ranks, sizes, model=args.model, root=args.root)
+    adv = advise(
+        plat, args.collective, ranks, sizes, model=args.model, root=args.root, jobs=args.jobs
+    )
     write_output(format_advice(adv) + "\n", args.output)
     if args.plot:
         from ..report.advise_plot import plot_advice

@@ -84,3 +84,15 @@ def write_output(text: str, path: str | None) -> None:
             handle.write(text)
     except OSError as exc:
         raise CommodelError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+
+def add_jobs_option(parser: argparse.ArgumentParser) -> None:
+    """``--jobs N``: how many predictions run at once (commodel.parallel)."""
+    parser.add_argument(
+        "--jobs",
+        "-j",
+        type=positive_int,
+        metavar="N",
+        help="run up to N independent predictions at once (default: the usable cores; "
+        "1: one after the other); the output is the same for every N",
+    )

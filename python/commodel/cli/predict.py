@@ -7,7 +7,14 @@ import json
 import os
 
 from ..errors import CommodelError
-from .common import check_output_file, check_seed_range, positive_int, seed_arg, write_output
+from .common import (
+    add_jobs_option,
+    check_output_file,
+    check_seed_range,
+    positive_int,
+    seed_arg,
+    write_output,
+)
 
 HELP = "predict a GOAL schedule's time on a platform under a model"
 
@@ -22,7 +29,8 @@ models:
   all       every model the platform has sections for, side by side; the others are
             listed as skipped. With --json: one object, {"model": "all", "predictions":
             {MODEL: the object of a single --json}, "skipped": {MODEL: reason}}; with
-            --gantt FILE.png: one picture per model, FILE-MODEL.png
+            --gantt FILE.png: one picture per model, FILE-MODEL.png; the models run
+            up to --jobs N at once (default: the usable cores), with the same output
 
 examples:
   commodel predict a2a.goal --platform nomura2007 --model plogp
@@ -96,6 +104,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="with --json: leave out the list of messages (a summary for large runs)",
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
+    add_jobs_option(parser)
     parser.set_defaults(func=run)
     return parser
 
@@ -118,6 +127,8 @@ def check_options(args: argparse.Namespace) -> None:
         check_seed_range(args.seed or 0, args.samples, "--samples")
     elif args.seed is not None:
         raise CommodelError("--seed is the first seed of --samples; give --samples N too")
+    if args.jobs is not None and args.model != "all":
+        raise CommodelError("--jobs runs the models of --model all at once; add --model all")
     if args.no_messages and not args.json:
         raise CommodelError("--no-messages applies to --json output; add --json")
     if (args.parquet or args.no_messages) and (args.model == "all" or args.samples is not None):
@@ -150,7 +161,9 @@ def run(args: argparse.Namespace) -> int:
         from ..report.model_comparison import compare_models, comparison_dict, comparison_table
 
         platform = load_platform(args.platform)
-        runs = compare_models(read_goal(args.schedule), platform, record_messages=record)
+        runs = compare_models(
+            read_goal(args.schedule), platform, record_messages=record, jobs=args.jobs
+        )
         if args.gantt:
             from ..report.gantt import draw_gantt
 

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from ..errors import CommodelError
-from .common import check_seed_range, positive_int, seed_arg, size_arg
+from .common import add_jobs_option, check_seed_range, positive_int, seed_arg, size_arg
 
 HELP = "run schedules on the emulated cluster, predict them under every model and compare"
 
@@ -82,6 +82,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "(0.10)",
     )
     p.add_argument("--no-plots", action="store_true", help="write the CSV and text only")
+    add_jobs_option(p)
     g = p.add_argument_group("random (Zhu section 7)")
     g.add_argument("--degree", type=positive_int, default=1, help="passes d (1)")
     g.add_argument("--trials", type=positive_int, default=10, help="random schedules (10)")
@@ -150,6 +151,7 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         progress=lambda text: print(text, file=sys.stderr, flush=True),
         machine_wait=args.machine_wait,
+        jobs=args.jobs,
     )
     paths = write_report(v, args.output, plots=not args.no_plots)
     sys.stdout.write(summary_text(v))

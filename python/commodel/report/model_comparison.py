@@ -42,19 +42,23 @@ def compare_models(
     platform: Platform,
     models: list[str] | None = None,
     record_messages: bool = True,
+    jobs: int | None = None,
 ) -> list[ModelRun]:
-    """Run ``schedule`` under ``models`` (default: every registered model)."""
+    """Run ``schedule`` under ``models`` (default: every registered model), up to ``jobs``
+    models at once (:func:`commodel.parallel.map_ordered`; the runs come in model order)."""
+    from ..parallel import map_ordered
     from ..platform import model_names
     from ..prediction import predict
 
-    runs = []
-    for name in models if models is not None else model_names():
+    def run(name: str) -> ModelRun:
         skipped = missing_sections(platform, name)
         if skipped:
-            runs.append(ModelRun(name, None, skipped))
-            continue
-        prediction = predict(schedule, platform, model=name, record_messages=record_messages)
-        runs.append(ModelRun(name, prediction))
+            return ModelRun(name, None, skipped)
+        return ModelRun(
+            name, predict(schedule, platform, model=name, record_messages=record_messages)
+        )
+
+    runs = map_ordered(run, models if models is not None else model_names(), jobs)
     if not any(r.prediction for r in runs):
         raise CommodelError(
             f"platform {platform.name} has the sections of none of the models "

@@ -161,29 +161,34 @@ def predict_under(schedule: str, platform: Any, model: str) -> ModelOutcome:
     )
 
 
+def predict_and_match(
+    schedule: str, measured: MeasuredPattern, platform: Any, model: str
+) -> ModelOutcome:
+    """:func:`predict_under`, with the predicted messages matched to the measured ones."""
+    out = predict_under(schedule, platform, model)
+    if out.error is None:
+        out.messages = match_messages(measured.messages, out.predicted)
+    return out
+
+
 def compare_schedule(
     schedule: str,
     measured: MeasuredPattern,
-    platform: Any,
-    models: list[str],
+    outcomes: list[ModelOutcome],
     rto_min_s: float,
 ) -> ScheduleResult:
+    """One schedule's result from its measurement and its outcome under each model."""
     family, size = schedule_family(schedule)
     if size is None and measured.messages:
         size = max(m.bytes for m in measured.messages)
-    res = ScheduleResult(
+    return ScheduleResult(
         schedule=schedule,
         family=family,
         size=size,
         measured=measured,
         rto_reps=rto_repetitions(measured.makespans, rto_min_s),
+        outcomes={o.model: o for o in outcomes},
     )
-    for model in models:
-        out = predict_under(schedule, platform, model)
-        if out.error is None:
-            out.messages = match_messages(measured.messages, out.predicted)
-        res.outcomes[model] = out
-    return res
 
 
 # A schedule is machine-bound when, in its median repetition, a rank waited for a CPU longer
@@ -254,14 +259,18 @@ def validate(
     timeout: float = 120.0,
     progress: Callable[[str], None] | None = None,
     machine_wait: float = MACHINE_WAIT,
+    jobs: int | None = None,
 ) -> Validation:
-    """Measure (if ``cluster``), predict and compare every schedule."""
+    """Measure (if ``cluster``) every schedule, one after the other; then predict each under
+    every model, up to ``jobs`` predictions at once (:func:`commodel.parallel.map_ordered`),
+    and compare."""
+    from ..parallel import map_ordered
     from ..platform import load_platform
 
     platform = load_platform(platform_path)
     tcp = platform.sections.get("tcp")
     rto_min_s = float(getattr(tcp, "rto", 0.2) or 0.2)
-    results = []
+    runs = []  # measured one after the other, before any prediction uses the cores
     for i, sched in enumerate(schedules):
         if not os.path.exists(sched):
             raise CommodelError(f"{sched}: no such schedule file")
@@ -270,8 +279,13 @@ def validate(
             if progress:
                 progress(f"[{i + 1}/{len(schedules)}] measuring {sched} on cluster {cluster}")
             counters = run_pattern(cluster, sched, db, max_reps, ranks_per_host, timeout)
-        measured = load_pattern(db, sched)
-        res = compare_schedule(sched, measured, platform, models, rto_min_s)
+        runs.append((sched, load_pattern(db, sched), counters))
+    todo = [(sched, measured, model) for sched, measured, _ in runs for model in models]
+    outcomes = map_ordered(lambda t: predict_and_match(t[0], t[1], platform, t[2]), todo, jobs)
+    results = []
+    for k, (sched, measured, counters) in enumerate(runs):
+        mine = outcomes[k * len(models) : (k + 1) * len(models)]
+        res = compare_schedule(sched, measured, mine, rto_min_s)
         res.tcp = counters
         results.append(res)
     return Validation(results, models, tolerance, machine_wait)
