@@ -134,7 +134,9 @@ struct RankBuild {
     ops: Vec<Op>,
     /// (dependent a, prerequisite b, kind) in insertion order.
     deps: Vec<(u32, u32, DepKind)>,
-    labels: Vec<(u32, Box<str>)>,
+    /// Labels, in the order given: the operation of each, and its text's end in `label_text`.
+    labels: Vec<(u32, usize)>,
+    label_text: String,
 }
 
 /// Builds a [`Schedule`]; see the module documentation.
@@ -209,11 +211,20 @@ impl ScheduleBuilder {
             .push((a.index, b.index, kind));
     }
 
+    /// Forget everything added to `rank` (a reader that must parse a rank again).
+    pub(crate) fn clear_rank(&mut self, rank: u32) {
+        let r = &mut self.ranks[rank as usize];
+        r.ops.clear();
+        r.deps.clear();
+        r.labels.clear();
+        r.label_text.clear();
+    }
+
     /// Give an operation a label (kept for error messages and the GOAL writer).
     pub fn label(&mut self, op: OpRef, label: &str) {
-        self.ranks[op.rank as usize]
-            .labels
-            .push((op.index, label.into()));
+        let r = &mut self.ranks[op.rank as usize];
+        r.label_text.push_str(label);
+        r.labels.push((op.index, r.label_text.len()));
     }
 
     /// Check and freeze the schedule.
@@ -316,9 +327,14 @@ impl ScheduleBuilder {
             },
             ireq: Vec::with_capacity(n_ireq),
             labels: Vec::new(),
+            label_text: String::new(),
             max_cpu,
             max_nic,
         };
+        s.labels
+            .reserve_exact(self.ranks.iter().map(|r| r.labels.len()).sum());
+        s.label_text
+            .reserve_exact(self.ranks.iter().map(|r| r.label_text.len()).sum());
         s.req_start.push(0);
         if n_ireq > 0 {
             s.ireq_start.push(0);
@@ -366,14 +382,21 @@ impl ScheduleBuilder {
                     }
                 }
             }
-            for (idx, label) in r.labels {
-                s.labels.push((base + idx, label));
+            // Labels by operation (the first given, if several), their text in one string.
+            let mut order: Vec<usize> = (0..r.labels.len()).collect();
+            if !r.labels.is_sorted_by_key(|&(i, _)| i) {
+                order.sort_by_key(|&k| r.labels[k].0);
+            }
+            order.dedup_by_key(|k| r.labels[*k].0);
+            for k in order {
+                let from = if k == 0 { 0 } else { r.labels[k - 1].1 };
+                let (idx, to) = r.labels[k];
+                s.label_text.push_str(&r.label_text[from..to]);
+                s.labels.push((base + idx, s.label_text.len()));
             }
             base += count as u32;
         }
         s.rank_start.push(base);
-        s.labels.sort_by_key(|(i, _)| *i);
-        s.labels.dedup_by_key(|(i, _)| *i);
         s.check_acyclic()?;
         Ok(s)
     }
@@ -498,7 +521,10 @@ pub struct Schedule {
     /// the schedule has no irequires edge.
     ireq_start: Vec<u32>,
     ireq: Vec<OpId>,
-    labels: Vec<(OpId, Box<str>)>,
+    /// Labelled operations, ascending, each with the end of its label in `label_text`
+    /// (it starts where the previous one ends).
+    labels: Vec<(OpId, usize)>,
+    label_text: String,
     max_cpu: u8,
     max_nic: u8,
 }
@@ -619,10 +645,9 @@ impl Schedule {
     }
     /// The label given to `id`, if any.
     pub fn label(&self, id: OpId) -> Option<&str> {
-        self.labels
-            .binary_search_by_key(&id, |(i, _)| *i)
-            .ok()
-            .map(|k| &*self.labels[k].1)
+        let k = self.labels.binary_search_by_key(&id, |(i, _)| *i).ok()?;
+        let from = if k == 0 { 0 } else { self.labels[k - 1].1 };
+        self.label_text.get(from..self.labels[k].1)
     }
     /// A name for `id` in messages: its label, or `#<local index>`.
     pub fn describe(&self, id: OpId) -> String {

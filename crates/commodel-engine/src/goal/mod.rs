@@ -12,7 +12,7 @@
 //! );
 //! ```
 //!
-//! * [`parse`], [`parse_bytes`], [`read`] accept every file LogGOPSim's `txt2bin` accepts,
+//! * [`parse`], [`parse_bytes`], [`parse_reader`], [`read`] accept every file LogGOPSim's `txt2bin` accepts,
 //!   and also indentation, a `//` or `/* */` comment after a statement, and sizes with a
 //!   unit suffix (`64KiB`, `1MiB`, `2kB`, `1GB`). Errors ([`GoalError`]) display as
 //!   `file:line:column: <what was found>, expected <what>`.
@@ -27,6 +27,22 @@ mod error;
 mod parse;
 mod write;
 
+use std::path::Path;
+
 pub use error::{GoalError, GoalErrorKind};
-pub use parse::{parse, parse_bytes, read};
+pub use parse::{parse, parse_bytes, parse_bytes_in_chunks, parse_reader};
 pub use write::{is_valid_label, write, write_to};
+
+use crate::schedule::Schedule;
+
+/// Read a GOAL text file, streaming it in chunks.
+pub fn read(path: &Path) -> Result<Schedule, GoalError> {
+    let file = path.display().to_string();
+    let io = |e: std::io::Error| GoalError::Io {
+        file: file.clone(),
+        message: e.to_string(),
+    };
+    let handle = std::fs::File::open(path).map_err(io)?;
+    let len = handle.metadata().map_err(io)?.len();
+    parse_reader(handle, len, &file)
+}

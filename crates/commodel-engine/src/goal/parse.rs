@@ -11,9 +11,17 @@
 //! Every error names `file:line:column`, what was found and what was expected. The parser
 //! never panics: the input is read through `get`, numbers from it with checked arithmetic,
 //! and the remaining indexing is bounded by construction (labels map to existing operations).
+//!
+//! The text is streamed: [`Stream`] keeps a window of the text (read in chunks of
+//! [`CHUNK`] bytes), and each step (the header, one rank block, the end of the text) parses
+//! inside the window straight into the [`ScheduleBuilder`]. A step that looks at the end of
+//! the window before the end of the text is undone and run again on a larger window, so
+//! the result and every error are those of parsing the whole text at once. Memory is the
+//! schedule plus the window (a few chunks, or the longest rank block or line).
 
+use std::cell::Cell;
 use std::collections::hash_map::Entry;
-use std::path::Path;
+use std::io::Read;
 
 use rustc_hash::FxHashMap;
 
@@ -47,18 +55,176 @@ pub fn parse(text: &str, file: &str) -> Result<Schedule, GoalError> {
 
 /// Parse GOAL text given as bytes (bytes that are not UTF-8 may appear inside comments).
 pub fn parse_bytes(src: &[u8], file: &str) -> Result<Schedule, GoalError> {
-    Parser::new(src, file).run()
+    Stream::new(src, src.len() as u64, file, CHUNK).run()
 }
 
-/// Read and parse a GOAL file.
-pub fn read(path: &Path) -> Result<Schedule, GoalError> {
-    let file = path.display().to_string();
-    match std::fs::read(path) {
-        Ok(bytes) => parse_bytes(&bytes, &file),
-        Err(e) => Err(GoalError::Io {
+/// Parse GOAL text from a reader, in chunks: memory follows the schedule, not the text.
+/// `len`, the length of the text, bounds `num_ranks` before anything is allocated for
+/// the ranks (`u64::MAX` if unknown).
+pub fn parse_reader(reader: impl Read, len: u64, file: &str) -> Result<Schedule, GoalError> {
+    Stream::new(reader, len, file, CHUNK).run()
+}
+
+/// [`parse_bytes`] through a window of `chunk` bytes (at least 1): the same schedule
+/// or error for every `chunk`. For tests of the streaming.
+#[doc(hidden)]
+pub fn parse_bytes_in_chunks(src: &[u8], file: &str, chunk: usize) -> Result<Schedule, GoalError> {
+    Stream::new(src, src.len() as u64, file, chunk.max(1)).run()
+}
+
+/// Bytes read from the text at a time.
+const CHUNK: usize = 4 << 20;
+
+/// The text seen through a window that slides over it; see the module documentation.
+struct Stream<'f, R> {
+    reader: R,
+    file: &'f str,
+    /// Length of the whole text (for the bound on `num_ranks`).
+    file_len: u64,
+    /// The window: the text from the start of a line up to what has been read so far.
+    buf: Vec<u8>,
+    /// The cursor, an offset into `buf`.
+    start: usize,
+    /// Whether `buf` reaches the end of the text.
+    eof: bool,
+    /// Lines before the window.
+    line_base: u64,
+    /// Whether the window begins at the start of the text (where a byte order mark may be).
+    at_text_start: bool,
+    /// Bytes read at a time ([`CHUNK`] but in tests).
+    chunk: usize,
+    dep_pairs: Vec<(u32, u32)>,
+    cycles: CycleCheck,
+}
+
+impl<'f, R: Read> Stream<'f, R> {
+    fn new(reader: R, file_len: u64, file: &'f str, chunk: usize) -> Self {
+        Stream {
+            reader,
             file,
-            message: e.to_string(),
-        }),
+            file_len,
+            buf: Vec::new(),
+            start: 0,
+            eof: false,
+            line_base: 0,
+            at_text_start: true,
+            chunk,
+            dep_pairs: Vec::new(),
+            cycles: CycleCheck::default(),
+        }
+    }
+
+    /// Read until the window holds at least `ahead` bytes after the cursor, or the text ends.
+    fn fill(&mut self, ahead: usize) -> Result<(), GoalError> {
+        let want = self.start.saturating_add(ahead);
+        while !self.eof && self.buf.len() < want {
+            let have = self.buf.len();
+            let next = want.min(have.saturating_add(self.chunk));
+            self.buf.resize(next, 0);
+            let got = loop {
+                match self.reader.read(&mut self.buf[have..next]) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => {
+                        self.buf.truncate(have);
+                        return Err(GoalError::Io {
+                            file: self.file.to_string(),
+                            message: e.to_string(),
+                        });
+                    }
+                }
+            };
+            self.buf.truncate(have + got);
+            self.eof = got == 0;
+        }
+        Ok(())
+    }
+
+    /// Drop the lines before the cursor once they fill a chunk.
+    fn compact(&mut self) {
+        if self.start < self.chunk {
+            return;
+        }
+        let Some(cut) = self.buf[..self.start].iter().rposition(|&c| c == b'\n') else {
+            return;
+        };
+        let cut = cut + 1;
+        self.line_base += self.buf[..cut].iter().filter(|&&c| c == b'\n').count() as u64;
+        self.buf.drain(..cut);
+        self.start -= cut;
+        self.at_text_start = false;
+    }
+
+    /// Run one step of the parse at the cursor and move the cursor past what it read.
+    /// If the step looked past the window before the end of the text, the operations it
+    /// added to rank `undo` are taken back and it runs again on a window twice as large.
+    fn step<T>(
+        &mut self,
+        builder: &mut ScheduleBuilder,
+        undo: Option<u32>,
+        mut f: impl FnMut(&mut Parser<'_>, &mut ScheduleBuilder) -> Result<T, GoalError>,
+    ) -> Result<T, GoalError> {
+        self.compact();
+        let mut ahead = self.chunk;
+        loop {
+            self.fill(ahead)?;
+            let mut p = Parser::window(&self.buf, self.file, self.line_base, self.at_text_start);
+            p.pos = self.start;
+            p.more = !self.eof;
+            p.file_len = self.file_len;
+            p.num_ranks = builder.num_ranks();
+            p.dep_pairs = std::mem::take(&mut self.dep_pairs);
+            p.cycles = std::mem::take(&mut self.cycles);
+            let result = f(&mut p, builder);
+            let (pos, hit_end) = (p.pos, p.hit_end.get());
+            self.dep_pairs = p.dep_pairs;
+            self.cycles = p.cycles;
+            if hit_end && !self.eof {
+                if let Some(rank) = undo {
+                    builder.clear_rank(rank);
+                }
+                ahead = (self.buf.len() - self.start)
+                    .saturating_mul(2)
+                    .max(self.chunk);
+                continue;
+            }
+            if result.is_ok() {
+                self.start = pos;
+            }
+            return result;
+        }
+    }
+
+    fn run(mut self) -> Result<Schedule, GoalError> {
+        let mut none = ScheduleBuilder::new(0);
+        let p = self.step(&mut none, None, |p, _| {
+            p.pos = p.bom;
+            p.skip_blank()?;
+            p.header()
+        })?;
+        let mut builder = ScheduleBuilder::new(p);
+        for rank in 0..p {
+            self.step(&mut builder, Some(rank), |p, b| {
+                p.skip_blank()?;
+                let open = p.rank_header(rank)?;
+                p.block(rank, open, b)
+            })?;
+        }
+        self.step(&mut builder, None, |p, _| p.end())?;
+        builder.build().map_err(|e| {
+            let kind = match e {
+                crate::schedule::BuildError::TooLarge { .. } => GoalErrorKind::TooLarge,
+                crate::schedule::BuildError::Cycle { .. } => GoalErrorKind::Cycle,
+                _ => GoalErrorKind::Syntax,
+            };
+            let p = Parser::window(&self.buf, self.file, self.line_base, self.at_text_start);
+            p.error(
+                self.buf.len(),
+                kind,
+                e.to_string(),
+                "a schedule the engine can hold".to_string(),
+            )
+        })
     }
 }
 
@@ -93,9 +259,20 @@ struct DepLine<'a> {
 }
 
 struct Parser<'a> {
+    /// The window of the text (see [`Stream`]).
     src: &'a [u8],
     file: &'a str,
     pos: usize,
+    /// Whether the text goes on after the window.
+    more: bool,
+    /// Set when the parser looked at the end of the window while `more`.
+    hit_end: Cell<bool>,
+    /// Lines of the text before the window.
+    line_base: u64,
+    /// Length of a byte order mark at the start of the window (skipped, not a column).
+    bom: usize,
+    /// Length of the whole text.
+    file_len: u64,
     num_ranks: u32,
     /// Labels of the current rank: label -> (local index, byte offset of the definition).
     labels: FxHashMap<&'a [u8], (u32, usize)>,
@@ -124,11 +301,22 @@ impl Field {
 }
 
 impl<'a> Parser<'a> {
-    fn new(src: &'a [u8], file: &'a str) -> Self {
+    /// A parser over a window that ends where the text ends.
+    fn window(src: &'a [u8], file: &'a str, line_base: u64, at_text_start: bool) -> Self {
+        let bom = if at_text_start && src.starts_with(b"\xEF\xBB\xBF") {
+            3
+        } else {
+            0
+        };
         Parser {
             src,
             file,
             pos: 0,
+            more: false,
+            hit_end: Cell::new(false),
+            line_base,
+            bom,
+            file_len: src.len() as u64,
             num_ranks: 0,
             labels: FxHashMap::default(),
             deps: Vec::new(),
@@ -139,36 +327,55 @@ impl<'a> Parser<'a> {
 
     // ---------------------------------------------------------------- positions and errors
 
+    /// Note a look at offset `i`: past the window while the text goes on, what the parser
+    /// saw is not what the text holds.
+    #[inline]
+    fn reach(&self, i: usize) {
+        if self.more && i >= self.src.len() {
+            self.hit_end.set(true);
+        }
+    }
+
     #[inline]
     fn peek(&self) -> Option<u8> {
-        self.src.get(self.pos).copied()
+        self.byte_at(self.pos)
     }
 
     #[inline]
     fn byte_at(&self, i: usize) -> Option<u8> {
-        self.src.get(i).copied()
+        let c = self.src.get(i).copied();
+        if c.is_none() {
+            self.reach(i);
+        }
+        c
     }
 
+    /// The window after the cursor. Callers look at its first few bytes (a keyword,
+    /// `-1`), so being within 16 bytes of the end of the window counts as reaching it.
     #[inline]
     fn rest(&self) -> &'a [u8] {
+        self.reach(self.pos.saturating_add(16));
         self.src.get(self.pos..).unwrap_or(&[])
     }
 
     #[inline]
     fn slice(&self, from: usize, to: usize) -> &'a [u8] {
-        self.src.get(from..to).unwrap_or(&[])
+        if to > self.src.len() {
+            self.reach(to);
+        }
+        self.src.get(from..to.min(self.src.len())).unwrap_or(&[])
     }
 
     /// 1-based (line, column) of a byte offset; columns count characters.
     fn line_col(&self, pos: usize) -> (u64, u64) {
         let pos = pos.min(self.src.len());
         let before = self.slice(0, pos);
-        let line = 1 + before.iter().filter(|&&c| c == b'\n').count() as u64;
+        let line = self.line_base + 1 + before.iter().filter(|&&c| c == b'\n').count() as u64;
         let line_start = before
             .iter()
             .rposition(|&c| c == b'\n')
             .map_or(0, |i| i + 1)
-            .max(self.bom_len().min(pos));
+            .max(self.bom.min(pos));
         let column = 1 + self
             .slice(line_start, pos)
             .iter()
@@ -220,7 +427,7 @@ impl<'a> Parser<'a> {
                 false,
             );
         }
-        let tail = self.slice(pos, (pos + 4).min(self.src.len()));
+        let tail = self.slice(pos, pos + 4);
         let ch = match std::str::from_utf8(tail) {
             Ok(s) => s.chars().next(),
             Err(e) => std::str::from_utf8(tail.get(..e.valid_up_to()).unwrap_or(&[]))
@@ -442,26 +649,9 @@ impl<'a> Parser<'a> {
 
     // ---------------------------------------------------------------- the grammar
 
-    /// Length of a UTF-8 byte order mark at the start of the text (skipped, not a column).
-    fn bom_len(&self) -> usize {
-        if self.src.starts_with(b"\xEF\xBB\xBF") {
-            3
-        } else {
-            0
-        }
-    }
-
-    fn run(mut self) -> Result<Schedule, GoalError> {
-        self.pos = self.bom_len();
-        self.skip_blank()?;
-        self.num_ranks = self.header()?;
+    /// After the last rank block: nothing but blanks and comments up to the end of the text.
+    fn end(&mut self) -> Result<(), GoalError> {
         let p = self.num_ranks;
-        let mut builder = ScheduleBuilder::new(p);
-        for rank in 0..p {
-            self.skip_blank()?;
-            let open = self.rank_header(rank)?;
-            self.block(rank, open, &mut builder)?;
-        }
         self.skip_blank()?;
         if self.peek().is_some() {
             let at = self.pos;
@@ -479,19 +669,7 @@ impl<'a> Parser<'a> {
             }
             return Err(self.unexpected(at, "end of file"));
         }
-        builder.build().map_err(|e| {
-            let kind = match e {
-                crate::schedule::BuildError::TooLarge { .. } => GoalErrorKind::TooLarge,
-                crate::schedule::BuildError::Cycle { .. } => GoalErrorKind::Cycle,
-                _ => GoalErrorKind::Syntax,
-            };
-            self.error(
-                self.src.len(),
-                kind,
-                e.to_string(),
-                "a schedule the engine can hold".to_string(),
-            )
-        })
+        Ok(())
     }
 
     fn digits_len(&self) -> usize {
@@ -527,13 +705,13 @@ impl<'a> Parser<'a> {
         }
         // Every rank needs its own block, at least "rank N{}": a larger count cannot be
         // satisfied by this file, so say so now rather than allocate for it.
-        let most = self.src.len() as u64 / 8 + 1;
+        let most = self.file_len / 8 + 1;
         if p > most {
             return Err(self.error(
                 num_at,
                 GoalErrorKind::NumRanks,
                 format!("num_ranks {p}"),
-                format!("at most {most} for a file of {} bytes (every rank needs a \"rank N {{ }}\" block)", self.src.len()),
+                format!("at most {most} for a file of {} bytes (every rank needs a \"rank N {{ }}\" block)", self.file_len),
             ));
         }
         Ok(p as u32)
