@@ -34,22 +34,23 @@ def parse_goal(text: str, filename: str = "<string>") -> Schedule:
 
 
 def read_goal(path: str | os.PathLike[str]) -> Schedule:
-    """Read a GOAL file; ``"-"`` reads standard input."""
+    """Read a schedule file; ``"-"`` reads GOAL text from standard input.
+
+    A file may hold GOAL text (read in chunks: memory follows the schedule, not the
+    text) or a binary schedule written by LogGOPSim's ``txt2bin``; the engine tells
+    them apart by content. Errors name ``file:line:column`` (text) or the byte offset
+    (binary).
+    """
+    from . import _engine
+
     name = os.fspath(path)
     if name == "-":
         return parse_goal(_read_stdin(), "<stdin>")
-    try:
-        with open(name, encoding="utf-8") as handle:
-            text = handle.read()
-    except FileNotFoundError:
-        raise GoalError(f"{name}: no such schedule file") from None
-    except IsADirectoryError:
-        raise GoalError(f"{name}: is a directory, not a GOAL schedule file") from None
-    except UnicodeDecodeError:
-        raise GoalError(f"{name}: not a UTF-8 text file (a GOAL schedule is text)") from None
-    except OSError as exc:
-        raise GoalError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    return parse_goal(text, name)
+    if os.path.isdir(name):
+        raise GoalError(f"{name}: is a directory, not a GOAL schedule file")
+    if not os.path.exists(name):
+        raise GoalError(f"{name}: no such schedule file")
+    return _engine.read_goal(name)
 
 
 def _read_stdin() -> str:

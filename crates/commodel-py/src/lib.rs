@@ -100,7 +100,7 @@ fn parse_goal(py: Python<'_>, text: &str, filename: &str) -> PyResult<Schedule> 
     Ok(Schedule { inner })
 }
 
-/// Read a GOAL file.
+/// Read a schedule file: GOAL text (streamed) or LogGOPSim's binary (`txt2bin` output).
 #[pyfunction]
 fn read_goal(py: Python<'_>, path: &str) -> PyResult<Schedule> {
     let inner = py

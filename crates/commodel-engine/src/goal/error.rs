@@ -28,6 +28,9 @@ pub enum GoalErrorKind {
     Cycle,
     /// The schedule has more operations than the engine can index.
     TooLarge,
+    /// A binary schedule (LogGOPSim's `txt2bin` output) that is cut short, inconsistent,
+    /// or invalidated.
+    Binary,
 }
 
 /// An error found while reading GOAL text.
@@ -50,6 +53,14 @@ pub enum GoalError {
         found: String,
         expected: String,
     },
+    /// A binary schedule (LogGOPSim's `txt2bin` output) that cannot be read;
+    /// `offset` is the byte of the file at fault.
+    #[error("{file}: byte {offset}: {message}")]
+    Binary {
+        file: String,
+        offset: u64,
+        message: String,
+    },
 }
 
 impl GoalError {
@@ -58,20 +69,23 @@ impl GoalError {
         match self {
             GoalError::Io { .. } => GoalErrorKind::Io,
             GoalError::Parse { kind, .. } => *kind,
+            GoalError::Binary { .. } => GoalErrorKind::Binary,
         }
     }
 
     /// The file name given to the reader.
     pub fn file(&self) -> &str {
         match self {
-            GoalError::Io { file, .. } | GoalError::Parse { file, .. } => file,
+            GoalError::Io { file, .. }
+            | GoalError::Parse { file, .. }
+            | GoalError::Binary { file, .. } => file,
         }
     }
 
     /// `(line, column)`, both 1-based, of a parse error.
     pub fn position(&self) -> Option<(u64, u64)> {
         match self {
-            GoalError::Io { .. } => None,
+            GoalError::Io { .. } | GoalError::Binary { .. } => None,
             GoalError::Parse { line, column, .. } => Some((*line, *column)),
         }
     }

@@ -12,6 +12,8 @@
 //! );
 //! ```
 //!
+//! * [`read`] takes a file of either format: GOAL text, or a LogGOPSim binary schedule
+//!   ([`read_binary`]), told apart by content.
 //! * [`parse`], [`parse_bytes`], [`parse_reader`], [`read`] accept every file LogGOPSim's `txt2bin` accepts,
 //!   and also indentation, a `//` or `/* */` comment after a statement, and sizes with a
 //!   unit suffix (`64KiB`, `1MiB`, `2kB`, `1GB`). Errors ([`GoalError`]) display as
@@ -22,27 +24,38 @@
 //!
 //! The grammar and the extensions are described in `docs/formats.md`.
 
+mod binary;
 mod cycle;
 mod error;
 mod parse;
 mod write;
 
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+pub use binary::{is_binary, parse_binary, read_binary, MAGIC, MAGIC_CONSUMED};
 pub use error::{GoalError, GoalErrorKind};
 pub use parse::{parse, parse_bytes, parse_bytes_in_chunks, parse_reader};
 pub use write::{is_valid_label, write, write_to};
 
 use crate::schedule::Schedule;
 
-/// Read a GOAL text file, streaming it in chunks.
+/// Read a schedule file: GOAL text, streamed in chunks, or a LogGOPSim binary schedule
+/// (`txt2bin`'s output), told apart by the file's first eight bytes.
 pub fn read(path: &Path) -> Result<Schedule, GoalError> {
     let file = path.display().to_string();
     let io = |e: std::io::Error| GoalError::Io {
         file: file.clone(),
         message: e.to_string(),
     };
-    let handle = std::fs::File::open(path).map_err(io)?;
+    let mut handle = std::fs::File::open(path).map_err(io)?;
     let len = handle.metadata().map_err(io)?.len();
-    parse_reader(handle, len, &file)
+    let mut head = Vec::with_capacity(8);
+    (&mut handle).take(8).read_to_end(&mut head).map_err(io)?;
+    handle.seek(SeekFrom::Start(0)).map_err(io)?;
+    if is_binary(&head) {
+        read_binary(std::io::BufReader::new(handle), len, &file)
+    } else {
+        parse_reader(handle, len, &file)
+    }
 }
