@@ -1,6 +1,6 @@
 """`make bench`: every benchmark in turn (not part of the tests; slow).
 
-python benches/run.py            # engine, contention models, PLogP measurement, outputs
+python benches/run.py            # engine, file path, contention models, PLogP measurement, outputs
 python benches/run.py engine     # one of them
 """
 
@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ["engine", "contention", "measure_plogp", "outputs"]
+BENCHES = ["engine", "goal_path", "contention", "measure_plogp", "outputs"]
 
 
 def main() -> int:
