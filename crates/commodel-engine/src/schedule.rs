@@ -137,6 +137,29 @@ struct RankBuild {
     /// Labels, in the order given: the operation of each, and its text's end in `label_text`.
     labels: Vec<(u32, usize)>,
     label_text: String,
+    /// Operations `0..canonical` were labelled `o0`, `o1`, ... in order (the names the
+    /// GOAL writer gives): counted, not stored. Zero once any other label is given.
+    canonical: u32,
+}
+
+impl RankBuild {
+    /// Store the counted labels `o0..` like any other.
+    fn store_canonical(&mut self) {
+        for k in 0..std::mem::take(&mut self.canonical) {
+            self.label_text.push('o');
+            self.label_text.push_str(&k.to_string());
+            self.labels.push((k, self.label_text.len()));
+        }
+    }
+}
+
+/// Whether `label` is `o<index>`, `index` in decimal without leading zeros.
+fn is_canonical(label: &str, index: u32) -> bool {
+    label.strip_prefix('o').is_some_and(|d| {
+        d.bytes().all(|c| c.is_ascii_digit())
+            && (d == "0" || !d.starts_with('0'))
+            && d.parse::<u32>() == Ok(index)
+    })
 }
 
 /// Builds a [`Schedule`]; see the module documentation.
@@ -218,11 +241,17 @@ impl ScheduleBuilder {
         r.deps.clear();
         r.labels.clear();
         r.label_text.clear();
+        r.canonical = 0;
     }
 
     /// Give an operation a label (kept for error messages and the GOAL writer).
     pub fn label(&mut self, op: OpRef, label: &str) {
         let r = &mut self.ranks[op.rank as usize];
+        if r.labels.is_empty() && op.index == r.canonical && is_canonical(label, op.index) {
+            r.canonical += 1;
+            return;
+        }
+        r.store_canonical();
         r.label_text.push_str(label);
         r.labels.push((op.index, r.label_text.len()));
     }
@@ -328,11 +357,23 @@ impl ScheduleBuilder {
             ireq: Vec::with_capacity(n_ireq),
             labels: Vec::new(),
             label_text: String::new(),
+            canonical: Vec::new(),
+            canonical_ends: Vec::new(),
+            canonical_text: String::new(),
             max_cpu,
             max_nic,
         };
         s.labels
             .reserve_exact(self.ranks.iter().map(|r| r.labels.len()).sum());
+        let most_canonical = self.ranks.iter().map(|r| r.canonical).max().unwrap_or(0);
+        if most_canonical > 0 {
+            s.canonical.reserve_exact(p as usize);
+            for k in 0..most_canonical {
+                s.canonical_text.push('o');
+                s.canonical_text.push_str(&k.to_string());
+                s.canonical_ends.push(s.canonical_text.len());
+            }
+        }
         s.label_text
             .reserve_exact(self.ranks.iter().map(|r| r.label_text.len()).sum());
         s.req_start.push(0);
@@ -381,6 +422,9 @@ impl ScheduleBuilder {
                         counts[b as usize] += 1;
                     }
                 }
+            }
+            if most_canonical > 0 {
+                s.canonical.push(r.canonical);
             }
             // Labels by operation (the first given, if several), their text in one string.
             let mut order: Vec<usize> = (0..r.labels.len()).collect();
@@ -525,6 +569,11 @@ pub struct Schedule {
     /// (it starts where the previous one ends).
     labels: Vec<(OpId, usize)>,
     label_text: String,
+    /// Per rank, how many of its first operations are labelled `o0`, `o1`, ... (empty if
+    /// none is): their labels are slices of `canonical_text`, ending at `canonical_ends`.
+    canonical: Vec<u32>,
+    canonical_ends: Vec<usize>,
+    canonical_text: String,
     max_cpu: u8,
     max_nic: u8,
 }
@@ -645,6 +694,18 @@ impl Schedule {
     }
     /// The label given to `id`, if any.
     pub fn label(&self, id: OpId) -> Option<&str> {
+        if !self.canonical.is_empty() {
+            let rank = self.rank_of(id);
+            let k = (id - self.rank_start[rank as usize]) as usize;
+            if k < self.canonical[rank as usize] as usize {
+                let from = if k == 0 {
+                    0
+                } else {
+                    self.canonical_ends[k - 1]
+                };
+                return self.canonical_text.get(from..self.canonical_ends[k]);
+            }
+        }
         let k = self.labels.binary_search_by_key(&id, |(i, _)| *i).ok()?;
         let from = if k == 0 { 0 } else { self.labels[k - 1].1 };
         self.label_text.get(from..self.labels[k].1)

@@ -99,3 +99,39 @@ proptest! {
         prop_assert_eq!(streamed, whole);
     }
 }
+
+/// Labels `o0, o1, ...` in order are counted, not stored, in the schedule: every kind of
+/// departure from that pattern keeps each label exactly as given.
+#[test]
+fn labels_named_like_the_writer_are_kept() {
+    let text = "num_ranks 6\n\
+        rank 0 {\no0: calc 1\no1: calc 2\no2: calc 3\no2 requires o1\n}\n\
+        rank 1 {\no0: calc 1\nx: calc 2\no2: calc 3\n}\n\
+        rank 2 {\no1: calc 1\no0: calc 2\n}\n\
+        rank 3 {\no01: calc 1\no1: calc 2\n}\n\
+        rank 4 {\ncalc 1\no1: calc 2\n}\n\
+        rank 5 {\no0: calc 1\no1: calc 2\ncalc 3\n}\n";
+    let s = goal::parse(text, "l.goal").unwrap();
+    let labels: Vec<Option<&str>> = (0..s.num_ops() as u32).map(|id| s.label(id)).collect();
+    assert_eq!(
+        labels,
+        [
+            Some("o0"),
+            Some("o1"),
+            Some("o2"),
+            Some("o0"),
+            Some("x"),
+            Some("o2"),
+            Some("o1"),
+            Some("o0"),
+            Some("o01"),
+            Some("o1"),
+            None,
+            Some("o1"),
+            Some("o0"),
+            Some("o1"),
+            None,
+        ]
+    );
+    assert_eq!(s.describe(14), "#2");
+}
