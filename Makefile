@@ -17,9 +17,10 @@ CARGO ?= cargo
 PYTEST_ARGS ?=
 
 # Debian packages the measurement suite and the emulated cluster need.
-APT_PACKAGES := openmpi-bin libopenmpi-dev iproute2 ethtool procps
+# (iptables: the emulated cluster's `shaping: serialize` queues frames with -j NFQUEUE.)
+APT_PACKAGES := openmpi-bin libopenmpi-dev iproute2 ethtool procps iptables
 # A command from each of them; all present means nothing to install.
-APT_COMMANDS := mpirun mpicc ip ethtool ps
+APT_COMMANDS := mpirun mpicc ip ethtool ps iptables-restore
 
 # The package is rebuilt when the Rust sources or the build configuration change, or when
 # the extras it needs change: `measure` (mpi4py) joins `dev` once Open MPI (mpicc) is
@@ -44,7 +45,8 @@ help:
 	@echo "  make test     set up (if needed) and run every test (cargo test, pytest)"
 	@echo "  make lint     cargo fmt --check, cargo clippy -D warnings, ruff check, ruff format --check"
 	@echo "  make format   apply cargo fmt and ruff format"
-	@echo "  make install  create .venv and pip install -e '.[dev]' (plus mpi4py with Open MPI)"
+	@echo "  make install  create .venv and pip install -e '.[dev]' (plus mpi4py with Open MPI),"
+	@echo "                and build the emulated cluster's commodel-wire daemon into .venv/bin"
 	@echo "  make wheel-smoke  build the wheel, install it in a fresh venv, run 'commodel demo'"
 	@echo "  make deps     install the Debian packages (Open MPI, iproute2, ...); needs root"
 	@echo "  make bench    run the benchmarks (benches/run.py; slow, not part of the tests)"
@@ -78,9 +80,12 @@ $(EXTRAS_FILE): FORCE | $(PY)
 	@[ "$$(cat $@ 2>/dev/null)" = "$(EXTRAS)" ] || echo "$(EXTRAS)" > $@
 
 # pip install -e into the venv; with Open MPI present (mpicc) the `measure` extra adds mpi4py.
+# The emulated cluster's serialization daemon (crates/commodel-wire) goes into the venv's bin.
 $(INSTALL_STAMP): $(EXTRAS_FILE) pyproject.toml Cargo.toml Cargo.lock $(RUST_SOURCES) | $(PY)
 	@echo "install: $(PY) -m pip install -e '.[$(EXTRAS)]'"
 	@$(PY) -m pip install --quiet --disable-pip-version-check -e ".[$(EXTRAS)]"
+	@echo "install: $(CARGO) build --release -p commodel-wire -> $(VENV)/bin/commodel-wire"
+	@$(CARGO) build --release --quiet -p commodel-wire && cp target/release/commodel-wire $(VENV)/bin/
 	@touch $@
 
 FORCE:

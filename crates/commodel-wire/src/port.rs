@@ -1,0 +1,242 @@
+//! A shaped port: a virtual FIFO that serializes every frame at line rate.
+//!
+//! A frame of `w` wire bytes offered at time `t` to a port of rate `R` leaves (its last bit
+//! is on the cable) at `d = max(t, d_prev) + 8 w / R`, where `d_prev` is the departure of
+//! the frame before it: an idle port still takes one frame time, a busy one queues. The
+//! next hop sees the frame only at `d` (store and forward). Bytes held (frames offered
+//! whose departure is still ahead) may not exceed the port buffer: a frame that does not
+//! fit is dropped (tail drop).
+//!
+//! Sizes: the netfilter hooks see the IP packet (`l3` bytes). On the wire it becomes an
+//! Ethernet frame of `l3 + 14` (MAC header) `+ 4` (FCS) bytes, at least 64, plus 8 bytes
+//! of preamble and start delimiter and a 12-byte inter-frame gap: `wire_bytes`. The buffer
+//! counts `l3 + 14` per frame, as a Linux qdisc counts its backlog.
+
+use std::collections::VecDeque;
+
+/// MAC header (14) and frame check sequence (4) around an IP packet.
+pub const MAC_HEADER_FCS: u64 = 14 + 4;
+/// Preamble and start frame delimiter (8) and the inter-frame gap (12).
+pub const PREAMBLE_IFG: u64 = 8 + 12;
+/// The minimum Ethernet frame, MAC header to FCS.
+pub const MIN_FRAME: u64 = 64;
+/// Picoseconds per second.
+pub const PS_PER_S: u128 = 1_000_000_000_000;
+
+/// Bytes a frame carrying an IP packet of `l3` bytes occupies on the wire (preamble to gap).
+pub fn wire_bytes(l3: u64) -> u64 {
+    (l3 + MAC_HEADER_FCS).max(MIN_FRAME) + PREAMBLE_IFG
+}
+
+/// Bytes the frame holds in a port buffer (MAC header and IP packet).
+pub fn buffer_bytes(l3: u64) -> u64 {
+    l3 + 14
+}
+
+/// Time in picoseconds to serialize `wire` bytes at `rate_bit_s` (rounded up).
+pub fn serialization_ps(wire: u64, rate_bit_s: u64) -> u64 {
+    let bits = u128::from(wire) * 8 * PS_PER_S;
+    let rate = u128::from(rate_bit_s);
+    bits.div_ceil(rate) as u64
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Held {
+    id: u32,
+    departure_ps: u64,
+    buffer_bytes: u64,
+}
+
+/// What became of a frame offered to a port.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Offer {
+    /// Queued; it leaves at this time (picoseconds).
+    Queued(u64),
+    /// The buffer was full: dropped.
+    Dropped,
+}
+
+/// Counters of one port since start.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortStats {
+    pub frames: u64,
+    pub bytes: u64,
+    pub drops: u64,
+    pub max_held_bytes: u64,
+    /// Frames that have left.
+    pub left: u64,
+    /// Release lateness (actual release time minus departure), summed and maximum, ps.
+    pub late_sum_ps: u64,
+    pub late_max_ps: u64,
+}
+
+#[derive(Debug)]
+pub struct Port {
+    pub rate_bit_s: u64,
+    pub buffer_bytes: u64,
+    held: VecDeque<Held>,
+    held_bytes: u64,
+    last_departure_ps: u64,
+    /// The last frame that has left but has not been handed on by [`Port::release`].
+    left: Option<u32>,
+    pub stats: PortStats,
+}
+
+impl Port {
+    pub fn new(rate_bit_s: u64, buffer_bytes: u64) -> Self {
+        Port {
+            rate_bit_s,
+            buffer_bytes,
+            held: VecDeque::new(),
+            held_bytes: 0,
+            last_departure_ps: 0,
+            left: None,
+            stats: PortStats::default(),
+        }
+    }
+
+    /// Offer frame `id` carrying an IP packet of `l3` bytes at time `now_ps`.
+    ///
+    /// Frames whose departure is not after `now_ps` no longer count against the buffer,
+    /// whether or not [`Port::release`] has handed them on yet.
+    pub fn offer(&mut self, id: u32, l3: u64, now_ps: u64) -> Offer {
+        self.retire(now_ps);
+        let held_now = self.held_bytes;
+        let size = buffer_bytes(l3);
+        if held_now + size > self.buffer_bytes {
+            self.stats.drops += 1;
+            return Offer::Dropped;
+        }
+        let start = now_ps.max(self.last_departure_ps);
+        let departure = start + serialization_ps(wire_bytes(l3), self.rate_bit_s);
+        self.last_departure_ps = departure;
+        self.held.push_back(Held {
+            id,
+            departure_ps: departure,
+            buffer_bytes: size,
+        });
+        self.held_bytes += size;
+        self.stats.frames += 1;
+        self.stats.bytes += size;
+        self.stats.max_held_bytes = self.stats.max_held_bytes.max(held_now + size);
+        Offer::Queued(departure)
+    }
+
+    /// Take frames that have left by `now_ps` out of the buffer.
+    fn retire(&mut self, now_ps: u64) {
+        while let Some(front) = self.held.front() {
+            if front.departure_ps > now_ps {
+                break;
+            }
+            let late = now_ps - front.departure_ps;
+            self.stats.late_sum_ps += late;
+            self.stats.late_max_ps = self.stats.late_max_ps.max(late);
+            self.held_bytes -= front.buffer_bytes;
+            self.stats.left += 1;
+            self.left = Some(front.id);
+            self.held.pop_front();
+        }
+    }
+
+    /// Hand on every frame that has left by `now_ps`: returns the id of the last one (the
+    /// frames leave in the order offered), or None if none left since the last call.
+    pub fn release(&mut self, now_ps: u64) -> Option<u32> {
+        self.retire(now_ps);
+        self.left.take()
+    }
+
+    /// When the next frame leaves, if any is held.
+    pub fn next_departure(&self) -> Option<u64> {
+        self.held.front().map(|h| h.departure_ps)
+    }
+
+    /// Bytes of frames offered that have not left.
+    pub fn held_bytes(&self) -> u64 {
+        self.held_bytes
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const R100M: u64 = 100_000_000;
+
+    #[test]
+    fn a_full_frame_takes_its_wire_time() {
+        // 1500-byte IP packet: 1518-byte frame + 20 bytes of preamble and gap = 1538 bytes,
+        // 12304 bits at 100 Mbit/s = 123.04 us
+        assert_eq!(wire_bytes(1500), 1538);
+        assert_eq!(serialization_ps(wire_bytes(1500), R100M), 123_040_000);
+        // a 40-byte packet (a bare TCP ACK) is padded to the 64-byte minimum frame
+        assert_eq!(wire_bytes(40), 84);
+        assert_eq!(buffer_bytes(1500), 1514);
+    }
+
+    #[test]
+    fn an_idle_port_still_takes_one_frame_time() {
+        let mut port = Port::new(R100M, 32 * 1024);
+        let t0 = 5_000_000_000; // 5 ms
+        assert_eq!(port.offer(1, 1500, t0), Offer::Queued(t0 + 123_040_000));
+        assert_eq!(port.release(t0 + 123_039_999), None);
+        assert_eq!(port.next_departure(), Some(t0 + 123_040_000));
+        assert_eq!(port.release(t0 + 123_040_000), Some(1));
+        assert_eq!(port.next_departure(), None);
+    }
+
+    #[test]
+    fn a_busy_port_queues_back_to_back_and_releases_in_order() {
+        let mut port = Port::new(R100M, 1 << 20);
+        let frame = 123_040_000;
+        for id in 0..10 {
+            assert_eq!(
+                port.offer(id, 1500, 0),
+                Offer::Queued((u64::from(id) + 1) * frame)
+            );
+        }
+        assert_eq!(port.held_bytes(), 10 * 1514);
+        assert_eq!(port.release(3 * frame + 1), Some(2));
+        assert_eq!(port.held_bytes(), 7 * 1514);
+        // a frame arriving after the queue drained starts at its own arrival
+        assert_eq!(port.release(100 * frame), Some(9));
+        assert_eq!(
+            port.offer(10, 1500, 200 * frame),
+            Offer::Queued(201 * frame)
+        );
+        assert_eq!(port.stats.frames, 11);
+    }
+
+    #[test]
+    fn a_full_buffer_drops_the_arriving_frame_only() {
+        // room for two 1514-byte frames, not three
+        let mut port = Port::new(R100M, 3 * 1514 - 1);
+        let frame = 123_040_000;
+        assert_eq!(port.offer(1, 1500, 0), Offer::Queued(frame));
+        assert_eq!(port.offer(2, 1500, 0), Offer::Queued(2 * frame));
+        assert_eq!(port.offer(3, 1500, 0), Offer::Dropped);
+        assert_eq!(port.stats.drops, 1);
+        // once the first frame has left there is room again, behind the second
+        assert_eq!(port.offer(4, 1500, frame), Offer::Queued(3 * frame));
+        assert_eq!(port.stats.max_held_bytes, 2 * 1514);
+    }
+
+    #[test]
+    fn store_and_forward_over_two_hops_of_equal_rate() {
+        // three frames through two ports: the second hop finishes one frame time after
+        // the first, whatever the first hop's backlog
+        let mut nic = Port::new(R100M, 1 << 20);
+        let mut switch = Port::new(R100M, 32 * 1024);
+        let frame = 123_040_000;
+        let mut last = 0;
+        for id in 0..3 {
+            let Offer::Queued(d) = nic.offer(id, 1500, 0) else {
+                panic!("dropped")
+            };
+            let Offer::Queued(d2) = switch.offer(id, 1500, d) else {
+                panic!("dropped")
+            };
+            last = d2;
+        }
+        assert_eq!(last, 4 * frame);
+    }
+}
