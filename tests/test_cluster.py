@@ -28,6 +28,7 @@ from commodel.cluster.launcher import mpirun_argv
 from commodel.cluster.probe import window_rate
 from commodel.cluster.settings import ksoftirqd_pids
 from commodel.cluster.spec import parse_spec
+from commodel.cluster.wire import port_args, rules, segments, store_and_forward_s, wire_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 CLUSTERS = ROOT / "examples" / "clusters"
@@ -177,6 +178,68 @@ def test_shaper_rates_follow_the_headroom_rule():
     assert rates["s2x0->s3x0"] == 204_000_000
     assert rates["s3x0->s2x1"] == 208_080_000
     assert rates["s2x1->s1x2"] == 212_241_600
+
+
+def _serialize_spec(tmp_dir: Path, example: str = "two-rack-8.yaml", name: str = "") -> Path:
+    """An example spec with ``shaping: serialize`` (and optionally another name)."""
+    text = (CLUSTERS / example).read_text() + "shaping: serialize\n"
+    if name:
+        text = text.replace("name: two-rack-8", f"name: {name}")
+    path = tmp_dir / example
+    path.write_text(text)
+    return path
+
+
+def test_serialize_plan_runs_every_port_at_its_nominal_rate(tmp_path):
+    spec = load_spec(_serialize_spec(tmp_path))
+    assert spec.shaping == "serialize"
+    assert load_spec(CLUSTERS / "two-rack-8.yaml").shaping == "tbf"  # the default
+    plan = make_plan(spec, "t")
+    by_direction = {s.direction: s for s in plan.shapers}
+    # no headroom: a serializing port never loses tokens, so equal rates in a row are fine
+    assert by_direction["rack1->h5"].rate_bit_s == 100_000_000
+    assert by_direction["core->rack1"].rate_bit_s == 200_000_000
+    # one queue per shaped port, numbered per namespace
+    assert (by_direction["h3->rack0"].ns, by_direction["h3->rack0"].queue) == ("cm-t-h3", 0)
+    switch_queues = [s.queue for s in plan.shapers if s.ns == "cm-t-sw"]
+    assert sorted(switch_queues) == list(range(8 + 4))
+    assert "cm-t-h0,0,100000000,1048576,h0->rack0" in port_args(plan.shapers)
+    text = rules(plan.shapers, {"cm-data"})
+    assert text["cm-t-h0"] == (
+        "*mangle\n-A POSTROUTING -o cm-data -j NFQUEUE --queue-num 0\nCOMMIT\n"
+    )
+    port = by_direction["rack0->core"]
+    assert (
+        f"-A POSTROUTING -m physdev --physdev-out cm-r0u -j NFQUEUE --queue-num {port.queue}"
+        in text["cm-t-sw"]
+    )
+
+
+def test_shaping_must_be_known():
+    data = {"hosts": 2, "nic_rate": "100Mbit", "topology": {"type": "racks",
+            "backbone_rate": "1Gbit"}, "shaping": "netem"}  # fmt: skip
+    with pytest.raises(ClusterError, match="spec.yaml: shaping: must be one of serialize, tbf"):
+        parse_spec(data, "spec.yaml")
+
+
+def test_store_and_forward_figures():
+    # a full frame: 1448 + 52 bytes of TCP/IP, 1538 bytes on the wire, 123.04 us at 100 Mbit/s
+    assert segments(1448) == [1500]
+    assert wire_bytes(1500) == 1538
+    assert store_and_forward_s(1448, [100e6]) == pytest.approx(123.04e-6)
+    # two hops of a store-and-forward switch: twice that
+    assert store_and_forward_s(1448, [100e6, 100e6]) == pytest.approx(246.08e-6)
+    # 1 byte: a 53-byte packet in a 71-byte frame + 20 = 91 bytes per hop
+    assert store_and_forward_s(1, [100e6, 100e6]) == pytest.approx(2 * 91 * 8 / 100e6)
+    # 4 KiB = 1448 + 1448 + 1200: at equal rates the second hop starts one frame behind the
+    # first and then sends all three back to back
+    assert segments(4096) == [1500, 1500, 1252]
+    frames = (1538 + 1538 + 1290) * 8 / 100e6
+    assert store_and_forward_s(4096, [100e6, 100e6]) == pytest.approx(1538 * 8 / 100e6 + frames)
+    # a slower second hop paces the frames: both frames at 50 Mbit/s after the first one's
+    assert store_and_forward_s(2896, [100e6, 50e6]) == pytest.approx(
+        1538 * 8 / 100e6 + 2 * 1538 * 8 / 50e6
+    )
 
 
 def test_mpirun_command_line():
@@ -566,6 +629,74 @@ def test_binary_tree_root_is_the_bottleneck_of_flows_between_halves(allowed_cc):
         down = _cli("down", "--name", cluster_id)
     assert down.returncode == 0, down.stderr
     _assert_nothing_left(cluster_id, allowed_cc)
+
+
+@pytest.fixture(scope="module")
+def serial_rack(allowed_cc, tmp_path_factory):
+    """two-rack-8 with every frame serialized at line rate (``shaping: serialize``)."""
+    spec = _serialize_spec(tmp_path_factory.mktemp("spec"))
+    cluster_id = f"s{os.getpid() % 100000}"
+    proc = _cli("up", "--spec", spec, "--name", cluster_id, "--json")
+    assert proc.returncode == 0, proc.stderr
+    try:
+        yield json.loads(proc.stdout)
+    finally:
+        down = _cli("down", "--name", cluster_id)
+        assert down.returncode == 0, down.stderr
+        _assert_nothing_left(cluster_id, allowed_cc)
+
+
+def _ping(record: dict, src: str, dst: str, sizes: list[int], reps: int = 150) -> dict:
+    """Median half round trip (s) per size of a TCP ping-pong between two hosts."""
+    ip_of = {h["name"]: h["data_ip"] for h in record["hosts"]}
+    common = ["--port", "5002", "--sizes", ",".join(map(str, sizes)), "--reps", str(reps)]
+    probe = [sys.executable, "-m", "commodel.cluster.probe"]
+    cid = record["id"]
+    echo = subprocess.Popen(_in_host(dst, *probe, "echo", *common, rt=False, cluster_id=cid),
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)  # fmt: skip
+    try:
+        assert json.loads(echo.stdout.readline() or "null") == {"listening": 5002}
+        ping = subprocess.run(
+            _in_host(src, *probe, "ping", "--to", ip_of[dst], *common, rt=False, cluster_id=cid),
+            capture_output=True, text=True, env=ENV, timeout=120,
+        )  # fmt: skip
+        assert ping.returncode == 0, ping.stderr
+    finally:
+        echo.communicate(timeout=30)
+    samples = json.loads(ping.stdout.splitlines()[-1])["half_round_trip_s"]
+    return {int(size): sorted(values)[len(values) // 2] for size, values in samples.items()}
+
+
+@cluster
+@needs_cluster
+def test_serialize_makes_an_isolated_message_pay_its_wire_time(serial_rack):
+    # h0 -> h1 in one rack: the host NIC and the switch port toward h1, both 100 Mbit/s
+    sizes = [1, 1448, 1024, 4096, 65536]  # 1448: one full frame
+    one_way = _ping(serial_rack, "h0", "h1", sizes)
+    path = [100e6, 100e6]
+    for m in sizes[1:]:
+        wire = store_and_forward_s(m, path[:1])  # at the NIC rate alone
+        assert one_way[m] >= wire, (m, one_way[m], wire)
+        # what the message costs beyond the 1-byte one (the software's share cancels)
+        # against what store and forward costs beyond it
+        extra = one_way[m] - one_way[1]
+        expected = store_and_forward_s(m, path) - store_and_forward_s(1, path)
+        assert extra == pytest.approx(expected, rel=0.10), (m, one_way, expected)
+
+
+@cluster
+@needs_cluster
+def test_serialize_carries_a_stream_at_the_line_rate(serial_rack):
+    # TCP payload per frame on the wire: 1448 of 1538 bytes (preamble and gap included)
+    ceiling = 100e6 * 1448 / 1538
+    total, _, window = _measure_best(serial_rack, [("h0", "h4")], 0.97 * ceiling)
+    assert 0.97 * ceiling <= total <= 1.005 * ceiling, total
+    assert window > 1.5
+    status = json.loads(_cli("status", "--name", serial_rack["id"], "--json").stdout)
+    frames = {s["direction"]: s["stats"].get("packets", 0) for s in status["shapers"]}
+    # every data frame crossed the four serializing ports of its path
+    assert min(frames[d] for d in ("h0->rack0", "rack0->core", "core->rack1", "rack1->h4")) > 0
+    assert frames["rack0->core"] == frames["core->rack1"]
 
 
 @cluster

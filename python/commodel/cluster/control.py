@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import fabric, launcher, settings, state
+from . import fabric, launcher, settings, state, wire
 from .spec import CONGESTION_CONTROLS, ClusterSpec, check_cluster_id, load_spec
 from .util import ClusterError, require_root, tool
 
@@ -120,6 +120,7 @@ def _record(
         "congestion_control": spec.congestion_control,
         "rto_min_ms": spec.rto_min_ms,
         "mtu": spec.mtu,
+        "shaping": spec.shaping,
         **plan.to_json(),
     }
 
@@ -189,8 +190,20 @@ def status(name: str | None = None, counters: bool = True) -> dict[str, Any]:
         stats: dict[str, dict[str, Any]] = {}
         for ns in {s["ns"] for s in record["shapers"]}:
             stats[ns] = fabric.qdisc_stats(ns)
+        by_port = wire.read_stats(record)
         for shaper in record["shapers"]:
-            shaper["stats"] = stats.get(shaper["ns"], {}).get(shaper["dev"], {})
+            if shaper["direction"] in by_port:
+                port = by_port[shaper["direction"]]
+                shaper["stats"] = {
+                    "bytes": port["bytes"],
+                    "packets": port["frames"],
+                    "drops": port["drops"],
+                    "max_held_bytes": port["max_held_bytes"],
+                    "late_mean_us": port["late_mean_us"],
+                    "late_max_us": port["late_max_us"],
+                }
+            else:
+                shaper["stats"] = stats.get(shaper["ns"], {}).get(shaper["dev"], {})
         for host in record["hosts"]:
             host["tcp"] = fabric.tcp_counters(host["ns"])
     return record
@@ -291,7 +304,7 @@ def format_status(record: dict[str, Any]) -> str:
         f"  tcp {record['congestion_control']}, rto_min {record['rto_min_ms']:g} ms "
         f"({record.get('rto_min_by', '?')}), mtu {record['mtu']}; buffers host NIC "
         f"{buffers['host_nic']} B, switch port {buffers['switch_port']} B, backbone port "
-        f"{buffers['backbone_port']} B"
+        f"{buffers['backbone_port']} B; shaping {record.get('shaping', 'tbf')}"
     )
     lines.append(
         f"  namespaces {record['ctl_ns']} (mpirun), {record['switch_ns']} (switches), "
@@ -310,6 +323,20 @@ def format_status(record: dict[str, Any]) -> str:
             f"{tcp.get('TcpExtTCPTimeouts', '-'):>6} {tcp.get('TcpRetransSegs', '-'):>8}"
         )
     lines.append("")
+    if record.get("shaping", "tbf") == "serialize":
+        lines.append(
+            f"  {'egress':<16} {'rate':>12} {'buffer':>8} {'sent bytes':>12} {'drops':>6} "
+            f"{'max held':>8} {'late mean/max us':>17}"
+        )
+        for s in record["shapers"]:
+            st = s.get("stats", {})
+            late = f"{st.get('late_mean_us', '-')}/{st.get('late_max_us', '-')}"
+            lines.append(
+                f"  {s['direction']:<16} {format_rate(s['rate_bit_s']):>12} {s['limit']:>8} "
+                f"{st.get('bytes', '-'):>12} {st.get('drops', '-'):>6} "
+                f"{st.get('max_held_bytes', '-'):>8} {late:>17}"
+            )
+        return "\n".join(lines) + "\n"
     lines.append(
         f"  {'egress':<16} {'configured':>12} {'tbf rate':>12} {'burst':>6} {'limit':>8} "
         f"{'sent bytes':>12} {'drops':>6}"

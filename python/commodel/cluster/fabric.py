@@ -8,11 +8,15 @@ What ``up`` builds for a cluster ``<id>`` (all names start with ``cm-``)::
                   (binary tree), and cm-mgmt, the unshaped management switch
 
 Cables are veth pairs created directly in their two namespaces (nothing is created in the
-root namespace). Every data egress is shaped with ``tbf rate R burst B limit Q``: the limit
-is the port buffer of the spec. A shaper that can be fed at its own rate by an upstream
-shaper of no greater nominal rate runs 2% faster with a ~15 kB bucket, so that it never
-holds a standing queue (two equal shapers in a row drop packets); the host shapers and the
-real bottlenecks run at the nominal rate with a two-frame bucket.
+root namespace). Every data egress is a shaped port with the port buffer of the spec:
+
+* ``shaping: serialize``: every frame takes its serialization time at the nominal
+  rate, by the ``commodel-wire`` daemon (see :mod:`.wire`), store and forward, tail drop;
+* ``shaping: tbf`` (default): ``tbf rate R burst B limit Q`` (Q the buffer). A shaper that can be fed
+  at its own rate by an upstream shaper of no greater nominal rate runs 2% faster with a
+  ~15 kB bucket, so that it never holds a standing queue (two equal shapers in a row drop
+  packets); the host shapers and the real bottlenecks run at the nominal rate with a
+  two-frame bucket. An idle tbf port lets its bucket through at once.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import settings, state
+from . import settings, state, wire
 from .spec import ClusterSpec, RacksTopology, TreeTopology
 from .util import PREFIX, ClusterError, run
 
@@ -62,6 +66,7 @@ class Shaper:
     rate_bit_s: int = 0
     burst: int = 0
     limit: int = 0
+    queue: int = -1  # serialize: the netfilter queue number in ``ns``
 
 
 @dataclass
@@ -317,7 +322,12 @@ def make_plan(spec: ClusterSpec, cluster_id: str) -> Plan:
             b_master=MGMT_DEV,
         )
     )
-    assign_rates(builder.shapers, paths, spec.mtu)
+    if spec.shaping == "tbf":
+        assign_rates(builder.shapers, paths, spec.mtu)
+    else:
+        for shaper in builder.shapers:
+            shaper.rate_bit_s = shaper.nominal_bit_s
+        wire.assign_queues(builder.shapers)
     return Plan(
         cluster_id=cluster_id,
         switch_ns=builder.switch_ns,
@@ -403,12 +413,17 @@ def build(plan: Plan, spec: ClusterSpec, record: dict[str, Any]) -> None:
 
     # 3. sysctls and offloads inside every namespace (the congestion control needs the
     #    root namespace to allow it while the host namespaces pick it)
-    # IPv6 off (if the kernel has it); bridge netfilter off in the switch namespace
+    # IPv6 off (if the kernel has it); bridge netfilter off in the switch namespace, except
+    # for IPv4 with shaping: serialize (the switch ports are queued from iptables)
     optional = {"net.ipv6.conf.all.disable_ipv6": "1", "net.ipv6.conf.default.disable_ipv6": "1"}
     bridge_nf = {
         f"net.bridge.bridge-nf-call-{table}": "0"
         for table in ("iptables", "ip6tables", "arptables")
     }
+    queue_bridged = {}
+    if spec.shaping == "serialize":
+        del bridge_nf["net.bridge.bridge-nf-call-iptables"]
+        queue_bridged["net.bridge.bridge-nf-call-iptables"] = "1"
     data_devs: dict[str, list[str]] = {}
     for c in plan.cables:
         if c.kind == "data":
@@ -420,6 +435,8 @@ def build(plan: Plan, spec: ClusterSpec, record: dict[str, Any]) -> None:
         for ns in plan.namespaces:
             values: dict[str, str] = {}
             script = _sysctl_lines({**optional, **(bridge_nf if ns == sw else {})}, True)
+            if ns == sw:
+                script += _sysctl_lines(queue_bridged)
             if ns not in (sw, plan.ctl_ns):
                 values["net.ipv4.tcp_congestion_control"] = spec.congestion_control
                 values["net.ipv4.tcp_no_metrics_save"] = "1"
@@ -456,6 +473,11 @@ def build(plan: Plan, spec: ClusterSpec, record: dict[str, Any]) -> None:
         _ip_batch(ns, lines, f"addressing namespace {ns}")
 
     # 5. shapers
+    if spec.shaping == "serialize":
+        wire.start(plan.cluster_id, plan.shapers, record)
+        wire.install_rules(plan.shapers, {DATA_DEV})
+        _stall_point("shapers")
+        return
     by_ns: dict[str, list[str]] = {}
     for s in plan.shapers:
         by_ns.setdefault(s.ns, []).append(
@@ -538,6 +560,7 @@ def teardown(cluster_id: str) -> dict[str, Any]:
         existing = set(our_namespaces())
         namespaces |= listed & existing
     namespaces_list = sorted(namespaces)
+    wire.stop(record)
     killed = stop_processes(namespaces_list)
     if namespaces_list:
         proc = run(

@@ -5,6 +5,8 @@ Run inside emulated hosts (``commodel cluster exec HOST -- python3 -m commodel.c
 
     probe recv --port 5001 [--flows N]      # prints one JSON object when all N flows end
     probe send --to 198.18.0.11 --port 5001 --seconds 3
+    probe echo --port 5002 --sizes 1,1024 --reps 200                  # the ping-pong's far end
+    probe ping --to 198.18.0.11 --port 5002 --sizes 1,1024 --reps 200  # half round trips
 
 The receiver samples, for every flow, the cumulative bytes received against
 ``time.monotonic()`` (one clock for all namespaces of the machine), so flows measured by
@@ -112,6 +114,62 @@ def send(
     return {"to": f"{to}:{port}", "bytes": sent, "start": start, "end": time.monotonic()}
 
 
+def _recv_exactly(sock: socket.socket, view: memoryview, size: int) -> None:
+    got = 0
+    while got < size:
+        n = sock.recv_into(view[got:size])
+        if n == 0:
+            raise ConnectionError("the peer closed the connection mid-message")
+        got += n
+
+
+def _echo_or_ping(sock: socket.socket, sizes: Sequence[int], reps: int, warmup: int, timed: bool):
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    buf = bytearray(max(sizes))
+    view = memoryview(buf)
+    out = {}
+    for size in sizes:
+        samples = []
+        for i in range(warmup + reps):
+            if timed:
+                start = time.perf_counter()
+                sock.sendall(view[:size])
+                _recv_exactly(sock, view, size)
+                if i >= warmup:
+                    samples.append((time.perf_counter() - start) / 2)
+            else:
+                _recv_exactly(sock, view, size)
+                sock.sendall(view[:size])
+        out[str(size)] = samples
+    return out
+
+
+def echo(port: int, sizes: Sequence[int], reps: int, warmup: int = 20, timeout_s: float = 120.0):
+    """Send back every message of a :func:`ping` with the same ``sizes`` and ``reps``."""
+    server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("0.0.0.0", port))
+    server.listen(1)
+    server.settimeout(timeout_s)
+    print(json.dumps({"listening": port}), flush=True)
+    with server:
+        conn, _ = server.accept()
+    with conn:
+        conn.settimeout(timeout_s)
+        _echo_or_ping(conn, sizes, reps, warmup, timed=False)
+    return {"port": port, "echoed": list(sizes)}
+
+
+def ping(to: str, port: int, sizes: Sequence[int], reps: int, warmup: int = 20) -> dict:
+    """Ping-pong messages of each size with an :func:`echo` over one TCP connection (Nagle
+    off); return every half round trip (seconds) per size, after ``warmup`` untimed ones."""
+    sock = socket.create_connection((to, port), timeout=10.0)
+    with sock:
+        sock.settimeout(120.0)
+        samples = _echo_or_ping(sock, sizes, reps, warmup, timed=True)
+    return {"to": f"{to}:{port}", "half_round_trip_s": samples}
+
+
 def window_rate(flows: Sequence[dict[str, Any]], warmup_s: float = 0.5, tail_s: float = 0.1):
     """Aggregate payload rate (bit/s) of ``flows`` over the window in which all run.
 
@@ -160,11 +218,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     p_send.add_argument("--port", type=int, default=5001)
     p_send.add_argument("--seconds", type=float, default=3.0)
     p_send.add_argument("--start-at", type=float, help="time.monotonic() at which to start")
+    for name, role_help in (("echo", "answer a ping"), ("ping", "time half round trips")):
+        p_pp = sub.add_parser(name, help=role_help)
+        if name == "ping":
+            p_pp.add_argument("--to", required=True)
+        p_pp.add_argument("--port", type=int, default=5002)
+        p_pp.add_argument("--sizes", required=True, help="message sizes in bytes, e.g. 1,1024")
+        p_pp.add_argument("--reps", type=int, default=200)
     args = parser.parse_args(argv)
     if args.role == "recv":
         result = receive(args.port, args.flows, args.bind)
-    else:
+    elif args.role == "send":
         result = send(args.to, args.port, args.seconds, args.start_at)
+    else:
+        try:
+            sizes = [int(x) for x in args.sizes.split(",")]
+        except ValueError:
+            parser.error(
+                f"--sizes: expected sizes in bytes separated by commas, got {args.sizes[:60]!r}"
+            )
+        if args.role == "echo":
+            result = echo(args.port, sizes, args.reps)
+        else:
+            result = ping(args.to, args.port, sizes, args.reps)
     json.dump(result, sys.stdout)
     sys.stdout.write("\n")
     return 0

@@ -18,6 +18,7 @@ A spec describes the emulated cluster to build (see docs/cluster.md for the full
       congestion_control: cubic  # cubic, reno or bbr
       rto_min_ms: 200            # minimum TCP retransmission timeout, milliseconds
     mtu: 1500
+    shaping: tbf                 # or serialize (every frame at line rate; see docs)
 
 Rates take tc-style units (``100Mbit``, ``1Gbit``, ``500kbit``) or the units of
 :mod:`commodel.units` (``100Mbps``, ``12.5MB/s``; a bare number is bytes per second); sizes
@@ -41,6 +42,9 @@ from .util import ClusterError
 
 FORMAT_VERSION = 1
 CONGESTION_CONTROLS = ("cubic", "reno", "bbr")
+# serialize: every frame takes its line-rate time on every port (the commodel-wire daemon);
+# tbf: token-bucket shapers (an idle port lets a burst through at once).
+SHAPINGS = ("serialize", "tbf")
 MAX_HOSTS = 1000
 RESERVED_NAMES = ("sw", "ctl")
 HOST_NAME = re.compile(r"^[a-z][a-z0-9]{0,15}$")
@@ -90,6 +94,7 @@ class ClusterSpec:
     congestion_control: str
     rto_min_ms: float
     mtu: int
+    shaping: str = "tbf"
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def default_id(self) -> str:
@@ -302,7 +307,16 @@ def parse_spec(data: Any, source: str) -> ClusterSpec:
         at,
         data,
         ["hosts", "topology"],
-        ["commodel_cluster", "name", "description", "nic_rate", "buffers", "tcp", "mtu"],
+        [
+            "commodel_cluster",
+            "name",
+            "description",
+            "nic_rate",
+            "buffers",
+            "tcp",
+            "mtu",
+            "shaping",
+        ],
     )
     version = top.get("commodel_cluster", FORMAT_VERSION)
     if version != FORMAT_VERSION:
@@ -357,6 +371,12 @@ def parse_spec(data: Any, source: str) -> ClusterSpec:
             f"must be a number of milliseconds in [1, 2000], got {rto!r}"
         )
 
+    shaping = top.get("shaping", "tbf")
+    if shaping not in SHAPINGS:
+        raise at.key("shaping").error(
+            f"must be one of {', '.join(SHAPINGS)}, got {str(shaping)[:40]!r}"
+        )
+
     return ClusterSpec(
         source=source,
         name=name.strip(),
@@ -370,6 +390,7 @@ def parse_spec(data: Any, source: str) -> ClusterSpec:
         congestion_control=cc,
         rto_min_ms=float(rto),
         mtu=mtu,
+        shaping=shaping,
         raw=dict(top),
     )
 

@@ -9,6 +9,8 @@ The state directory is ``$COMMODEL_STATE_DIR`` if set, else ``/run/commodel`` fo
   ``down`` finds everything even after a crash (and ``down`` also scans namespaces by name
   prefix, ``cm-<id>-``).
 * ``<id>.agent``: the launcher agent that mpirun uses instead of ssh.
+* ``<id>.wire-stats`` and ``<id>.wire-log``: the serialization daemon's counters (JSON,
+  rewritten every second) and output, with ``shaping: serialize``.
 * ``saved-settings.json``: original values of system settings outside our namespaces that we
   changed (the root namespace's ``net.ipv4.tcp_allowed_congestion_control``, ksoftirqd
   scheduling); it exists only while a change is in force and ``down`` restores from it.
@@ -107,10 +109,11 @@ def read_state(cluster_id: str) -> dict[str, Any] | None:
 
 
 def remove_state(cluster_id: str) -> None:
-    for path in (state_path(cluster_id), agent_path(cluster_id)):
+    directory = state_dir()
+    wire_files = (directory / f"{cluster_id}.wire-stats", directory / f"{cluster_id}.wire-log")
+    for path in (state_path(cluster_id), agent_path(cluster_id), *wire_files):
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
-    directory = state_dir()
     if directory.is_dir():
         for run_dir in directory.glob(f"{cluster_id}.run-*"):
             shutil.rmtree(run_dir, ignore_errors=True)
