@@ -850,7 +850,9 @@ def test_down_removes_everything_and_kills_our_processes(two_rack, allowed_cc):
             sleeper.wait()
 
 
-def _start_stalled(cluster_id: str, step: str) -> subprocess.Popen:
+def _start_stalled(
+    cluster_id: str, step: str, spec: Path = CLUSTERS / "two-rack-8.yaml"
+) -> subprocess.Popen:
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -858,7 +860,7 @@ def _start_stalled(cluster_id: str, step: str) -> subprocess.Popen:
             "commodel.cluster",
             "up",
             "--spec",
-            str(CLUSTERS / "two-rack-8.yaml"),
+            str(spec),
             "--name",
             cluster_id,
         ],  # fmt: skip
@@ -892,6 +894,23 @@ def test_down_cleans_up_after_the_harness_is_killed_midway(step, allowed_cc):
     result = _cli(*args)
     assert result.returncode == 0, result.stderr
     assert f"removed cluster {cluster_id}: 10 namespaces" in result.stdout
+    _assert_nothing_left(cluster_id, allowed_cc)
+
+
+@cluster
+@needs_cluster
+def test_down_stops_the_serialization_daemon_of_a_killed_up(allowed_cc, tmp_path):
+    cluster_id = f"w{os.getpid() % 100000}"
+    proc = _start_stalled(cluster_id, "shapers", _serialize_spec(tmp_path))
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    state = json.loads((_state_dir() / f"{cluster_id}.json").read_text())
+    daemon = state["wire"]["pid"]
+    # it outlives the harness (started in a session of its own) and holds the queues
+    assert b"commodel-wire" in Path(f"/proc/{daemon}/cmdline").read_bytes()
+    result = _cli("down", "--name", cluster_id)
+    assert result.returncode == 0, result.stderr
+    assert _gone(daemon)
     _assert_nothing_left(cluster_id, allowed_cc)
 
 
