@@ -635,7 +635,7 @@ def test_binary_tree_root_is_the_bottleneck_of_flows_between_halves(allowed_cc):
 def serial_rack(allowed_cc, tmp_path_factory):
     """two-rack-8 with every frame serialized at line rate (``shaping: serialize``)."""
     spec = _serialize_spec(tmp_path_factory.mktemp("spec"))
-    cluster_id = f"s{os.getpid() % 100000}"
+    cluster_id = f"v{os.getpid() % 100000}"
     proc = _cli("up", "--spec", spec, "--name", cluster_id, "--json")
     assert proc.returncode == 0, proc.stderr
     try:

@@ -58,7 +58,10 @@ impl Netlink {
         // Beyond the system's maximum with CAP_NET_ADMIN in the initial user namespace;
         // inside a user namespace (the unprivileged sandbox) up to that maximum only.
         let size = recv_buffer as i32;
-        if sock.set_int(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, size).is_err() {
+        if sock
+            .set_int(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, size)
+            .is_err()
+        {
             sock.set_int(libc::SOL_SOCKET, libc::SO_RCVBUF, size)?;
         }
         Ok(sock)
