@@ -150,6 +150,11 @@ impl Port {
         self.held.front().map(|h| h.departure_ps)
     }
 
+    /// Frames offered that have not left.
+    pub fn held_frames(&self) -> usize {
+        self.held.len()
+    }
+
     /// Bytes of frames offered that have not left.
     pub fn held_bytes(&self) -> u64 {
         self.held_bytes
@@ -194,7 +199,7 @@ mod tests {
                 Offer::Queued((u64::from(id) + 1) * frame)
             );
         }
-        assert_eq!(port.held_bytes(), 10 * 1514);
+        assert_eq!((port.held_frames(), port.held_bytes()), (10, 10 * 1514));
         assert_eq!(port.release(3 * frame + 1), Some(2));
         assert_eq!(port.held_bytes(), 7 * 1514);
         // a frame arriving after the queue drained starts at its own arrival
