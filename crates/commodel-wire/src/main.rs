@@ -481,3 +481,45 @@ fn main() -> ExitCode {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wake_up_latency_is_a_capped_moving_average() {
+        let mut w = WakeUp::default();
+        assert_eq!(w.early_ps(), 0);
+        for _ in 0..200 {
+            w.observe(16_000_000); // 16 us
+        }
+        assert!(
+            (15_900_000..=16_000_000).contains(&w.early_ps()),
+            "{}",
+            w.early_ps()
+        );
+        // one 2-second stall moves it by at most the sample cap / 16
+        w.observe(2_000_000_000_000);
+        assert!(w.mean_ps <= 16_000_000 + WakeUp::SAMPLE_CAP_PS / 16);
+        // never more than 30 us early
+        for _ in 0..200 {
+            w.observe(100_000_000);
+        }
+        assert_eq!(w.early_ps(), WakeUp::MAX_EARLY_PS);
+    }
+
+    #[test]
+    fn port_arguments_are_checked() {
+        let p = parse_port("cm-a-h0,0,100000000,1048576,h0->rack0").unwrap();
+        assert_eq!(
+            (p.queue, p.rate_bit_s, p.buffer_bytes),
+            (0, 100_000_000, 1_048_576)
+        );
+        let err = parse_port("cm-a-h0,0,fast,1048576,x").err().unwrap();
+        assert!(err.contains("RATE_BIT_S \"fast\" is not a number"), "{err}");
+        assert!(parse_port("cm-a-h0,70000,1,1,x").is_err());
+        let dup = ["cm-a-sw,1,1,1,p".to_string(), "cm-a-sw,1,2,2,q".to_string()];
+        let err = parse_args(&dup).err().unwrap();
+        assert_eq!(err, "ports p and q both use queue 1 in cm-a-sw");
+    }
+}
