@@ -647,7 +647,9 @@ def serial_rack(allowed_cc, tmp_path_factory):
 
 
 def _ping(record: dict, src: str, dst: str, sizes: list[int], reps: int = 150) -> dict:
-    """Median half round trip (s) per size of a TCP ping-pong between two hosts."""
+    """Shortest half round trip (s) per size of a TCP ping-pong between two hosts: the
+    machine's scheduling noise only ever adds time (medians moved by 10-40 us between runs
+    at load 7, the minimum by a few)."""
     ip_of = {h["name"]: h["data_ip"] for h in record["hosts"]}
     common = ["--port", "5002", "--sizes", ",".join(map(str, sizes)), "--reps", str(reps)]
     probe = [sys.executable, "-m", "commodel.cluster.probe"]
@@ -664,17 +666,19 @@ def _ping(record: dict, src: str, dst: str, sizes: list[int], reps: int = 150) -
     finally:
         echo.communicate(timeout=30)
     samples = json.loads(ping.stdout.splitlines()[-1])["half_round_trip_s"]
-    return {int(size): sorted(values)[len(values) // 2] for size, values in samples.items()}
+    return {int(size): min(values) for size, values in samples.items()}
 
 
 @cluster
 @needs_cluster
 def test_serialize_makes_an_isolated_message_pay_its_wire_time(serial_rack):
     # h0 -> h1 in one rack: the host NIC and the switch port toward h1, both 100 Mbit/s
-    sizes = [1, 1448, 1024, 4096, 65536]  # 1448: one full frame
+    # 1448: one full frame; 1 byte last, once the connection and the daemon's estimate of
+    # its timer's latency have settled (first, it came out 20-50 us slower)
+    sizes = [1448, 1024, 4096, 65536, 1]
     one_way = _ping(serial_rack, "h0", "h1", sizes)
     path = [100e6, 100e6]
-    for m in sizes[1:]:
+    for m in sizes[:-1]:
         wire = store_and_forward_s(m, path[:1])  # at the NIC rate alone
         assert one_way[m] >= wire, (m, one_way[m], wire)
         # what the message costs beyond the 1-byte one (the software's share cancels)
