@@ -28,7 +28,14 @@ from commodel.cluster.launcher import mpirun_argv
 from commodel.cluster.probe import window_rate
 from commodel.cluster.settings import ksoftirqd_pids
 from commodel.cluster.spec import parse_spec
-from commodel.cluster.wire import port_args, rules, segments, store_and_forward_s, wire_bytes
+from commodel.cluster.wire import (
+    check_prerequisites,
+    port_args,
+    rules,
+    segments,
+    store_and_forward_s,
+    wire_bytes,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 CLUSTERS = ROOT / "examples" / "clusters"
@@ -636,6 +643,10 @@ def test_binary_tree_root_is_the_bottleneck_of_flows_between_halves(allowed_cc):
 @pytest.fixture(scope="module")
 def serial_rack(allowed_cc, tmp_path_factory):
     """two-rack-8 with every frame serialized at line rate (``shaping: serialize``)."""
+    try:
+        check_prerequisites()
+    except ClusterError as exc:
+        pytest.skip(str(exc))
     spec = _serialize_spec(tmp_path_factory.mktemp("spec"))
     cluster_id = f"v{os.getpid() % 100000}"
     proc = _cli("up", "--spec", spec, "--name", cluster_id, "--json")
@@ -648,12 +659,12 @@ def serial_rack(allowed_cc, tmp_path_factory):
         _assert_nothing_left(cluster_id, allowed_cc)
 
 
-def _ping(record: dict, src: str, dst: str, sizes: list[int], reps: int = 150) -> dict:
-    """Shortest half round trip (s) per size of a TCP ping-pong between two hosts: the
-    machine's scheduling noise only ever adds time (medians moved by 10-40 us between runs
-    at load 7, the minimum by a few)."""
-    ip_of = {h["name"]: h["data_ip"] for h in record["hosts"]}
-    common = ["--port", "5002", "--sizes", ",".join(map(str, sizes)), "--reps", str(reps)]
+def _ping(record: dict, src: str, dst: str, sizes: list[int], network: str) -> dict:
+    """Shortest half round trip (s) per size of a TCP ping-pong between two hosts over the
+    data or the management network (400 of each size: the machine's scheduling noise only
+    ever adds time; medians moved by 10-40 us between runs at load 7, the minimum by a few)."""
+    ip_of = {h["name"]: h[f"{network}_ip"] for h in record["hosts"]}
+    common = ["--port", "5002", "--sizes", ",".join(map(str, sizes)), "--reps", "400"]
     probe = [sys.executable, "-m", "commodel.cluster.probe"]
     cid = record["id"]
     echo = subprocess.Popen(_in_host(dst, *probe, "echo", *common, rt=False, cluster_id=cid),
@@ -675,19 +686,22 @@ def _ping(record: dict, src: str, dst: str, sizes: list[int], reps: int = 150) -
 @needs_cluster
 def test_serialize_makes_an_isolated_message_pay_its_wire_time(serial_rack):
     # h0 -> h1 in one rack: the host NIC and the switch port toward h1, both 100 Mbit/s
-    # 1448: one full frame; 1 byte last, once the connection and the daemon's estimate of
-    # its timer's latency have settled (first, it came out 20-50 us slower)
-    sizes = [1448, 1024, 4096, 65536, 1]
-    one_way = _ping(serial_rack, "h0", "h1", sizes)
+    sizes = [1448, 1024, 4096, 65536]  # 1448: one full frame
+    one_way = _ping(serial_rack, "h0", "h1", sizes, "data")
+    # the software's own time: the same ping-pong over the unshaped management network
+    software = _ping(serial_rack, "h0", "h1", sizes, "mgmt")
     path = [100e6, 100e6]
-    for m in sizes[:-1]:
+    for m in sizes:
         wire = store_and_forward_s(m, path[:1])  # at the NIC rate alone
         assert one_way[m] >= wire, (m, one_way[m], wire)
-        # what the message costs beyond the 1-byte one (the software's share cancels)
-        # against what store and forward costs beyond it
-        extra = one_way[m] - one_way[1]
-        expected = store_and_forward_s(m, path) - store_and_forward_s(1, path)
-        assert extra == pytest.approx(expected, rel=0.10), (m, one_way, expected)
+        network = one_way[m] - software[m]
+        expected = store_and_forward_s(m, path)
+        # within 10%, or within what the daemon's own handling adds on a loaded 2-core
+        # machine, measured 12-30 us per port (its wake-up on a newly queued frame is not
+        # compensated): 1 frame and 1 KiB came out 9-32% over (docs/cluster.md, fidelity
+        # and limits). A token bucket fails the lower bound: there a lone frame costs ~0.
+        allowance = max(0.10 * expected, len(path) * 35e-6)
+        assert expected <= network <= expected + allowance, (m, one_way, software)
 
 
 @cluster
@@ -906,6 +920,10 @@ def test_down_cleans_up_after_the_harness_is_killed_midway(step, allowed_cc):
 @cluster
 @needs_cluster
 def test_down_stops_the_serialization_daemon_of_a_killed_up(allowed_cc, tmp_path):
+    try:
+        check_prerequisites()
+    except ClusterError as exc:
+        pytest.skip(str(exc))
     cluster_id = f"w{os.getpid() % 100000}"
     proc = _start_stalled(cluster_id, "shapers", _serialize_spec(tmp_path))
     proc.send_signal(signal.SIGKILL)

@@ -382,6 +382,8 @@ def _stall_point(step: str) -> None:
 def build(plan: Plan, spec: ClusterSpec, record: dict[str, Any]) -> None:
     """Create everything in ``plan``. The caller tears down on any exception."""
     mtu = spec.mtu
+    if spec.shaping == "serialize":
+        wire.check_prerequisites()
     # 1. namespaces
     _ip_batch(None, [f"netns add {ns}" for ns in plan.namespaces], "creating namespaces")
     _stall_point("namespaces")

@@ -34,6 +34,7 @@ BINARY = "commodel-wire"
 # during mpirun), so that a frame's release is not held up by the traffic it paces.
 RT_PRIORITY = 3
 READY_TIMEOUT_S = 10.0
+BRIDGE_NF = "/proc/sys/net/bridge/bridge-nf-call-iptables"
 
 
 def binary() -> str:
@@ -83,15 +84,26 @@ def rules(shapers: list[Any], host_devs: set[str]) -> dict[str, str]:
     return {ns: "*mangle\n" + "\n".join(lines) + "\nCOMMIT\n" for ns, lines in by_ns.items()}
 
 
-def start(cluster_id: str, shapers: list[Any], record: dict[str, Any]) -> None:
-    """Start the daemon for ``shapers``, wait until it has bound every queue, and record its
-    PID (and write the state file) before returning."""
-    path = binary()
+def check_prerequisites() -> None:
+    """Raise unless the daemon, iptables and bridge netfilter are there (before building)."""
+    binary()
     if tool_path("iptables-restore") is None:
         raise ClusterError(
             "shaping: serialize needs iptables (Debian: apt-get install iptables), or set "
             "shaping: tbf in the spec"
         )
+    if not Path(BRIDGE_NF).exists():
+        raise ClusterError(
+            "shaping: serialize needs the kernel's bridge netfilter, to queue the switch "
+            f"ports' frames ({BRIDGE_NF} is missing): load it with `modprobe br_netfilter`, "
+            "or set shaping: tbf in the spec"
+        )
+
+
+def start(cluster_id: str, shapers: list[Any], record: dict[str, Any]) -> None:
+    """Start the daemon for ``shapers``, wait until it has bound every queue, and record its
+    PID (and write the state file) before returning."""
+    path = binary()
     directory = state.ensure_state_dir()
     stats = directory / f"{cluster_id}.wire-stats"
     log = directory / f"{cluster_id}.wire-log"
