@@ -712,6 +712,7 @@ def test_serialize_carries_a_stream_at_the_line_rate(serial_rack):
     total, _, window = _measure_best(serial_rack, [("h0", "h4")], 0.97 * ceiling)
     assert 0.97 * ceiling <= total <= 1.005 * ceiling, total
     assert window > 1.5
+    time.sleep(1.2)  # the daemon writes its counters every second: one snapshot after all
     status = json.loads(_cli("status", "--name", serial_rack["id"], "--json").stdout)
     frames = {s["direction"]: s["stats"].get("packets", 0) for s in status["shapers"]}
     # every data frame crossed the four serializing ports of its path
