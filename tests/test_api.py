@@ -362,3 +362,18 @@ def test_goal_text_that_is_not_utf8() -> None:
         commodel.parse_goal("num_ranks 1\nrank 0 {\n\udcff}\n")
     with pytest.raises(errors.GoalError, match="GOAL text must be a str, got bytes"):
         commodel.parse_goal(b"num_ranks 1")  # type: ignore[arg-type]
+
+
+def test_import_commodel_does_not_import_numpy():
+    """`import commodel` (and so `commodel --help`) stays light: numpy, matplotlib, duckdb
+    are imported where they are used. The unprivileged cluster sandbox runs the system
+    Python, which may have no numpy at all."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, commodel, commodel.cli.main; "
+        "print(sorted(m for m in ('numpy', 'matplotlib', 'duckdb', 'scipy') if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -18,17 +18,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
-import numpy as np
-
 from .units import PS_PER_SECOND
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # numpy is imported on first use: `import commodel` stays light
+    import numpy as np
+
     from .prediction import Message
 
 #: Rows per chunk when walking a table: a few MB of columns at a time.
 CHUNK_ROWS = 65536
-
-_DTYPES = {"tag": np.int64}
 
 # Below 2**53 picoseconds a float64 holds the integer exactly, so one float division
 # rounds like Python's int / int (correctly rounded); above, that path is used.
@@ -37,6 +35,8 @@ _EXACT_FLOAT = 2**53
 
 def seconds(ps: np.ndarray) -> np.ndarray:
     """Integer picoseconds to float seconds, bit for bit as ``ps_to_seconds``."""
+    import numpy as np
+
     out = ps.astype(np.float64) / float(PS_PER_SECOND)
     big = ps >= _EXACT_FLOAT
     if big.any():
@@ -61,8 +61,10 @@ class MessageTable(Sequence):
         """Rows ``start:stop`` of one column (see the module documentation)."""
         if name in ("start_s", "end_s"):
             return seconds(self.column(name[:-2] + "_ps", start, stop))
+        import numpy as np
+
         raw = self._columns.column(name, start, stop)
-        values = np.frombuffer(raw, dtype=_DTYPES.get(name, np.uint64))
+        values = np.frombuffer(raw, dtype=np.int64 if name == "tag" else np.uint64)
         return values.astype(bool) if name == "rto" else values
 
     def chunks(
