@@ -528,3 +528,27 @@ def test_no_help_text_shows_a_doubled_percent_sign():
             if isinstance(action, argparse._SubParsersAction):
                 todo.extend(action.choices.values())
     assert seen > 20
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["exec", "h0"], "no command given (write it after `--`); usage: commodel cluster exec"),
+        (["exec", "h0", "h1", "--", "true"], "unexpected arguments 'h1'"),
+        (["sandbox", "--spec", "x.yaml", "--bogus", "--", "true"], "unexpected arguments '--bogus'"),
+        (["sandbox", "--spec", "x.yaml"], "no command given (write it after `--`)"),
+        (["mpirun", "-np", "2"], "no command given (write it after `--`); usage: commodel cluster mpirun"),
+    ],
+)  # fmt: skip
+def test_cluster_commands_with_a_command_check_their_arguments_first(cli, args, message):
+    """exec, mpirun and sandbox split `[options] -- CMD` the same way; these fail before
+    anything is built (no root needed)."""
+    res = cli("cluster", *args)
+    assert res.code == 2, res.err
+    assert message in res.err and "Traceback" not in res.err
+
+
+@pytest.mark.parametrize("what", ["exec", "mpirun", "sandbox"])
+def test_cluster_command_help(cli, what):
+    res = cli("cluster", what, "--help")
+    assert res.code == 0 and f"commodel cluster {what}" in res.out

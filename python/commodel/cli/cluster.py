@@ -194,18 +194,34 @@ def _split_command(argv: list[str]) -> tuple[list[str], list[str]]:
     return argv[:cut], argv[cut + 1 :]
 
 
-def run_exec(args: argparse.Namespace) -> int:
-    from ..cluster import control
+def _options_and_command(
+    parser: argparse.ArgumentParser, argv: list[str], usage: str, keep_extra: bool = False
+) -> tuple[argparse.Namespace, list[str]] | None:
+    """``[options] -- CMD [ARG...]`` of exec, mpirun and sandbox: our options (with
+    ``keep_extra``, the ones we do not know are kept in order in ``ns.extra``, for mpirun)
+    and the command; None when help was asked for (and printed)."""
     from ..cluster.util import ClusterError
 
-    parser = _exec_parser()
-    before, command = _split_command(args.argv)
+    before, command = _split_command(argv)
     if any(a in ("-h", "--help") for a in before):
         parser.print_help()
-        return 0
-    ns = _parse_or_raise(parser, before)
+        return None
+    ns, extra = parser.parse_known_args(before)
+    if extra and not keep_extra:
+        raise ClusterError(f"unexpected arguments {' '.join(extra)!r}; usage: {usage}")
+    ns.extra = extra
     if not command:
-        raise ClusterError(f"no command given; usage: {EXEC_USAGE}")
+        raise ClusterError(f"no command given (write it after `--`); usage: {usage}")
+    return ns, command
+
+
+def run_exec(args: argparse.Namespace) -> int:
+    from ..cluster import control
+
+    parsed = _options_and_command(_exec_parser(), args.argv, EXEC_USAGE)
+    if parsed is None:
+        return 0
+    ns, command = parsed
     return control.exec_in_host(ns.name, ns.host, command)
 
 
@@ -247,31 +263,13 @@ def _mpirun_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _parse_or_raise(parser: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
-    """Parse our options; the rest (mpirun's own arguments) is kept in order in ``extra``.
-
-    A bad option makes argparse print the usage and exit with code 2."""
-    from ..cluster.util import ClusterError
-
-    ns, extra = parser.parse_known_args(argv)
-    if extra and parser.prog.endswith("exec"):
-        raise ClusterError(f"unexpected arguments {' '.join(extra)!r}; usage: {EXEC_USAGE}")
-    ns.extra = extra
-    return ns
-
-
 def run_mpirun(args: argparse.Namespace) -> int:
     from ..cluster import control
-    from ..cluster.util import ClusterError
 
-    parser = _mpirun_parser()
-    before, command = _split_command(args.argv)
-    if any(a in ("-h", "--help") for a in before):
-        parser.print_help()
+    parsed = _options_and_command(_mpirun_parser(), args.argv, MPIRUN_USAGE, keep_extra=True)
+    if parsed is None:
         return 0
-    if not command:
-        raise ClusterError(f"no command given (write it after `--`); usage: {MPIRUN_USAGE}")
-    ns = _parse_or_raise(parser, before)
+    ns, command = parsed
     return control.mpirun(
         ns.name,
         command,
@@ -303,14 +301,9 @@ def _sandbox_parser() -> argparse.ArgumentParser:
 
 def run_sandbox(args: argparse.Namespace) -> int:
     from ..cluster import control
-    from ..cluster.util import ClusterError
 
-    parser = _sandbox_parser()
-    before, command = _split_command(args.argv)
-    if any(a in ("-h", "--help") for a in before):
-        parser.print_help()
+    parsed = _options_and_command(_sandbox_parser(), args.argv, SANDBOX_USAGE)
+    if parsed is None:
         return 0
-    ns = parser.parse_args(before)
-    if not command:
-        raise ClusterError(f"no command given (write it after `--`); usage: {SANDBOX_USAGE}")
+    ns, command = parsed
     return control.sandbox(ns.spec, command, ns.name, ns.congestion_control)
