@@ -1,0 +1,60 @@
+"""``commodel calibrate`` on the emulated two-rack-8 cluster (root; about 1 minute).
+
+Four hosts of one rack (``cluster mpirun --hosts 4``), parts tcp, plogp (up to 64 KiB) and
+tree: the fitted platform must hold what the cluster was built with: the RTO_min of its
+spec, the 100 Mbit/s NICs (per flow, b(h) / 2^(h-1) at every height of one rack, at the TCP
+payload ceiling within the measurement's noise) and g(m) growing at the NIC's byte time. Brings its own
+cluster (``cmcaltest``) up and always down.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from test_validate_cluster import ROOT, UNAVAILABLE, _commodel
+
+SPEC = os.path.join(ROOT, "examples", "clusters", "two-rack-8.yaml")
+NAME = "cmcaltest"
+NIC_BYTES_PER_S = 100e6 / 8
+PAYLOAD = 1448 / 1538  # TCP payload per 1500-byte frame on the wire (timestamps on)
+
+
+@pytest.mark.cluster
+@pytest.mark.mpi
+@pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or "")
+def test_calibrate_on_one_rack_of_two_rack_8(tmp_path):
+    from commodel.platform import load_platform
+
+    db, out = str(tmp_path / "cal.duckdb"), str(tmp_path / "platform.yaml")
+    try:
+        up = _commodel("cluster", "up", "--spec", SPEC, "--name", NAME)
+        assert up.returncode == 0, up.stderr
+        run = _commodel(
+            "cluster", "mpirun", "--name", NAME, "--hosts", "4", "--",
+            sys.executable, "-m", "commodel", "calibrate", "--db", db, "-o", out,
+            "--parts", "tcp,plogp,tree", "--max-size", "64KiB",
+            timeout=600,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr + run.stdout
+        assert "calibrate: 4 ranks" in run.stderr
+    finally:
+        down = _commodel("cluster", "down", "--name", NAME)
+    assert down.returncode == 0, down.stderr
+    plat = load_platform(out)
+    assert plat.tcp.rto == pytest.approx(0.2)  # the spec's rto_min_ms: 200
+    assert plat.network.nodes == 4
+    payload_rate = NIC_BYTES_PER_S * PAYLOAD
+    # b(h) is the bandwidth of a tree edge at height h, which 2^(h-1) flows cross at once
+    # in PlogPT's burst; inside one switch nothing is shared, so each flow gets its NIC
+    for h, b in enumerate(plat.network.unidirectional.b, start=1):
+        per_flow = b / 2 ** (h - 1)
+        assert 0.80 * payload_rate <= per_flow <= 1.05 * NIC_BYTES_PER_S, plat.network
+    sizes, g = plat.plogp.sizes, plat.plogp.g
+    assert list(g) == sorted(g)  # written as its non-decreasing fit
+    # from 16 KiB to 64 KiB g(m) grows by about the NIC's time for the 48 KiB between
+    i16, i64 = sizes.index(16384), sizes.index(65536)
+    slope = (g[i64] - g[i16]) / (65536 - 16384)
+    assert 0.8 / payload_rate <= slope <= 1.5 / payload_rate, (slope, 1 / payload_rate)
