@@ -79,7 +79,8 @@ impl Outcome {
     }
 }
 
-/// An operation that never completed.
+/// An operation, named for an error: one that never completed (a deadlock),
+/// or one at which time overflowed or a message was truncated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StuckOp {
     pub rank: u32,
@@ -228,6 +229,17 @@ pub enum SimError {
         ranks: u32,
         nodes: u32,
     },
+    /// Simulated time left the range of [`Time`] (2^64 ps, about 213 days).
+    #[error("simulated time exceeds 2^64 ps (213 days) at {0}")]
+    Overflow(StuckOp),
+    /// A receive smaller than the message it matched (an MPI truncation error).
+    #[error("message truncated: {send} sends {send_bytes} B, but {recv} receives {recv_bytes} B")]
+    Truncated {
+        send: StuckOp,
+        recv: StuckOp,
+        send_bytes: u64,
+        recv_bytes: u64,
+    },
 }
 
 impl SimError {
@@ -238,5 +250,25 @@ impl SimError {
             field: field.into(),
             problem: problem.into(),
         }
+    }
+
+    /// The [`SimError::Overflow`] of an [`crate::time::Overflow`] in `s`.
+    pub fn overflow(s: &Schedule, o: crate::time::Overflow) -> SimError {
+        SimError::Overflow(StuckOp::new(s, o.0, true))
+    }
+
+    /// Check that receive `recv` can hold the message of `send` (both in `s`).
+    #[inline]
+    pub fn check_fits(s: &Schedule, send: OpId, recv: OpId) -> Result<(), SimError> {
+        let (send_bytes, recv_bytes) = (s.size(send), s.size(recv));
+        if send_bytes <= recv_bytes {
+            return Ok(());
+        }
+        Err(SimError::Truncated {
+            send: StuckOp::new(s, send, true),
+            recv: StuckOp::new(s, recv, true),
+            send_bytes,
+            recv_bytes,
+        })
     }
 }
