@@ -50,7 +50,7 @@ def test_overflowing_time_is_a_model_error_naming_the_send(model: str) -> None:
     with pytest.raises(ModelError) as err:
         predict(schedule, platform(), model=model)
     assert str(err.value) == (
-        "simulated time exceeds 2^64 ps (213 days) at rank 0 a (send to 1 tag 3)"
+        "simulated time out of range (0 to 2^64 ps, 213 days) at rank 0 a (send to 1 tag 3)"
     )
 
 

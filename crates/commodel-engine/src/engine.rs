@@ -106,6 +106,16 @@ pub(crate) enum Stop {
     Error(SimError),
 }
 
+impl Stop {
+    /// The error of `s` this stop reports.
+    pub(crate) fn into_error(self, s: &Schedule) -> SimError {
+        match self {
+            Stop::Overflow(o) => SimError::overflow(s, o),
+            Stop::Error(e) => e,
+        }
+    }
+}
+
 impl From<Overflow> for Stop {
     fn from(o: Overflow) -> Stop {
         Stop::Overflow(o)
@@ -194,11 +204,8 @@ impl<'a, N: Network> Engine<'a, N> {
     }
 
     fn run(mut self) -> Result<Outcome, SimError> {
-        match self.events() {
-            Ok(()) => self.finish(),
-            Err(Stop::Overflow(o)) => Err(SimError::overflow(self.s, o)),
-            Err(Stop::Error(e)) => Err(e),
-        }
+        self.events().map_err(|e| e.into_error(self.s))?;
+        self.finish()
     }
 
     /// Handle every event.
@@ -347,18 +354,10 @@ impl<'a, N: Network> Engine<'a, N> {
 
     fn complete_recv(&mut self, t: Time, send: OpId, recv: OpId) {
         if self.record {
-            let s = self.s;
-            self.messages.push(MessageRecord {
-                src: s.rank_of(send),
-                dst: s.peer(send),
-                bytes: s.size(send),
-                tag: s.tag(send),
-                start: self.start[send as usize],
-                end: t,
-                send,
-                recv,
-                rto: self.rtos.iter().any(|r| r.send == send),
-            });
+            let rto = self.rtos.iter().any(|r| r.send == send);
+            let start = self.start[send as usize];
+            let record = MessageRecord::new(self.s, send, recv, start, t, rto);
+            self.messages.push(record);
         }
         self.finished(recv, t);
     }

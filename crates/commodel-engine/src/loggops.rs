@@ -35,7 +35,8 @@
 //! 64-bit arithmetic wraps to that). `G` and `O` have a fraction of a
 //! picosecond ([`PerByte`]); `(s-1)·G` is rounded to the nearest picosecond.
 //! Times are computed exactly and checked: one outside 0..2^64 ps (where
-//! LogGOPSim wraps around) is a [`SimError::Overflow`] naming the operation.
+//! LogGOPSim wraps around) is a [`SimError::Overflow`] naming the operation;
+//! below 0 happens for a zero-byte message at time 0 when `o < O` or `g < G`.
 //! A message larger than the receive it matches is a [`SimError::Truncated`].
 
 use crate::countdown::{Countdown, Progress};
@@ -306,11 +307,8 @@ impl<'a> Sim<'a> {
     }
 
     fn run(mut self) -> Result<Outcome, SimError> {
-        match self.events() {
-            Ok(()) => self.finish(),
-            Err(Stop::Overflow(o)) => Err(SimError::overflow(self.s, o)),
-            Err(Stop::Error(e)) => Err(e),
-        }
+        self.events().map_err(|e| e.into_error(self.s))?;
+        self.finish()
     }
 
     /// Handle every event.
@@ -530,18 +528,9 @@ impl<'a> Sim<'a> {
     }
 
     fn record_message(&mut self, send: OpId, recv: OpId, end: Time) {
-        let s = self.s;
-        self.messages.push(MessageRecord {
-            src: s.rank_of(send),
-            dst: s.peer(send),
-            bytes: s.size(send),
-            tag: s.tag(send),
-            start: self.send_start[send as usize],
-            end,
-            send,
-            recv,
-            rto: false,
-        });
+        let start = self.send_start[send as usize];
+        let record = MessageRecord::new(self.s, send, recv, start, end, false);
+        self.messages.push(record);
     }
 
     fn finish(&mut self) -> Result<Outcome, SimError> {

@@ -22,6 +22,23 @@ pub struct MessageRecord {
     pub rto: bool,
 }
 
+impl MessageRecord {
+    /// The message of `send` in `s`, received by `recv`, from `start` to `end`.
+    pub fn new(s: &Schedule, send: OpId, recv: OpId, start: Time, end: Time, rto: bool) -> Self {
+        MessageRecord {
+            src: s.rank_of(send),
+            dst: s.peer(send),
+            bytes: s.size(send),
+            tag: s.tag(send),
+            start,
+            end,
+            send,
+            recv,
+            rto,
+        }
+    }
+}
+
 /// A retransmission timeout and the message it delays.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RtoEvent {
@@ -230,7 +247,7 @@ pub enum SimError {
         nodes: u32,
     },
     /// Simulated time left the range of [`Time`] (2^64 ps, about 213 days).
-    #[error("simulated time exceeds 2^64 ps (213 days) at {0}")]
+    #[error("simulated time out of range (0 to 2^64 ps, 213 days) at {0}")]
     Overflow(StuckOp),
     /// A receive smaller than the message it matched (an MPI truncation error).
     #[error("message truncated: {send} sends {send_bytes} B, but {recv} receives {recv_bytes} B")]

@@ -91,7 +91,7 @@ fn a_huge_message_overflows_in_every_model_naming_the_send() {
         assert!(matches!(e, SimError::Overflow(_)), "{model}: {e}");
         assert_eq!(
             e.to_string(),
-            "simulated time exceeds 2^64 ps (213 days) at rank 0 a (send to 1 tag 3)",
+            "simulated time out of range (0 to 2^64 ps, 213 days) at rank 0 a (send to 1 tag 3)",
             "{model}"
         );
     }
@@ -108,7 +108,7 @@ fn a_huge_calc_overflows_in_every_model_naming_the_calc() {
         let e = run(&s, &params).unwrap_err();
         assert_eq!(
             e.to_string(),
-            "simulated time exceeds 2^64 ps (213 days) at rank 0 c (calc)",
+            "simulated time out of range (0 to 2^64 ps, 213 days) at rank 0 c (calc)",
             "{model}"
         );
     }
