@@ -15,7 +15,8 @@
 //! interpolated linearly, below the first size the first value holds, and
 //! above the last size the slope of the last two points continues (never
 //! below the last value). Interpolation is done in integers (picoseconds,
-//! rounded down) so results are exact and repeatable.
+//! rounded down) so results are exact and repeatable; an extrapolated value
+//! past 2^64 ps is an overflow of the message's send.
 
 use crate::engine::{Network, XferEvent, XferId};
 use crate::time::{add, Overflow, PerByte, Time};
