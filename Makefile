@@ -36,7 +36,7 @@ INSTALL_STAMP := $(VENV)/.commodel-installed
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: help deps install demo test test-rust test-python lint format bench clean wheel wheel-smoke FORCE
+.PHONY: help deps install demo test test-rust test-python lint format bench fuzz clean wheel wheel-smoke FORCE
 
 help:
 	@echo "commodel: predict MPI communication time on commodity clusters"
@@ -50,11 +50,12 @@ help:
 	@echo "  make wheel-smoke  build the wheel, install it in a fresh venv, run 'commodel demo'"
 	@echo "  make deps     install the Debian packages (Open MPI, iproute2, ...); needs root"
 	@echo "  make bench    run the benchmarks (benches/run.py; slow, not part of the tests)"
+	@echo "  make fuzz     fuzz GOAL, engine, platform and cluster loaders for FUZZ_SECONDS (180)"
 	@echo "  make clean    remove build outputs"
 	@echo "  make experiment  the validation study on the emulated clusters (root; EXPERIMENT_ARGS=...)"
 	@echo "  make demo-cluster  as root: measure Alltoall A and B on an emulated 8-host cluster"
 	@echo
-	@echo "Variables: PYTHON=$(PYTHON) (creates $(VENV))  PYTEST_ARGS='$(PYTEST_ARGS)'"
+	@echo "Variables: PYTHON=$(PYTHON) (creates $(VENV))  PYTEST_ARGS='$(PYTEST_ARGS)'  FUZZ_SECONDS=$(FUZZ_SECONDS)"
 
 # System packages: installed only when one of their commands is missing.
 deps:
@@ -120,6 +121,18 @@ format: $(INSTALL_STAMP)
 bench: $(INSTALL_STAMP)
 	@if [ -f benches/run.py ]; then $(PY) benches/run.py; \
 	else echo "bench: benches/run.py does not exist yet"; fi
+
+# Fuzzing for a time budget: three quarters to the GOAL parser and every model (Rust,
+# examples/fuzz_goal), the rest to the Python layer (Hypothesis, fuzz/fuzz_python.py).
+# Failing inputs go to fuzz/artifacts/; each part prints how many inputs it ran.
+FUZZ_SECONDS ?= 180
+
+fuzz: $(INSTALL_STAMP)
+	$(CARGO) build -j 2 -p commodel-engine --example fuzz_goal
+	@status=0; \
+	$(CARGO) run -q -j 2 -p commodel-engine --example fuzz_goal -- $$(( $(FUZZ_SECONDS) * 3 / 4 )) || status=1; \
+	$(PY) fuzz/fuzz_python.py $$(( $(FUZZ_SECONDS) - $(FUZZ_SECONDS) * 3 / 4 )) || status=1; \
+	exit $$status
 
 clean:
 	$(CARGO) clean

@@ -148,9 +148,11 @@ def test_per_byte_costs_take_int_or_float() -> None:
         simulate("loggops", {**p, "G": float(p["G"])})["makespan_ps"]
         == simulate("loggops", p)["makespan_ps"]
     )
-    # LogGOPS computes in whole picoseconds per byte.
-    assert model_error("loggops", {**p, "G": 0.5}) == (
-        "model loggops: parameter `G` must be a non-negative integer, got 0.5"
+    # Per-byte costs keep their fraction: (s-1) G = 999 * 0.5 ps, rounded once (halves up).
+    fractional = simulate("loggops", {**p, "G": 0.5})["makespan_ps"]
+    assert fractional - simulate("loggops", {**p, "G": 0.0})["makespan_ps"] == 500
+    assert model_error("loggops", {**p, "G": 2.0**32}) == (
+        "model loggops: parameter `G` must be below 2^32 ps per byte, got 4294967296"
     )
     assert model_error("hockney", {**params_of("hockney"), "beta": -1.0}) == (
         "model hockney: parameter `beta` must be finite and >= 0, got -1"

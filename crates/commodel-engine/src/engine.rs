@@ -22,6 +22,8 @@
 //!   in arrival order. A receive finishes at the later of its start and its
 //!   message's arrival.
 //! * A rank finishes when its last operation finishes.
+//! * A message larger than the receive it matches is [`SimError::Truncated`];
+//!   a time past [`Time`] (network or engine) is [`SimError::Overflow`].
 //!
 //! Ties: events at the same picosecond are handled in the order they were
 //! created; network completions due at a time come before engine events at
@@ -31,7 +33,7 @@ use crate::countdown::{Countdown, Progress};
 use crate::matching::{self, Matcher};
 use crate::outcome::{Deadlock, MessageRecord, Outcome, RtoEvent, SimError, StuckOp};
 use crate::schedule::{OpId, OpKind, Schedule};
-use crate::time::{Time, PS_PER_NS};
+use crate::time::{add, Overflow, Time, PS_PER_NS};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -62,11 +64,20 @@ pub trait Network {
     /// Latency of a small control message (rendezvous request / clear-to-send).
     fn control_latency(&self, src: u32, dst: u32) -> Time;
     /// A transfer of `bytes` from rank `src` to rank `dst` starts at `now`.
-    fn start(&mut self, now: Time, xfer: XferId, src: u32, dst: u32, bytes: u64);
+    /// `Err` when a time it would set leaves [`Time`].
+    fn start(
+        &mut self,
+        now: Time,
+        xfer: XferId,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+    ) -> Result<(), Overflow>;
     /// The time of the next pending [`XferEvent`], if any.
     fn next_time(&self) -> Option<Time>;
     /// Append the events due at `now` (`now` is `next_time()`), in a deterministic order.
-    fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>);
+    /// `Err` names a transfer whose times leave [`Time`].
+    fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>) -> Result<(), Overflow>;
     /// Whether the network's events at an instant are handled after the
     /// engine's own events at that instant (so that every flow starting then
     /// is known before rates are set; the contention models). Default: before.
@@ -79,8 +90,35 @@ pub trait Network {
     /// [`Network::advance`], with `lookahead(x, sends)` appending the sends
     /// (transfer, src, dst, bytes) that enter at `now` as soon as send `x`
     /// finishes (they wait for nothing else). PlogPT's RTO rule uses it.
-    fn advance_with(&mut self, now: Time, out: &mut Vec<XferEvent>, _lookahead: Lookahead<'_>) {
+    fn advance_with(
+        &mut self,
+        now: Time,
+        out: &mut Vec<XferEvent>,
+        _lookahead: Lookahead<'_>,
+    ) -> Result<(), Overflow> {
         self.advance(now, out)
+    }
+}
+
+/// Why the event loop stopped early.
+pub(crate) enum Stop {
+    Overflow(Overflow),
+    Error(SimError),
+}
+
+impl Stop {
+    /// The error of `s` this stop reports.
+    pub(crate) fn into_error(self, s: &Schedule) -> SimError {
+        match self {
+            Stop::Overflow(o) => SimError::overflow(s, o),
+            Stop::Error(e) => e,
+        }
+    }
+}
+
+impl From<Overflow> for Stop {
+    fn from(o: Overflow) -> Stop {
+        Stop::Overflow(o)
     }
 }
 
@@ -166,6 +204,12 @@ impl<'a, N: Network> Engine<'a, N> {
     }
 
     fn run(mut self) -> Result<Outcome, SimError> {
+        self.events().map_err(|e| e.into_error(self.s))?;
+        self.finish()
+    }
+
+    /// Handle every event.
+    fn events(&mut self) -> Result<(), Stop> {
         for op in 0..self.s.num_ops() as OpId {
             if self.progress.is_free(op) {
                 self.push(0, Ev::Ready(op));
@@ -192,30 +236,31 @@ impl<'a, N: Network> Engine<'a, N> {
                                 sends.push((d, s.rank_of(d), s.peer(d), s.size(d)));
                             }
                         }
-                    });
+                    })?;
                     for &x in &buf {
-                        self.on_network(n, x);
+                        self.on_network(n, x)?;
                     }
                     buf.clear();
                     self.buf = buf;
                 }
                 _ => {
                     let Reverse((t, _, ev)) = self.queue.pop().expect("peeked");
-                    self.on_event(t, ev);
+                    self.on_event(t, ev)?;
                 }
             }
         }
-        self.finish()
+        Ok(())
     }
 
-    fn on_event(&mut self, t: Time, ev: Ev) {
+    fn on_event(&mut self, t: Time, ev: Ev) -> Result<(), Stop> {
         self.events += 1;
         match ev {
             Ev::Ready(op) => match self.s.kind(op) {
                 OpKind::Calc => {
                     let c = self.s.rank_of(op) as usize * self.ncpu + self.s.cpu(op) as usize;
                     let begin = t.max(self.cpu_free[c]);
-                    let end = begin + self.s.size(op) * PS_PER_NS;
+                    let duration = self.s.size(op).checked_mul(PS_PER_NS);
+                    let end = add(begin, duration.ok_or(Overflow(op))?, op)?;
                     self.cpu_free[c] = end;
                     self.started(op, begin);
                     self.push(end, Ev::CalcEnd(op));
@@ -225,37 +270,38 @@ impl<'a, N: Network> Engine<'a, N> {
                     let (src, dst) = (self.s.rank_of(op), self.s.peer(op));
                     self.net.send_entered(t, op, src, dst, self.s.size(op));
                     if self.s.size(op) <= self.rdv {
-                        self.net.start(t, op, src, dst, self.s.size(op));
+                        self.net.start(t, op, src, dst, self.s.size(op))?;
                     } else {
                         let l = self.net.control_latency(src, dst);
-                        self.push(t + l, Ev::Request(op));
+                        self.push(add(t, l, op)?, Ev::Request(op));
                     }
                 }
                 OpKind::Recv => {
                     self.started(op, t);
                     let rank = self.s.rank_of(op);
                     match self.unexpected.take(rank, self.s.peer(op), self.s.tag(op)) {
-                        Some(send) => self.matched(t, send, op),
+                        Some(send) => self.matched(t, send, op)?,
                         None => self.posted.push(rank, self.s.peer(op), self.s.tag(op), op),
                     }
                 }
             },
             Ev::CalcEnd(op) => self.finished(op, t),
-            Ev::Request(send) => self.envelope(t, send),
+            Ev::Request(send) => self.envelope(t, send)?,
             Ev::ClearToSend(send) => {
                 let (src, dst) = (self.s.rank_of(send), self.s.peer(send));
-                self.net.start(t, send, src, dst, self.s.size(send));
+                self.net.start(t, send, src, dst, self.s.size(send))?;
             }
         }
+        Ok(())
     }
 
-    fn on_network(&mut self, t: Time, x: XferEvent) {
+    fn on_network(&mut self, t: Time, x: XferEvent) -> Result<(), Stop> {
         self.events += 1;
         match x {
             XferEvent::SendDone(send) => self.finished(send, t),
             XferEvent::Arrived(send) => {
                 if self.s.size(send) <= self.rdv {
-                    self.envelope(t, send);
+                    self.envelope(t, send)?;
                 } else {
                     let recv = self
                         .partner
@@ -277,19 +323,22 @@ impl<'a, N: Network> Engine<'a, N> {
                 });
             }
         }
+        Ok(())
     }
 
     /// A message (eager data, or rendezvous request) reaches its receiver: match it.
-    fn envelope(&mut self, t: Time, send: OpId) {
+    fn envelope(&mut self, t: Time, send: OpId) -> Result<(), Stop> {
         let (src, dst, tag) = (self.s.rank_of(send), self.s.peer(send), self.s.tag(send));
         match self.posted.take(dst, src, tag) {
-            Some(recv) => self.matched(t, send, recv),
+            Some(recv) => self.matched(t, send, recv)?,
             None => self.unexpected.push(dst, src, tag, send),
         }
+        Ok(())
     }
 
     /// `send` and `recv` matched at `t` (both are known to the receiver).
-    fn matched(&mut self, t: Time, send: OpId, recv: OpId) {
+    fn matched(&mut self, t: Time, send: OpId, recv: OpId) -> Result<(), Stop> {
+        SimError::check_fits(self.s, send, recv).map_err(Stop::Error)?;
         if self.s.size(send) <= self.rdv {
             // Eager: matching happens on arrival, or later when the recv is posted.
             self.complete_recv(t, send, recv);
@@ -298,24 +347,17 @@ impl<'a, N: Network> Engine<'a, N> {
             let l = self
                 .net
                 .control_latency(self.s.peer(send), self.s.rank_of(send));
-            self.push(t + l, Ev::ClearToSend(send));
+            self.push(add(t, l, send)?, Ev::ClearToSend(send));
         }
+        Ok(())
     }
 
     fn complete_recv(&mut self, t: Time, send: OpId, recv: OpId) {
         if self.record {
-            let s = self.s;
-            self.messages.push(MessageRecord {
-                src: s.rank_of(send),
-                dst: s.peer(send),
-                bytes: s.size(send),
-                tag: s.tag(send),
-                start: self.start[send as usize],
-                end: t,
-                send,
-                recv,
-                rto: self.rtos.iter().any(|r| r.send == send),
-            });
+            let rto = self.rtos.iter().any(|r| r.send == send);
+            let start = self.start[send as usize];
+            let record = MessageRecord::new(self.s, send, recv, start, t, rto);
+            self.messages.push(record);
         }
         self.finished(recv, t);
     }
@@ -349,7 +391,7 @@ impl<'a, N: Network> Engine<'a, N> {
         }
     }
 
-    fn finish(self) -> Result<Outcome, SimError> {
+    fn finish(&mut self) -> Result<Outcome, SimError> {
         let s = self.s;
         let mut stuck = Vec::new();
         for op in 0..s.num_ops() as OpId {
@@ -369,14 +411,14 @@ impl<'a, N: Network> Engine<'a, N> {
         if !stuck.is_empty() || !unreceived.is_empty() {
             return Err(SimError::Deadlock(Deadlock { stuck, unreceived }));
         }
-        let mut messages = self.messages;
+        let mut messages = std::mem::take(&mut self.messages);
         messages.sort_by_key(|m| (m.start, m.send));
         Ok(Outcome::new(
             self.net.name(),
-            self.finish_rank,
+            std::mem::take(&mut self.finish_rank),
             self.events,
             messages,
-            self.rtos,
+            std::mem::take(&mut self.rtos),
         ))
     }
 }

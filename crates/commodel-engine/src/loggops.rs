@@ -26,19 +26,26 @@
 //!   `o + max((s-1)·O, (s-1)·G)` to the CPU and `g + (s-1)·G` to the NIC, then
 //!   matches the posted receives; unmatched, it waits as unexpected.
 //! * A receive matches the unexpected messages when it starts; unmatched, it
-//!   is posted. A match of a rendezvous message finishes the remote send and
+//!   is posted. A receive may be larger than its message; the message's size
+//!   decides whether it is a rendezvous. A match of a rendezvous message finishes the remote send and
 //!   moves the sender's `nexto` and `nextgs` up to the current time.
 //! * A rank's finish time is the largest `nexto` of its CPUs.
 //!
-//! Arithmetic on `(s-1)` wraps as in LogGOPSim's unsigned 64-bit code, so a
-//! zero-byte message gets `(s-1)·G = -G` there too.
+//! A zero-byte message gets `(s-1)·G = -G` as in LogGOPSim (whose unsigned
+//! 64-bit arithmetic wraps to that). `G` and `O` have a fraction of a
+//! picosecond ([`PerByte`]); `(s-1)·G` is rounded to the nearest picosecond.
+//! Times are computed exactly and checked: one outside 0..2^64 ps (where
+//! LogGOPSim wraps around) is a [`SimError::Overflow`] naming the operation;
+//! below 0 happens for a zero-byte message at time 0 when `o < O` or `g < G`.
+//! A message larger than the receive it matches is a [`SimError::Truncated`].
 
 use crate::countdown::{Countdown, Progress};
+use crate::engine::Stop;
 use crate::matching::{self, Matcher};
 use crate::outcome::{Deadlock, MessageRecord, Outcome, SimError, StuckOp};
 use crate::schedule::{OpId, OpKind, Schedule};
 use crate::stdsort;
-use crate::time::Time;
+use crate::time::{add, Overflow, PerByte, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -49,8 +56,8 @@ pub struct LogGops {
     pub L: Time,
     pub o: Time,
     pub g: Time,
-    pub G: Time,
-    pub O: Time,
+    pub G: PerByte,
+    pub O: PerByte,
     /// Rendezvous threshold in bytes: messages larger than S use rendezvous.
     pub S: u64,
 }
@@ -62,11 +69,27 @@ impl LogGops {
             L: 2_500_000,
             o: 1_500_000,
             g: 1_000_000,
-            G: 6_000,
-            O: 0,
+            G: PerByte::from_whole_ps(6_000).expect("below 2^32"),
+            O: PerByte::ZERO,
             S: 65535,
         }
     }
+}
+
+/// `(s-1)·x` for a message of `size` bytes as LogGOPSim computes it: `-x`
+/// for a zero-byte message (see the module documentation).
+#[inline]
+fn m1_cost(x: PerByte, size: u64) -> i128 {
+    match size.checked_sub(1) {
+        Some(m1) => x.cost_wide(m1) as i128,
+        None => -(x.cost_wide(1) as i128),
+    }
+}
+
+/// `t + a + per_byte`, or [`Overflow`] of `op` when outside [`Time`].
+#[inline]
+fn after(t: Time, a: Time, per_byte: i128, op: OpId) -> Result<Time, Overflow> {
+    Time::try_from(t as i128 + a as i128 + per_byte).map_err(|_| Overflow(op))
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -284,6 +307,12 @@ impl<'a> Sim<'a> {
     }
 
     fn run(mut self) -> Result<Outcome, SimError> {
+        self.events().map_err(|e| e.into_error(self.s))?;
+        self.finish()
+    }
+
+    /// Handle every event.
+    fn events(&mut self) -> Result<(), Stop> {
         let p = self.s.num_ranks();
         for host in 0..p {
             for op in self.s.ops_of(host) {
@@ -301,12 +330,12 @@ impl<'a> Sim<'a> {
             now = ev.time;
             match ev.kind {
                 Kind::Op => match self.s.kind(ev.op) {
-                    OpKind::Calc => self.calc(ev),
-                    OpKind::Send => self.send(ev),
-                    OpKind::Recv => self.recv(ev),
+                    OpKind::Calc => self.calc(ev)?,
+                    OpKind::Send => self.send(ev)?,
+                    OpKind::Recv => self.recv(ev)?,
                 },
-                Kind::Msg => self.message(ev),
-                Kind::Group => self.wake(ev),
+                Kind::Msg => self.message(ev)?,
+                Kind::Group => self.wake(ev)?,
             }
             if !self.check.is_empty() {
                 let mut hosts = std::mem::take(&mut self.check);
@@ -319,7 +348,7 @@ impl<'a> Sim<'a> {
                 self.check = hosts;
             }
         }
-        self.finish()
+        Ok(())
     }
 
     /// `ev` found its resources busy until `free`: it waits in its group
@@ -363,10 +392,10 @@ impl<'a> Sim<'a> {
     }
 
     /// A group token: try its first member, as LogGOPSim pops it.
-    fn wake(&mut self, tok: Event) {
+    fn wake(&mut self, tok: Event) -> Result<(), Stop> {
         let g = tok.op;
         if self.groups[g as usize].version != tok.host {
-            return; // stale
+            return Ok(()); // stale
         }
         let (_, mut ev) = self.groups[g as usize]
             .members
@@ -377,61 +406,71 @@ impl<'a> Sim<'a> {
         // otherwise the others stay at this time behind the next stamp.
         let before = self.groups[g as usize].version;
         match ev.kind {
-            Kind::Msg => self.message(ev),
+            Kind::Msg => self.message(ev)?,
             _ => match self.s.kind(ev.op) {
-                OpKind::Calc => self.calc(ev),
-                _ => self.send(ev),
+                OpKind::Calc => self.calc(ev)?,
+                _ => self.send(ev)?,
             },
         }
         if self.groups[g as usize].version == before {
             self.token(g);
         }
+        Ok(())
     }
 
-    fn calc(&mut self, ev: Event) {
+    fn calc(&mut self, ev: Event) -> Result<(), Stop> {
         let c = self.cpu(ev.host, ev.op);
         if self.nexto[c] <= ev.time {
-            self.nexto[c] = ev.time + self.s.size(ev.op) * crate::time::PS_PER_NS;
+            let duration = self.s.size(ev.op).checked_mul(crate::time::PS_PER_NS);
+            self.nexto[c] = add(ev.time, duration.ok_or(Overflow(ev.op))?, ev.op)?;
             self.started(ev.op, ev.host);
             self.done(ev.op, ev.host);
         } else {
             let free = self.nexto[c];
             self.park(ev, 2, free);
         }
+        Ok(())
     }
 
-    fn send(&mut self, ev: Event) {
+    fn send(&mut self, ev: Event) -> Result<(), Stop> {
         let (c, g) = (self.cpu(ev.host, ev.op), self.nic(ev.host, ev.op));
         let free = self.nexto[c].max(self.nextgs[g]);
         if free > ev.time {
             self.park(ev, 0, free);
-            return;
+            return Ok(());
         }
-        self.started(ev.op, ev.host);
         let size = self.s.size(ev.op);
-        let m1 = size.wrapping_sub(1);
         let p = self.p;
-        self.nexto[c] = ev.time.wrapping_add(p.o).wrapping_add(m1.wrapping_mul(p.O));
-        self.nextgs[g] = ev.time.wrapping_add(p.g).wrapping_add(m1.wrapping_mul(p.G));
+        let op = ev.op;
+        let cpu_free = after(ev.time, p.o, m1_cost(p.O, size), op)?;
+        let nic_free = after(ev.time, p.g, m1_cost(p.G, size), op)?;
+        let arrival = add(add(ev.time, p.o, op)?, p.L, op)?;
+        self.started(op, ev.host);
+        self.nexto[c] = cpu_free;
+        self.nextgs[g] = nic_free;
         if self.record {
-            self.send_start[ev.op as usize] = ev.time;
+            self.send_start[op as usize] = ev.time;
         }
         // One event per message transfer, as LogGOPSim counts them.
         self.events += 1;
-        let dst = self.s.peer(ev.op);
-        self.push(ev.time + p.o + p.L, ev.op, dst, Kind::Msg);
+        let dst = self.s.peer(op);
+        self.push(arrival, op, dst, Kind::Msg);
         if size <= p.S {
-            self.done(ev.op, ev.host);
+            self.done(op, ev.host);
         }
+        Ok(())
     }
 
-    fn recv(&mut self, ev: Event) {
+    fn recv(&mut self, ev: Event) -> Result<(), Stop> {
         let host = ev.host;
         self.started(ev.op, host);
         let (src, tag) = (self.s.peer(ev.op), self.s.tag(ev.op));
         match self.uq.take(host, src, tag) {
             Some(send) => {
-                if self.s.size(ev.op) > self.p.S {
+                SimError::check_fits(self.s, send, ev.op).map_err(Stop::Error)?;
+                // The message's size decides (LogGOPSim asks the receive's, the
+                // same when the sizes are equal): an eager send is done already.
+                if self.s.size(send) > self.p.S {
                     // Rendezvous: the waiting sender is released now.
                     let sender = self.s.rank_of(send);
                     self.done(send, sender);
@@ -448,9 +487,10 @@ impl<'a> Sim<'a> {
             }
             None => self.rq.push(host, src, tag, ev.op),
         }
+        Ok(())
     }
 
-    fn message(&mut self, ev: Event) {
+    fn message(&mut self, ev: Event) -> Result<(), Stop> {
         let host = ev.host;
         let send = ev.op;
         // The receiving side uses the send operation's cpu and nic indices, as LogGOPSim does.
@@ -458,19 +498,17 @@ impl<'a> Sim<'a> {
         let free = self.nexto[c].max(self.nextgr[g]);
         if free > ev.time {
             self.park(ev, 1, free);
-            return;
+            return Ok(());
         }
         let size = self.s.size(send);
-        let m1 = size.wrapping_sub(1);
         let p = self.p;
-        self.nexto[c] = ev
-            .time
-            .wrapping_add(p.o)
-            .wrapping_add(m1.wrapping_mul(p.O).max(m1.wrapping_mul(p.G)));
-        self.nextgr[g] = ev.time.wrapping_add(p.g).wrapping_add(m1.wrapping_mul(p.G));
+        let per_byte = m1_cost(p.O, size).max(m1_cost(p.G, size));
+        self.nexto[c] = after(ev.time, p.o, per_byte, send)?;
+        self.nextgr[g] = after(ev.time, p.g, m1_cost(p.G, size), send)?;
         let sender = self.s.rank_of(send);
         match self.rq.take(host, sender, self.s.tag(send)) {
             Some(recv) => {
+                SimError::check_fits(self.s, send, recv).map_err(Stop::Error)?;
                 if size > p.S {
                     self.done(send, sender);
                     let sc = sender as usize * self.ncpu + self.s.cpu(send) as usize;
@@ -486,24 +524,16 @@ impl<'a> Sim<'a> {
             }
             None => self.uq.push(host, sender, self.s.tag(send), send),
         }
+        Ok(())
     }
 
     fn record_message(&mut self, send: OpId, recv: OpId, end: Time) {
-        let s = self.s;
-        self.messages.push(MessageRecord {
-            src: s.rank_of(send),
-            dst: s.peer(send),
-            bytes: s.size(send),
-            tag: s.tag(send),
-            start: self.send_start[send as usize],
-            end,
-            send,
-            recv,
-            rto: false,
-        });
+        let start = self.send_start[send as usize];
+        let record = MessageRecord::new(self.s, send, recv, start, end, false);
+        self.messages.push(record);
     }
 
-    fn finish(self) -> Result<Outcome, SimError> {
+    fn finish(&mut self) -> Result<Outcome, SimError> {
         let p = self.s.num_ranks();
         let mut stuck = Vec::new();
         for r in 0..p {
@@ -532,7 +562,7 @@ impl<'a> Sim<'a> {
                     .unwrap_or(0)
             })
             .collect();
-        let mut messages = self.messages;
+        let mut messages = std::mem::take(&mut self.messages);
         messages.sort_by_key(|m| (m.start, m.send));
         Ok(Outcome::new(
             "loggops",

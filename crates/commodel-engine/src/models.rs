@@ -15,10 +15,11 @@
 //! interpolated linearly, below the first size the first value holds, and
 //! above the last size the slope of the last two points continues (never
 //! below the last value). Interpolation is done in integers (picoseconds,
-//! rounded down) so results are exact and repeatable.
+//! rounded down) so results are exact and repeatable; an extrapolated value
+//! past 2^64 ps is an overflow of the message's send.
 
 use crate::engine::{Network, XferEvent, XferId};
-use crate::time::Time;
+use crate::time::{add, Overflow, PerByte, Time};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -59,29 +60,39 @@ impl Table {
         }
     }
 
-    /// y(m), interpolated as described in the module documentation.
-    pub fn at(&self, m: u64) -> Time {
+    /// y(m), interpolated as described in the module documentation; `None`
+    /// when an extrapolated value exceeds [`Time`].
+    pub fn at(&self, m: u64) -> Option<Time> {
         let n = self.sizes.len();
         let k = self.sizes.partition_point(|&s| s <= m);
         if k == 0 {
-            return self.values[0];
+            return Some(self.values[0]);
         }
         if k == n && (n == 1 || m == self.sizes[n - 1]) {
-            return self.values[n - 1];
+            return Some(self.values[n - 1]);
         }
         let (i, j) = if k == n { (n - 2, n - 1) } else { (k - 1, k) };
-        let (x0, x1) = (self.sizes[i] as i128, self.sizes[j] as i128);
-        let (y0, y1) = (self.values[i] as i128, self.values[j] as i128);
-        let y = y0 + (y1 - y0) * (m as i128 - x0) / (x1 - x0);
-        let y = if k == n { y.max(y1) } else { y };
-        y.clamp(0, u64::MAX as i128) as Time
+        // x0 <= m, and every product below fits in 128 bits.
+        let (dx, dm) = (
+            (self.sizes[j] - self.sizes[i]) as u128,
+            (m - self.sizes[i]) as u128,
+        );
+        let (y0, y1) = (self.values[i], self.values[j]);
+        let y = if y1 >= y0 {
+            y0 as u128 + (y1 - y0) as u128 * dm / dx
+        } else {
+            (y0 as u128).saturating_sub((y0 - y1) as u128 * dm / dx)
+        };
+        let y = if k == n { y.max(y1 as u128) } else { y };
+        Time::try_from(y).ok()
     }
 }
 
 /// How long a message occupies a NIC, and the latency after it.
 pub trait Cost {
     fn name(&self) -> &'static str;
-    fn gap(&self, bytes: u64) -> Time;
+    /// `None` when the gap exceeds [`Time`].
+    fn gap(&self, bytes: u64) -> Option<Time>;
     fn latency(&self) -> Time;
 }
 
@@ -97,7 +108,7 @@ impl Cost for PLogP {
     fn name(&self) -> &'static str {
         "plogp"
     }
-    fn gap(&self, bytes: u64) -> Time {
+    fn gap(&self, bytes: u64) -> Option<Time> {
         self.g.at(bytes)
     }
     fn latency(&self) -> Time {
@@ -109,15 +120,15 @@ impl Cost for PLogP {
 #[derive(Clone, Debug)]
 pub struct Hockney {
     pub alpha: Time,
-    pub beta: f64,
+    pub beta: PerByte,
 }
 
 impl Cost for Hockney {
     fn name(&self) -> &'static str {
         "hockney"
     }
-    fn gap(&self, bytes: u64) -> Time {
-        (self.beta * bytes as f64).round() as Time
+    fn gap(&self, bytes: u64) -> Option<Time> {
+        self.beta.cost(bytes)
     }
     fn latency(&self) -> Time {
         self.alpha
@@ -151,20 +162,29 @@ impl<C: Cost> Network for NicNetwork<C> {
     fn control_latency(&self, _src: u32, _dst: u32) -> Time {
         self.cost.latency()
     }
-    fn start(&mut self, now: Time, xfer: XferId, src: u32, dst: u32, bytes: u64) {
-        let gap = self.cost.gap(bytes);
+    fn start(
+        &mut self,
+        now: Time,
+        xfer: XferId,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+    ) -> Result<(), Overflow> {
+        let gap = self.cost.gap(bytes).ok_or(Overflow(xfer))?;
         let begin = now.max(self.send_free[src as usize]);
-        let sent = begin + gap;
+        let sent = add(begin, gap, xfer)?;
+        let first = add(begin, self.cost.latency(), xfer)?;
+        let arrive = add(first.max(self.recv_free[dst as usize]), gap, xfer)?;
         self.send_free[src as usize] = sent;
-        let arrive = (begin + self.cost.latency()).max(self.recv_free[dst as usize]) + gap;
         self.recv_free[dst as usize] = arrive;
         self.pending.push(Reverse((sent, 0, xfer)));
         self.pending.push(Reverse((arrive, 1, xfer)));
+        Ok(())
     }
     fn next_time(&self) -> Option<Time> {
         self.pending.peek().map(|Reverse((t, _, _))| *t)
     }
-    fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>) {
+    fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>) -> Result<(), Overflow> {
         while let Some(&Reverse((t, kind, x))) = self.pending.peek() {
             if t != now {
                 break;
@@ -176,6 +196,7 @@ impl<C: Cost> Network for NicNetwork<C> {
                 XferEvent::Arrived(x)
             });
         }
+        Ok(())
     }
 }
 
@@ -186,19 +207,32 @@ mod tests {
     #[test]
     fn table_interpolates_and_extrapolates() {
         let t = Table::new(vec![0, 100, 200], vec![10, 20, 40]).unwrap();
-        assert_eq!(t.at(0), 10);
-        assert_eq!(t.at(50), 15);
-        assert_eq!(t.at(100), 20);
-        assert_eq!(t.at(150), 30);
-        assert_eq!(t.at(200), 40);
-        assert_eq!(t.at(300), 60);
+        assert_eq!(t.at(0), Some(10));
+        assert_eq!(t.at(50), Some(15));
+        assert_eq!(t.at(100), Some(20));
+        assert_eq!(t.at(150), Some(30));
+        assert_eq!(t.at(200), Some(40));
+        assert_eq!(t.at(300), Some(60));
         let flat = Table::new(vec![10, 20], vec![50, 40]).unwrap();
-        assert_eq!(flat.at(5), 50);
+        assert_eq!(flat.at(5), Some(50));
         assert_eq!(
             flat.at(40),
-            40,
+            Some(40),
             "never below the last value when extrapolating"
         );
         assert!(Table::new(vec![5, 5], vec![1, 2]).is_err());
+    }
+
+    #[test]
+    fn table_extrapolation_beyond_time_is_none() {
+        // Slope 2^63 ps per byte: 2 bytes past the last size leave u64.
+        let steep = Table::new(vec![0, 1], vec![0, 1 << 63]).unwrap();
+        assert_eq!(steep.at(1), Some(1 << 63));
+        assert_eq!(steep.at(2), None);
+        // The widest differences fit: (2^64 - 1)² does not overflow.
+        let wide = Table::new(vec![0, u64::MAX], vec![u64::MAX, 0]).unwrap();
+        assert_eq!(wide.at(u64::MAX - 1), Some(1));
+        let up = Table::new(vec![0, u64::MAX], vec![0, u64::MAX]).unwrap();
+        assert_eq!(up.at(u64::MAX / 2), Some(u64::MAX / 2));
     }
 }

@@ -22,6 +22,23 @@ pub struct MessageRecord {
     pub rto: bool,
 }
 
+impl MessageRecord {
+    /// The message of `send` in `s`, received by `recv`, from `start` to `end`.
+    pub fn new(s: &Schedule, send: OpId, recv: OpId, start: Time, end: Time, rto: bool) -> Self {
+        MessageRecord {
+            src: s.rank_of(send),
+            dst: s.peer(send),
+            bytes: s.size(send),
+            tag: s.tag(send),
+            start,
+            end,
+            send,
+            recv,
+            rto,
+        }
+    }
+}
+
 /// A retransmission timeout and the message it delays.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RtoEvent {
@@ -79,7 +96,8 @@ impl Outcome {
     }
 }
 
-/// An operation that never completed.
+/// An operation, named for an error: one that never completed (a deadlock),
+/// or one at which time overflowed or a message was truncated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StuckOp {
     pub rank: u32,
@@ -228,6 +246,17 @@ pub enum SimError {
         ranks: u32,
         nodes: u32,
     },
+    /// Simulated time left the range of [`Time`] (2^64 ps, about 213 days).
+    #[error("simulated time out of range (0 to 2^64 ps, 213 days) at {0}")]
+    Overflow(StuckOp),
+    /// A receive smaller than the message it matched (an MPI truncation error).
+    #[error("message truncated: {send} sends {send_bytes} B, but {recv} receives {recv_bytes} B")]
+    Truncated {
+        send: StuckOp,
+        recv: StuckOp,
+        send_bytes: u64,
+        recv_bytes: u64,
+    },
 }
 
 impl SimError {
@@ -238,5 +267,25 @@ impl SimError {
             field: field.into(),
             problem: problem.into(),
         }
+    }
+
+    /// The [`SimError::Overflow`] of an [`crate::time::Overflow`] in `s`.
+    pub fn overflow(s: &Schedule, o: crate::time::Overflow) -> SimError {
+        SimError::Overflow(StuckOp::new(s, o.0, true))
+    }
+
+    /// Check that receive `recv` can hold the message of `send` (both in `s`).
+    #[inline]
+    pub fn check_fits(s: &Schedule, send: OpId, recv: OpId) -> Result<(), SimError> {
+        let (send_bytes, recv_bytes) = (s.size(send), s.size(recv));
+        if send_bytes <= recv_bytes {
+            return Ok(());
+        }
+        Err(SimError::Truncated {
+            send: StuckOp::new(s, send, true),
+            recv: StuckOp::new(s, recv, true),
+            send_bytes,
+            recv_bytes,
+        })
     }
 }

@@ -74,9 +74,9 @@ pub struct LogGopsParams {
     pub o: Time,
     /// NIC gap g between messages, ps.
     pub g: Time,
-    /// Gap per byte G, ps/B (whole picoseconds for now).
+    /// Gap per byte G, ps/B.
     pub G: PerByte,
-    /// CPU overhead per byte O, ps/B (whole picoseconds for now).
+    /// CPU overhead per byte O, ps/B.
     pub O: PerByte,
     /// Rendezvous threshold S, bytes: messages larger than S wait for their receive.
     pub S: u64,

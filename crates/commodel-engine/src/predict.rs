@@ -2,7 +2,8 @@
 //!
 //! The parameters are typed, one struct per model ([`crate::params`]); `run`
 //! checks their values and names the model and the field at fault. All times
-//! are integer picoseconds; per-byte costs picoseconds per byte.
+//! are integer picoseconds; per-byte costs picoseconds per byte, given as
+//! floats and kept as [`time::PerByte`] (2^-32 ps resolution, below 2^32 ps/B).
 
 use crate::contention::incast::{Incast, IncastRule};
 use crate::contention::maxmin::MaxminNet;
@@ -14,7 +15,7 @@ use crate::outcome::{Outcome, SimError};
 pub use crate::params::MODELS;
 use crate::params::{Common, ModelParams, PerByte, PlogptParams, TopologySpec};
 use crate::schedule::Schedule;
-use crate::time::{Time, PS_PER_S};
+use crate::time::{self, Time, PS_PER_S};
 use crate::topology::{placement, Topology};
 
 /// Simulate `schedule` under the model `params` describes.
@@ -30,8 +31,8 @@ pub fn run(
                 L: p.L,
                 o: p.o,
                 g: p.g,
-                G: whole_ps_per_byte(model, "G", p.G)?,
-                O: whole_ps_per_byte(model, "O", p.O)?,
+                G: per_byte(model, "G", p.G)?,
+                O: per_byte(model, "O", p.O)?,
                 S: p.S,
             };
             loggops::simulate(schedule, &p, record_messages)
@@ -71,9 +72,16 @@ pub fn run(
     }
 }
 
-/// A per-byte cost as the models take it: finite and >= 0 ps/B.
-fn per_byte(model: &'static str, field: &str, x: PerByte) -> Result<f64, SimError> {
-    non_negative(model, field, x)
+/// A per-byte cost as the models take it: finite, >= 0 and below 2^32 ps/B.
+fn per_byte(model: &'static str, field: &str, x: PerByte) -> Result<time::PerByte, SimError> {
+    let x = non_negative(model, field, x)?;
+    time::PerByte::from_ps(x).ok_or_else(|| {
+        SimError::bad(
+            model,
+            field,
+            format!("must be below 2^32 ps per byte, got {x}"),
+        )
+    })
 }
 
 /// A finite number >= 0.
@@ -87,19 +95,6 @@ fn non_negative(model: &'static str, field: &str, x: f64) -> Result<f64, SimErro
             format!("must be finite and >= 0, got {x}"),
         ))
     }
-}
-
-/// A per-byte cost in whole picoseconds per byte (LogGOPS's G and O).
-fn whole_ps_per_byte(model: &'static str, field: &str, x: PerByte) -> Result<Time, SimError> {
-    let x = per_byte(model, field, x)?;
-    if x.fract() != 0.0 || x > u64::MAX as f64 {
-        return Err(SimError::bad(
-            model,
-            field,
-            format!("must be a non-negative integer, got {x}"),
-        ));
-    }
-    Ok(x as Time)
 }
 
 /// The table y(m) of `field` at `sizes`.

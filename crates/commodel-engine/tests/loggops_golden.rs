@@ -1,6 +1,7 @@
 //! LogGOPS golden results: finish times that LogGOPSim itself gives.
 
 use commodel_engine::loggops::{simulate, LogGops};
+use commodel_engine::time::PerByte;
 use commodel_engine::{ScheduleBuilder, ANY};
 
 const NS: u64 = 1_000;
@@ -10,8 +11,8 @@ fn params() -> LogGops {
         L: 5000 * NS,
         o: 1500 * NS,
         g: 1000 * NS,
-        G: 8 * NS,
-        O: 0,
+        G: PerByte::from_whole_ps(8 * NS).unwrap(),
+        O: PerByte::ZERO,
         S: 65535,
     }
 }

@@ -3,6 +3,7 @@
 
 use commodel_engine::collectives::{generate, CollectiveOptions};
 use commodel_engine::loggops::{simulate, simulate_literal, LogGops};
+use commodel_engine::time::PerByte;
 use commodel_engine::{Schedule, ScheduleBuilder, ANY};
 use proptest::prelude::*;
 
@@ -11,8 +12,8 @@ fn params(o: u64, g: u64, gg: u64, oo: u64, s: u64) -> LogGops {
         L: 5_000_000,
         o,
         g,
-        G: gg,
-        O: oo,
+        G: PerByte::from_whole_ps(gg).unwrap(),
+        O: PerByte::from_whole_ps(oo).unwrap(),
         S: s,
     }
 }

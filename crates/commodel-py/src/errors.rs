@@ -28,6 +28,8 @@ pub fn sim_error(e: SimError) -> PyErr {
         SimError::UnknownModel(_) => "ModelError",
         SimError::BadParameter { .. } => "ModelError",
         SimError::TooManyRanks { .. } => "ModelError",
+        SimError::Overflow(_) => "ModelError",
+        SimError::Truncated { .. } => "ScheduleError",
         _ => "CommodelError",
     };
     raise(class, e.to_string())

@@ -70,9 +70,10 @@ def ps(value: float) -> int:
     return seconds_to_ps(value)
 
 
-def ps_per_byte(value: float) -> int:
-    """A per-byte cost (s/B) in the engine's unit, picoseconds per byte."""
-    return seconds_to_ps(value)
+def ps_per_byte(value: float) -> float:
+    """A per-byte cost (s/B) in picoseconds per byte, not rounded (12 significant digits):
+    the engine keeps a fraction of 2^-32 ps per byte."""
+    return float(f"{value * 1e12:.12g}")
 
 
 @register_model("loggops", "LogGOPS with LogGOPSim's semantics: L, o, g, G, O, S", ["loggops"])
@@ -107,7 +108,7 @@ def plogp_params(platform: Platform) -> dict[str, Any]:
 @register_model("hockney", "Hockney: alpha + beta * m per message", ["hockney"])
 def hockney_params(platform: Platform) -> dict[str, Any]:
     p: Hockney = platform.section("hockney", "hockney")
-    return {"alpha": ps(p.alpha), "beta": float(f"{p.beta * 1e12:.12g}"), "S": p.S}
+    return {"alpha": ps(p.alpha), "beta": ps_per_byte(p.beta), "S": p.S}
 
 
 def topology_params(network: Network) -> dict[str, Any]:

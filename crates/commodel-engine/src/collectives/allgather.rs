@@ -1,6 +1,7 @@
 //! Allgather: Open MPI's algorithms. `size` is the number of bytes each rank
 //! contributes; every rank ends with P * size bytes.
 
+use super::patterns::{bruck_exchange, doubling, Toward};
 use super::{add, sub, CollectiveError, Ctx};
 use crate::schedule::Schedule;
 
@@ -28,15 +29,9 @@ pub(crate) fn recursive_doubling(ctx: &Ctx) -> Result<Schedule, CollectiveError>
     }
     let mut mpi = ctx.mpi();
     for r in 0..p {
-        let (mut distance, mut step) = (1u32, 0u32);
-        while distance < p {
+        for (step, distance) in doubling(p) {
             let bytes = distance as u64 * ctx.size;
             mpi.sendrecv(r, r ^ distance, bytes, step, r ^ distance, bytes, step);
-            if distance > p / 2 {
-                break;
-            }
-            distance <<= 1;
-            step += 1;
         }
     }
     mpi.finish()
@@ -56,27 +51,7 @@ pub(crate) fn bruck_blocks(p: u32, distance: u32) -> u64 {
 /// P: sendrecv, send to r-distance, receive from r+distance, `bruck_blocks`
 /// blocks each way. Tag = step.
 pub(crate) fn bruck(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
-    let p = ctx.p;
-    let mut mpi = ctx.mpi();
-    for r in 0..p {
-        let (mut distance, mut step) = (1u32, 0u32);
-        while distance < p {
-            let bytes = bruck_blocks(p, distance) * ctx.size;
-            mpi.sendrecv(
-                r,
-                sub(r, distance, p),
-                bytes,
-                step,
-                add(r, distance, p),
-                bytes,
-                step,
-            );
-            if distance > p / 2 {
-                break;
-            }
-            distance <<= 1;
-            step += 1;
-        }
-    }
-    mpi.finish()
+    bruck_exchange(ctx, Toward::Lower, |distance| {
+        bruck_blocks(ctx.p, distance) * ctx.size
+    })
 }

@@ -1,6 +1,7 @@
 //! Alltoall: PlogPT's Alltoall_A / Alltoall_B and Open MPI's algorithms.
 //! `size` is the number of bytes each rank sends to each other rank.
 
+use super::patterns::{bruck_exchange, Toward};
 use super::{add, sub, CollectiveError, Ctx};
 use crate::schedule::Schedule;
 
@@ -115,30 +116,9 @@ pub(crate) fn bruck_blocks(p: u32, distance: u32) -> u64 {
 /// ... < P: sendrecv, send to r+distance and receive from r-distance the
 /// blocks whose index has that bit set. Tag = step number.
 pub(crate) fn modified_bruck(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
-    let p = ctx.p;
-    let mut mpi = ctx.mpi();
-    for r in 0..p {
-        let mut distance = 1u32;
-        let mut step = 0u32;
-        while distance < p {
-            let bytes = bruck_blocks(p, distance) * ctx.size;
-            mpi.sendrecv(
-                r,
-                add(r, distance, p),
-                bytes,
-                step,
-                sub(r, distance, p),
-                bytes,
-                step,
-            );
-            if distance > p / 2 {
-                break;
-            }
-            distance <<= 1;
-            step += 1;
-        }
-    }
-    mpi.finish()
+    bruck_exchange(ctx, Toward::Higher, |distance| {
+        bruck_blocks(ctx.p, distance) * ctx.size
+    })
 }
 
 #[cfg(test)]

@@ -9,18 +9,7 @@ use crate::schedule::Schedule;
 /// rank order and waits for all; each other rank does one blocking receive.
 /// Tag 0.
 pub(crate) fn basic_linear(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
-    let (p, root) = (ctx.p, ctx.opts.root);
-    let mut mpi = ctx.mpi();
-    for r in 0..p {
-        if r == root {
-            for dst in (0..p).filter(|&d| d != root) {
-                mpi.isend(root, dst, ctx.size, 0);
-            }
-        } else {
-            mpi.recv(r, root, ctx.size, 0);
-        }
-    }
-    mpi.finish()
+    super::patterns::linear_from_root(ctx, true)
 }
 
 /// Open MPI binomial: `build_bmtree` tree, segmented only if `opts.segment`

@@ -90,6 +90,7 @@ mod alltoall;
 mod barrier;
 mod bcast;
 mod gather;
+mod patterns;
 mod program;
 mod random;
 mod scatter;

@@ -8,18 +8,7 @@ use crate::schedule::Schedule;
 /// P-1 (itself skipped) in that order; every other rank one blocking receive.
 /// Tag 0.
 pub(crate) fn basic_linear(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
-    let (p, root) = (ctx.p, ctx.opts.root);
-    let mut mpi = ctx.mpi();
-    for r in 0..p {
-        if r == root {
-            for dst in (0..p).filter(|&d| d != root) {
-                mpi.send(root, dst, ctx.size, 0);
-            }
-        } else {
-            mpi.recv(r, root, ctx.size, 0);
-        }
-    }
-    mpi.finish()
+    super::patterns::linear_from_root(ctx, false)
 }
 
 /// Open MPI binomial (main branch since 2019): in-order binomial tree. A

@@ -24,7 +24,7 @@
 use crate::engine::{Lookahead, Network, XferEvent, XferId};
 use crate::outcome::SimError;
 use crate::params::IncastParams;
-use crate::time::Time;
+use crate::time::{add, Overflow, Time};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -172,11 +172,14 @@ impl<N: Network> Incast<N> {
 
 impl<N: Network> Incast<N> {
     /// One draw for the episode on node `b` (k >= 2 transfers flowing in).
-    fn draw(&mut self, b: u32) {
-        let Some(st) = self.nodes.get(&b) else { return };
+    fn draw(&mut self, b: u32) -> Result<(), Overflow> {
+        let Some(st) = self.nodes.get(&b) else {
+            return Ok(());
+        };
         if st.drawn || st.active.len() < 2 {
-            return;
+            return Ok(());
         }
+        let last = st.active[st.active.len() - 1].0;
         let k = st.active.len() as u32;
         let m = st.active.iter().map(|&(_, s)| s).max().unwrap_or(0);
         let start = st.start;
@@ -186,11 +189,12 @@ impl<N: Network> Incast<N> {
         st.drawn = true;
         for (i, &p) in f.iter().flatten().enumerate() {
             if u < p {
-                st.deadline = Some(start + self.p.levels[i]);
+                st.deadline = Some(add(start, self.p.levels[i], last)?);
                 break;
             }
             u -= p;
         }
+        Ok(())
     }
 
     fn release_held(&mut self, now: Time, out: &mut Vec<XferEvent>) {
@@ -218,12 +222,19 @@ impl<N: Network> Network for Incast<N> {
     fn send_entered(&mut self, now: Time, xfer: XferId, src: u32, dst: u32, bytes: u64) {
         self.inner.send_entered(now, xfer, src, dst, bytes)
     }
-    fn start(&mut self, now: Time, xfer: XferId, src: u32, dst: u32, bytes: u64) {
-        self.inner.start(now, xfer, src, dst, bytes);
+    fn start(
+        &mut self,
+        now: Time,
+        xfer: XferId,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+    ) -> Result<(), Overflow> {
+        self.inner.start(now, xfer, src, dst, bytes)?;
         self.now = now;
         let (a, b) = (self.node_of(src), self.node_of(dst));
         if a == b {
-            return;
+            return Ok(());
         }
         self.dest.insert(xfer, b);
         let st = self.nodes.entry(b).or_default();
@@ -234,6 +245,7 @@ impl<N: Network> Network for Incast<N> {
         if st.active.len() >= 2 && !st.drawn && !self.pending.contains(&b) {
             self.pending.push(b);
         }
+        Ok(())
     }
     fn next_time(&self) -> Option<Time> {
         if !self.pending.is_empty() {
@@ -245,21 +257,27 @@ impl<N: Network> Network for Incast<N> {
             (a, b) => a.or(b),
         }
     }
-    fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>) {
-        self.advance_with(now, out, &mut |_, _| {});
+    fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>) -> Result<(), Overflow> {
+        self.advance_with(now, out, &mut |_, _| {})
     }
-    fn advance_with(&mut self, now: Time, out: &mut Vec<XferEvent>, lookahead: Lookahead<'_>) {
+    fn advance_with(
+        &mut self,
+        now: Time,
+        out: &mut Vec<XferEvent>,
+        lookahead: Lookahead<'_>,
+    ) -> Result<(), Overflow> {
         self.now = now;
         let pending = std::mem::take(&mut self.pending);
         for b in pending {
-            self.draw(b);
+            self.draw(b)?;
         }
         let mut buf = std::mem::take(&mut self.buf);
         if self.inner.next_time().is_some_and(|t| t <= now) {
-            self.inner.advance_with(now, &mut buf, lookahead);
+            self.inner.advance_with(now, &mut buf, lookahead)?;
         }
         self.buf = buf;
         self.filter(out);
         self.release_held(now, out);
+        Ok(())
     }
 }

@@ -18,7 +18,7 @@
 
 use super::{emit_due, Fluid, OutQueue, Scope};
 use crate::engine::{Network, XferEvent, XferId};
-use crate::time::Time;
+use crate::time::{add, Overflow, Time};
 use crate::topology::{Route, Topology};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -197,29 +197,27 @@ impl MaxminNet {
         self.started_at = Some(now);
     }
 
-    fn recompute(&mut self, now: Time) {
+    fn recompute(&mut self, now: Time) -> Result<(), Overflow> {
         if let Some(asymmetric) = self.zhu {
             self.fluid.collect(Scope::ComponentBidir, &self.topo);
             self.fluid.settle(now);
             super::zhu::allocate(&self.fluid, &self.topo, asymmetric, &mut self.rates);
-            let rates = std::mem::take(&mut self.rates);
-            self.fluid.apply(now, &rates);
-            self.rates = rates;
-            return;
+        } else {
+            self.fluid.collect(Scope::Component, &self.topo);
+            self.fluid.settle(now);
+            let flows = &self.fluid.flows;
+            let topo = &self.topo;
+            let items = self.fluid.work.iter().map(|&id| {
+                let f = &flows[id as usize];
+                (f.route.as_slice(), f.weight)
+            });
+            self.filler
+                .allocate(items, |r| topo.capacity(r, false), &mut self.rates);
         }
-        self.fluid.collect(Scope::Component, &self.topo);
-        self.fluid.settle(now);
-        let flows = &self.fluid.flows;
-        let topo = &self.topo;
-        let items = self.fluid.work.iter().map(|&id| {
-            let f = &flows[id as usize];
-            (f.route.as_slice(), f.weight)
-        });
-        self.filler
-            .allocate(items, |r| topo.capacity(r, false), &mut self.rates);
         let rates = std::mem::take(&mut self.rates);
-        self.fluid.apply(now, &rates);
+        let applied = self.fluid.apply(now, &rates);
         self.rates = rates;
+        applied
     }
 }
 
@@ -241,7 +239,14 @@ impl Network for MaxminNet {
     fn late(&self) -> bool {
         true
     }
-    fn start(&mut self, now: Time, xfer: XferId, src: u32, dst: u32, bytes: u64) {
+    fn start(
+        &mut self,
+        now: Time,
+        xfer: XferId,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+    ) -> Result<(), Overflow> {
         let (a, b) = (self.node[src as usize], self.node[dst as usize]);
         let mut route = std::mem::take(&mut self.route);
         self.topo.route_into(a, b, &mut route);
@@ -250,8 +255,10 @@ impl Network for MaxminNet {
         if lat == 0 {
             self.join(now, xfer, bytes, a, b);
         } else {
-            self.joining.push(Reverse((now + lat, xfer, bytes, a, b)));
+            self.joining
+                .push(Reverse((add(now, lat, xfer)?, xfer, bytes, a, b)));
         }
+        Ok(())
     }
     fn next_time(&self) -> Option<Time> {
         [
@@ -264,7 +271,7 @@ impl Network for MaxminNet {
         .flatten()
         .min()
     }
-    fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>) {
+    fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>) -> Result<(), Overflow> {
         self.started_at = None;
         while let Some(&Reverse((t, x, bytes, a, b))) = self.joining.peek() {
             if t > now {
@@ -284,8 +291,9 @@ impl Network for MaxminNet {
         }
         self.scratch = done;
         if self.fluid.dirty() {
-            self.recompute(now);
+            self.recompute(now)?;
         }
         emit_due(&mut self.out, now, out);
+        Ok(())
     }
 }

@@ -15,7 +15,7 @@
 //!   recomputed (transitively, by a breadth-first walk over links and flows).
 //!
 //! A flow's finish time is `now + remaining / rate`, rounded to the nearest
-//! picosecond; superseded finish times stay in the heap and are skipped by
+//! picosecond (an [`Overflow`] when it is past [`Time`]); superseded finish times stay in the heap and are skipped by
 //! their version number.
 //!
 //! Policies: [`plogpt`] (Nomura et al. eq. 6-7, RTO rule eq. 14),
@@ -29,7 +29,7 @@ pub mod plogpt;
 pub mod zhu;
 
 use crate::engine::XferId;
-use crate::time::{Time, PS_PER_S};
+use crate::time::{Overflow, Time, PS_PER_S};
 use crate::topology::Topology;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -280,8 +280,9 @@ impl Fluid {
     }
 
     /// Set the new rates of the flows in `work` (one rate per entry) and
-    /// schedule their finish times.
-    pub fn apply(&mut self, now: Time, rates: &[f64]) {
+    /// schedule their finish times; `Err` names a transfer that would finish
+    /// after the end of [`Time`].
+    pub fn apply(&mut self, now: Time, rates: &[f64]) -> Result<(), Overflow> {
         self.recomputed += self.work.len() as u64;
         for (k, &id) in self.work.iter().enumerate() {
             let f = &mut self.flows[id as usize];
@@ -290,11 +291,11 @@ impl Fluid {
             f.version = f.version.wrapping_add(1);
             if f.rate > 0.0 {
                 let dt = (f.remaining * PS_PER_S as f64 / f.rate).round();
-                let t = now.saturating_add(if dt >= u64::MAX as f64 {
-                    u64::MAX / 2
-                } else {
-                    dt as u64
-                });
+                // `dt < 2^64` (false for NaN), then the sum is checked.
+                let t = (dt < u64::MAX as f64)
+                    .then(|| now.checked_add(dt as u64))
+                    .flatten()
+                    .ok_or(Overflow(f.xfer))?;
                 self.heap.push(Reverse((t, f.xfer, id, f.version)));
             }
         }
@@ -306,6 +307,7 @@ impl Fluid {
                 flows[*id as usize].live && flows[*id as usize].version == *v
             });
         }
+        Ok(())
     }
 }
 

@@ -31,7 +31,7 @@
 use super::{emit_due, Fluid, OutQueue, Scope};
 use crate::engine::{Entering, Lookahead, Network, XferEvent, XferId};
 use crate::models::Table;
-use crate::time::{Time, PS_PER_S};
+use crate::time::{add, Overflow, Time, PS_PER_S};
 use crate::topology::{Levels, Route, Topology};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
@@ -156,7 +156,7 @@ impl PlogptNet {
     }
 
     /// Recompute the rates of the flows a change can affect (eq. 7).
-    fn recompute(&mut self, now: Time) {
+    fn recompute(&mut self, now: Time) -> Result<(), Overflow> {
         self.fluid.collect(Scope::Shared, &self.topo);
         self.fluid.settle(now);
         let work = std::mem::take(&mut self.fluid.work);
@@ -176,6 +176,7 @@ impl PlogptNet {
             } else {
                 self.p.g.at(inf.bytes)
             };
+            let g = g.ok_or(Overflow(x))?;
             let b1 = self.topo.node_capacity(inf.src_node, bidir);
             if self.bidir.len() <= id as usize {
                 self.bidir.resize(id as usize + 1, false);
@@ -199,15 +200,16 @@ impl PlogptNet {
         }
         self.fluid.work = work;
         let rates = std::mem::take(&mut self.rates);
-        self.fluid.apply(now, &rates);
+        let applied = self.fluid.apply(now, &rates);
         self.rates = rates;
+        applied
     }
 
     fn prune(&mut self, node: u32, now: Time) {
         let Some(rto) = &self.p.rto else { return };
         let q = &mut self.entries[node as usize];
         while let Some(&(t, _, _)) = q.front() {
-            if t + rto.eps_t <= now {
+            if t.saturating_add(rto.eps_t) <= now {
                 q.pop_front();
             } else {
                 break;
@@ -235,7 +237,14 @@ impl Network for PlogptNet {
         self.prune(node, now);
         self.entries[node as usize].push_back((now, xfer, h));
     }
-    fn start(&mut self, now: Time, xfer: XferId, src: u32, dst: u32, bytes: u64) {
+    fn start(
+        &mut self,
+        now: Time,
+        xfer: XferId,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+    ) -> Result<(), Overflow> {
         let (a, b) = (self.node[src as usize], self.node[dst as usize]);
         let mut route = std::mem::take(&mut self.route);
         self.topo.route_into(a, b, &mut route);
@@ -252,6 +261,7 @@ impl Network for PlogptNet {
         self.fluid.add(now, xfer, &route.resources, 0.0, 1.0);
         self.route = route;
         self.started_at = Some(now);
+        Ok(())
     }
     fn next_time(&self) -> Option<Time> {
         let mut t = self.out.peek().map(|Reverse((t, _, _, _))| *t);
@@ -264,16 +274,21 @@ impl Network for PlogptNet {
         }
         t
     }
-    fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>) {
-        self.advance_with(now, out, &mut |_, _| {});
+    fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>) -> Result<(), Overflow> {
+        self.advance_with(now, out, &mut |_, _| {})
     }
-    fn advance_with(&mut self, now: Time, out: &mut Vec<XferEvent>, lookahead: Lookahead<'_>) {
+    fn advance_with(
+        &mut self,
+        now: Time,
+        out: &mut Vec<XferEvent>,
+        lookahead: Lookahead<'_>,
+    ) -> Result<(), Overflow> {
         let mut done = std::mem::take(&mut self.scratch);
         done.clear();
         self.fluid.pop_finished(now, &mut done);
         self.started_at = None;
         if self.fluid.dirty() {
-            self.recompute(now);
+            self.recompute(now)?;
         }
         if !done.is_empty() {
             // Sends that the completions at this instant let enter now.
@@ -320,18 +335,20 @@ impl Network for PlogptNet {
                             at: now,
                             delay: t_rto,
                         });
-                        self.push(now + t_rto, 0, x);
-                        self.push(now + t_rto + self.p.L, 1, x);
+                        let sent = add(now, t_rto, x)?;
+                        self.push(sent, 0, x);
+                        self.push(add(sent, self.p.L, x)?, 1, x);
                     }
                 }
                 if !delayed {
                     self.push(now, 0, x);
-                    self.push(now + self.p.L, 1, x);
+                    self.push(add(now, self.p.L, x)?, 1, x);
                 }
             }
             self.ahead = ahead;
         }
         self.scratch = done;
         emit_due(&mut self.out, now, out);
+        Ok(())
     }
 }
