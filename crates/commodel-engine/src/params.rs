@@ -1,7 +1,7 @@
 //! Typed model parameters: what [`crate::predict::run`] takes, one struct per model.
 //!
 //! Units: times are integer picoseconds ([`Time`]), sizes bytes, rates bytes/s,
-//! per-byte costs picoseconds per byte ([`PerByte`]). The structs hold values
+//! per-byte costs picoseconds per byte ([`PsPerByte`]). The structs hold values
 //! as given; [`crate::predict::run`] checks them and names the model and the
 //! field at fault (``model plogpt: parameter `topology.b[1]` must be ...``).
 //!
@@ -22,8 +22,9 @@
 
 use crate::time::Time;
 
-/// A per-byte cost in picoseconds per byte (G, O of LogGOPS; beta of Hockney).
-pub type PerByte = f64;
+/// A per-byte cost as given, in picoseconds per byte (G, O of LogGOPS; beta of Hockney);
+/// [`crate::predict::run`] turns it into a [`crate::time::PerByte`].
+pub type PsPerByte = f64;
 
 /// The parameters of one model run; [`ModelParams::name`] is the model's name.
 #[non_exhaustive]
@@ -75,9 +76,9 @@ pub struct LogGopsParams {
     /// NIC gap g between messages, ps.
     pub g: Time,
     /// Gap per byte G, ps/B.
-    pub G: PerByte,
+    pub G: PsPerByte,
     /// CPU overhead per byte O, ps/B.
-    pub O: PerByte,
+    pub O: PsPerByte,
     /// Rendezvous threshold S, bytes: messages larger than S wait for their receive.
     pub S: u64,
 }
@@ -111,7 +112,7 @@ pub struct HockneyParams {
     /// Start-up time alpha, ps.
     pub alpha: Time,
     /// Time per byte beta, ps/B.
-    pub beta: PerByte,
+    pub beta: PsPerByte,
     pub common: Common,
 }
 

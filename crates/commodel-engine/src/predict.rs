@@ -13,7 +13,7 @@ use crate::loggops::{self, LogGops};
 use crate::models::{Hockney, NicNetwork, PLogP, Table};
 use crate::outcome::{Outcome, SimError};
 pub use crate::params::MODELS;
-use crate::params::{Common, ModelParams, PerByte, PlogptParams, TopologySpec};
+use crate::params::{Common, ModelParams, PlogptParams, PsPerByte, TopologySpec};
 use crate::schedule::Schedule;
 use crate::time::{self, Time, PS_PER_S};
 use crate::topology::{placement, Topology};
@@ -73,7 +73,7 @@ pub fn run(
 }
 
 /// A per-byte cost as the models take it: finite, >= 0 and below 2^32 ps/B.
-fn per_byte(model: &'static str, field: &str, x: PerByte) -> Result<time::PerByte, SimError> {
+fn per_byte(model: &'static str, field: &str, x: PsPerByte) -> Result<time::PerByte, SimError> {
     let x = non_negative(model, field, x)?;
     time::PerByte::from_ps(x).ok_or_else(|| {
         SimError::bad(

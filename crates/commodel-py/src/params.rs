@@ -8,7 +8,7 @@
 use crate::errors::sim_error;
 use commodel_engine::params::{
     Common, HockneyParams, IncastParams, IncastRow, LogGopsParams, MaxminParams, ModelParams,
-    PerByte, PlogpParams, PlogptParams, TopologySpec, ZhuParams, MODELS,
+    PlogpParams, PlogptParams, PsPerByte, TopologySpec, ZhuParams, MODELS,
 };
 use commodel_engine::SimError;
 use pyo3::prelude::*;
@@ -241,7 +241,7 @@ impl<'py> Fields<'py> {
 
     /// A per-byte cost (ps/B): an int or a float. Every per-byte field reaches
     /// the engine through here.
-    fn per_byte(&self, key: &str) -> PyResult<PerByte> {
+    fn per_byte(&self, key: &str) -> PyResult<PsPerByte> {
         self.float(key)
     }
 
