@@ -106,6 +106,10 @@ def _spec(**overrides):
             "x.yaml: topology.racks[0][1]: unknown host 'h9'",
         ),
         (
+            {"topology": {"type": "racks", "racks": [[["h0"]]], "backbone_rate": "1Gbit"}},
+            "x.yaml: topology.racks[0][0]: must be a host name, got ['h0']",
+        ),
+        (
             {"topology": {"type": "binary-tree", "levels": ["100Mbit", "100Mbit", "50Mbit"]}},
             "x.yaml: topology.levels: a binary tree with 3 levels has 8 hosts, but hosts has 4",
         ),
@@ -126,6 +130,21 @@ def test_spec_file_errors(tmp_path):
     bad.write_text("hosts: [\n")
     with pytest.raises(ClusterError, match=r"bad\.yaml:2:1: not valid YAML"):
         load_spec(bad)
+    # read with the platform files' limits: unique keys, bounded nesting and aliases
+    twice = tmp_path / "twice.yaml"
+    twice.write_text("commodel_cluster: 1\nhosts: 4\nhosts: 8\n")
+    with pytest.raises(ClusterError, match=r"twice\.yaml:3:1: not valid YAML: .*hosts"):
+        load_spec(twice)
+    deep = tmp_path / "deep.yaml"
+    deep.write_text("description: " + "[" * 20000 + "]" * 20000 + "\n")
+    with pytest.raises(ClusterError, match=r"deep\.yaml:1:\d+: not valid YAML: nested deeper"):
+        load_spec(deep)
+    bomb = tmp_path / "bomb.yaml"
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 9)]
+    bomb.write_text("\n".join(lines) + "\n")
+    with pytest.raises(ClusterError, match=r"bomb\.yaml:\d+:\d+: not valid YAML: more than"):
+        load_spec(bomb)
     with pytest.raises(ClusterError, match=r"missing\.yaml: cannot read the cluster spec"):
         load_spec(tmp_path / "missing.yaml")
 

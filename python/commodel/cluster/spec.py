@@ -37,6 +37,7 @@ from typing import Any
 import yaml
 
 from ..errors import UnitsError
+from ..platform.fields import describe
 from ..units import parse_rate, parse_size
 from .util import ClusterError
 
@@ -123,7 +124,7 @@ class _At:
 
 def _mapping(at: _At, value: Any, required: Sequence[str], optional: Sequence[str]) -> dict:
     if not isinstance(value, dict):
-        raise at.error(f"must be a mapping of keys to values, got {value!r}")
+        raise at.error(f"must be a mapping of keys to values, got {describe(value)}")
     known = list(required) + list(optional)
     for key in value:
         if key not in known:
@@ -160,7 +161,9 @@ def _rate(at: _At, value: Any) -> int:
     except UnitsError as exc:
         raise at.error(str(exc)) from None
     if not 1e5 <= bits <= 1e11:
-        raise at.error(f"must be between 100kbit and 100Gbit, got {value!r} ({bits:.4g} bit/s)")
+        raise at.error(
+            f"must be between 100kbit and 100Gbit, got {describe(value)} ({bits:.4g} bit/s)"
+        )
     return int(round(bits))
 
 
@@ -170,13 +173,13 @@ def _size(at: _At, value: Any, low: int, high: int) -> int:
     except UnitsError as exc:
         raise at.error(str(exc)) from None
     if not low <= nbytes <= high:
-        raise at.error(f"must be between {low} and {high} bytes, got {value!r}")
+        raise at.error(f"must be between {low} and {high} bytes, got {describe(value)}")
     return nbytes
 
 
 def _int(at: _At, value: Any, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
-        raise at.error(f"must be an integer, got {value!r}")
+        raise at.error(f"must be an integer, got {describe(value)}")
     if not low <= value <= high:
         raise at.error(f"must be between {low} and {high}, got {value}")
     return value
@@ -187,7 +190,9 @@ def _hosts(at: _At, value: Any) -> tuple[str, ...]:
         count = _int(at, value, 1, MAX_HOSTS)
         return tuple(f"h{i}" for i in range(count))
     if not isinstance(value, list) or not value:
-        raise at.error(f"must be a host count or a non-empty list of host names, got {value!r}")
+        raise at.error(
+            f"must be a host count or a non-empty list of host names, got {describe(value)}"
+        )
     if len(value) > MAX_HOSTS:
         raise at.error(f"at most {MAX_HOSTS} hosts, got {len(value)}")
     seen: set[str] = set()
@@ -196,7 +201,7 @@ def _hosts(at: _At, value: Any) -> tuple[str, ...]:
         if not isinstance(name, str) or not HOST_NAME.match(name):
             raise where.error(
                 f"host names are 1-16 lower-case letters and digits starting with a letter, "
-                f"got {name!r}"
+                f"got {describe(name)}"
             )
         if name in RESERVED_NAMES:
             raise where.error(f"{name!r} is reserved (the switch and controller namespaces)")
@@ -244,13 +249,15 @@ def _racks(at: _At, topo: dict, hosts: tuple[str, ...]) -> RacksTopology:
             elif isinstance(entry, list) and entry:
                 members_list = []
                 for k, name in enumerate(entry):
+                    if not isinstance(name, str):
+                        raise where.index(k).error(f"must be a host name, got {describe(name)}")
                     if name not in index_of:
                         raise where.index(k).error(f"unknown host {name!r} (not in hosts)")
                     members_list.append(index_of[name])
                 members = tuple(members_list)
             else:
                 raise where.error(
-                    f"must be a number of hosts or a list of host names, got {entry!r}"
+                    f"must be a number of hosts or a list of host names, got {describe(entry)}"
                 )
             for i in members:
                 if i >= n:
@@ -263,7 +270,9 @@ def _racks(at: _At, topo: dict, hosts: tuple[str, ...]) -> RacksTopology:
             missing = [hosts[i] for i in range(n) if i not in used]
             raise at.key("racks").error(f"hosts not in any rack: {', '.join(missing[:8])}")
     else:
-        raise at.key("racks").error(f"must be a rack count or a list of racks, got {racks_value!r}")
+        raise at.key("racks").error(
+            f"must be a rack count or a list of racks, got {describe(racks_value)}"
+        )
     return RacksTopology(racks=tuple(racks), backbone_rate_bit_s=backbone)
 
 
@@ -325,17 +334,19 @@ def parse_spec(data: Any, source: str) -> ClusterSpec:
         )
     name = top.get("name", Path(source).stem)
     if not isinstance(name, str) or not name.strip():
-        raise at.key("name").error(f"must be a non-empty string, got {name!r}")
+        raise at.key("name").error(f"must be a non-empty string, got {describe(name)}")
     description = top.get("description", "")
     if not isinstance(description, str):
-        raise at.key("description").error(f"must be a string, got {description!r}")
+        raise at.key("description").error(f"must be a string, got {describe(description)}")
     hosts = _hosts(at.key("hosts"), top["hosts"])
     nic = _rate(at.key("nic_rate"), top["nic_rate"]) if "nic_rate" in top else None
 
     topo = top["topology"]
     tat = at.key("topology")
     if not isinstance(topo, dict):
-        raise tat.error(f"must be a mapping with a type (racks or binary-tree), got {topo!r}")
+        raise tat.error(
+            f"must be a mapping with a type (racks or binary-tree), got {describe(topo)}"
+        )
     kind = topo.get("type")
     topology: RacksTopology | TreeTopology
     if kind == "racks":
@@ -346,7 +357,7 @@ def parse_spec(data: Any, source: str) -> ClusterSpec:
         topology = _tree(tat, topo, hosts, nic)
         nic = topology.level_rates_bit_s[0]
     else:
-        raise tat.key("type").error(f"must be 'racks' or 'binary-tree', got {kind!r}")
+        raise tat.key("type").error(f"must be 'racks' or 'binary-tree', got {describe(kind)}")
     assert nic is not None
 
     mtu = _int(at.key("mtu"), top.get("mtu", 1500), 576, 9000)
@@ -363,12 +374,12 @@ def parse_spec(data: Any, source: str) -> ClusterSpec:
     cc = tcp.get("congestion_control", "cubic")
     if cc not in CONGESTION_CONTROLS:
         raise cat.key("congestion_control").error(
-            f"must be one of {', '.join(CONGESTION_CONTROLS)}, got {cc!r}"
+            f"must be one of {', '.join(CONGESTION_CONTROLS)}, got {describe(cc)}"
         )
     rto = tcp.get("rto_min_ms", 200)
     if isinstance(rto, bool) or not isinstance(rto, (int, float)) or not 1 <= rto <= 2000:
         raise cat.key("rto_min_ms").error(
-            f"must be a number of milliseconds in [1, 2000], got {rto!r}"
+            f"must be a number of milliseconds in [1, 2000], got {describe(rto)}"
         )
 
     shaping = top.get("shaping", "tbf")
@@ -402,8 +413,10 @@ def load_spec(path: str | Path) -> ClusterSpec:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ClusterError(f"{source}: cannot read the cluster spec: {exc.strerror}") from None
+    from ..platform.yaml_limits import LimitedLoader
+
     try:
-        data = yaml.safe_load(text)
+        data = yaml.load(text, Loader=LimitedLoader)  # bounded nesting and aliases, unique keys
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
