@@ -1,4 +1,4 @@
-"""Benchmark of the contention models (issue 3): CPU seconds and peak memory.
+"""Benchmark of the contention models: CPU seconds and peak memory.
 
 Alltoall A and B of PlogPT (``alltoall-xor-pairwise``, ``alltoall-xor-post-all``), 64 KiB
 per pair, on two racks of P/2 nodes (1 Gbit/s NICs, 10 us per link) whose backbone uplinks

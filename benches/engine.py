@@ -1,4 +1,4 @@
-"""Benchmark of the event engine under ``loggops`` (issue 2): events per CPU second and peak memory.
+"""Benchmark of the event engine under ``loggops``: events per CPU second and peak memory.
 
 Cases (64 KiB messages): alltoall-xor-pairwise and alltoall-xor-post-all at 1024 and 4096
 ranks, alltoall-basic-linear at 1024 ranks, bcast-binomial and allreduce-recursive-doubling
@@ -8,8 +8,8 @@ are reported. Events are counted as LogGOPSim counts them (operations plus trans
 
 Ratios are against a baseline measured in the same run: the pairwise all-to-all at 1024
 ranks (events per CPU second). The post-all variant posts every receive up front; its ratio
-near 1 shows that matching does not scan queues. The LogGOPSim figures quoted in issue 2
-(same machine kind, not this run) are printed beside ours for reference.
+near 1 shows that matching does not scan queues. LogGOPSim's reference figures for this machine
+kind (measured outside this repository, not in this run) are printed beside ours for reference.
 
     python benches/engine.py                  # every case, 3 repetitions
     python benches/engine.py --quick          # 1024-rank cases only, 1 repetition
@@ -40,7 +40,7 @@ CASES = [
 ]
 SIZE = 65536
 
-# LogGOPSim on this machine kind, as quoted in issue 2: (events, CPU seconds, peak MiB or None).
+# LogGOPSim on this machine kind, measured outside this repository: (events, CPU seconds, peak MiB or None).
 LOGGOPSIM = {
     ("alltoall-xor-pairwise", 1024): (3.1e6, 1.34, None),
     ("alltoall-xor-post-all", 1024): (3.1e6, 2.7, None),

@@ -207,7 +207,7 @@ def test_python_dash_m() -> None:
 
 @needs_engine
 def test_loggops_golden_example_json(cli) -> None:
-    """Issue 2's LogGOPS example: rank 0 finishes at 543780 ns, rank 1 at 550336 ns."""
+    """The reference LogGOPS example: rank 0 finishes at 543780 ns, rank 1 at 550336 ns."""
     result = cli(
         "predict", GOLDEN_GOAL, "--platform", LOGGOPSIM_DEFAULT, "--model", "loggops", "--json"
     )

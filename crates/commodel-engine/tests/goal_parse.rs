@@ -87,10 +87,10 @@ fn shipped_examples_parse() {
     assert!(found >= 1, "no .goal file in {}", dir.display());
 }
 
-/// The two-rank example of issue 2 (the LogGOPS golden case).
+/// The extended two-rank LogGOPS example (the golden case checked against LogGOPSim).
 #[test]
-fn issue2_extended_example() {
-    let s = goal::read(&data("issue2-extended.goal")).unwrap();
+fn loggops_extended_example() {
+    let s = goal::read(&data("loggops-extended.goal")).unwrap();
     assert_eq!(s.num_ops(), 7);
     assert_eq!(
         ops(&s, 0),

@@ -6,9 +6,8 @@ use proptest::prelude::*;
 
 // ------------------------------------------------------------------ a strict txt2bin checker
 
-/// Checks text against the grammar of LogGOPSim's `txt2bin` as written in
-/// ../shared/notes/goal-format.md, in its narrowest reading (single spaces, no comments,
-/// no indentation, no suffixes). Independent of the parser under test. Returns the first
+/// Checks text against the grammar of LogGOPSim's `txt2bin` (docs/formats.md), in its
+/// narrowest reading (single spaces, no comments, no indentation, no suffixes). Independent of the parser under test. Returns the first
 /// offending line.
 fn strict_txt2bin(text: &str) -> Result<(), String> {
     fn int(s: &str) -> bool {

@@ -17,9 +17,9 @@ fn params() -> LogGops {
     }
 }
 
-/// The extended two-rank example of issue 2 (LogGOPSim: 543780 / 550336 ns).
+/// The extended two-rank LogGOPS example (LogGOPSim: 543780 / 550336 ns).
 #[test]
-fn issue_example_matches_loggopsim() {
+fn extended_example_matches_loggopsim() {
     let mut b = ScheduleBuilder::new(2);
     b.send(0, 1, 65536, 7);
     let r1 = b.recv(0, 1, 65536, 7);
