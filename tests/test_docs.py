@@ -1,0 +1,170 @@
+"""The docs show what the code does: shown outputs are run and compared, model lists are complete.
+
+A *transcript* is a fenced block of README.md or docs/tutorial.md whose first line starts
+with ``$ ``: each ``$ commodel ...`` line is run (in-process, in one scratch directory per
+document, in the order shown, with ``examples/`` linked in) and what it prints, stdout then
+stderr, must be the lines shown below it up to the next ``$``. A line holding only ``...``
+stands for any number of lines (the shown part before and after it is still checked).
+``$ make demo`` is run as the ``commodel demo`` its Makefile recipe runs. A ``python``
+block is executed; if the next fenced block is marked ``output``, that is what it must print.
+
+When a doc fails here, run the command it shows and paste the new output into the doc.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, needs_engine
+
+DOCS = ["README.md", "docs/tutorial.md"]
+ELLIPSIS = "..."
+
+
+@dataclass
+class Block:
+    info: str  # the fence's info string: "", "python", "output", ...
+    line: int  # 1-based line of the opening fence
+    lines: list[str]
+
+
+@dataclass
+class Step:
+    line: int
+    command: str  # without "$ "; empty for a python block
+    code: str  # the python source of a python block
+    expected: list[str] | None  # None: output not shown (python block without output)
+
+
+def fenced_blocks(text: str) -> list[Block]:
+    blocks: list[Block] = []
+    current: Block | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith("```"):
+            if current is None:
+                current = Block(line[3:].strip(), number, [])
+            else:
+                blocks.append(current)
+                current = None
+        elif current is not None:
+            current.lines.append(line)
+    assert current is None, f"unclosed code fence at line {current.line}"
+    return blocks
+
+
+def steps_of(doc: str) -> list[Step]:
+    """The commands and code blocks of a document, with the output each must print."""
+    blocks = fenced_blocks((ROOT / doc).read_text(encoding="utf-8"))
+    steps: list[Step] = []
+    for index, block in enumerate(blocks):
+        if block.info == "python":
+            following = blocks[index + 1] if index + 1 < len(blocks) else None
+            shown = following.lines if following and following.info == "output" else None
+            steps.append(Step(block.line, "", "\n".join(block.lines), shown))
+        elif block.lines and block.lines[0].startswith("$ "):
+            for offset, line in enumerate(block.lines):
+                if line.startswith("$ "):
+                    steps.append(Step(block.line + 1 + offset, line[2:], "", []))
+                else:
+                    steps[-1].expected.append(line)
+    return steps
+
+
+def matches(actual: list[str], expected: list[str]) -> bool:
+    """Whether ``actual`` is ``expected`` with each ``...`` line standing for any lines."""
+    pattern = "".join(
+        r"(?:.*\n)*?" if line == ELLIPSIS else re.escape(line) + r"\n" for line in expected
+    )
+    return re.fullmatch(pattern, "".join(line + "\n" for line in actual)) is not None
+
+
+def output_lines(text: str) -> list[str]:
+    return [line.rstrip() for line in text.splitlines()]
+
+
+def makefile_demo_command() -> str:
+    """The command that `make demo` runs once set up, read from the Makefile."""
+    recipe = re.search(r"^demo:.*\n\t@?\$\(PY\) -m (commodel .*)$", _makefile(), re.M)
+    assert recipe, "the Makefile's demo target no longer runs '$(PY) -m commodel ...'"
+    return recipe.group(1)
+
+
+def _makefile() -> str:
+    return (ROOT / "Makefile").read_text(encoding="utf-8")
+
+
+def write_tutorial_files(directory: Path) -> None:
+    """The tutorial's my-cluster.yaml: nomura2007 with a negative g(m) value, as it says."""
+    text = (ROOT / "examples" / "platforms" / "nomura2007.yaml").read_text(encoding="utf-8")
+    plogp = text.index("\nplogp:")
+    g_line = re.compile(r"^(  g: \[[^,]+, [^,]+, )([^,]+)", re.M)
+    match = g_line.search(text, plogp)
+    assert match, "nomura2007.yaml: plogp.g is no longer written on one line"
+    text = text[: match.start(2)] + "-1.0" + text[match.end(2) :]
+    (directory / "my-cluster.yaml").write_text(text, encoding="utf-8")
+
+
+SETUP = {"docs/tutorial.md": write_tutorial_files}
+
+
+def run_step(step: Step, cli) -> tuple[int, str]:
+    """Run one command or python block; return its exit code and everything it printed."""
+    if step.code:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            exec(compile(step.code, f"<python block at line {step.line}>", "exec"), {})
+        return 0, out.getvalue()
+    command = step.command
+    if command == "make demo":
+        command = makefile_demo_command()
+    words = shlex.split(command, comments=True)
+    assert words[0] == "commodel", f"line {step.line}: only commodel commands are run: {command}"
+    result = cli(*words[1:])
+    return result.code, result.out + result.err
+
+
+@pytest.mark.parametrize("doc", DOCS)
+def test_doc_shows_outputs(doc: str) -> None:
+    assert any(step.expected for step in steps_of(doc)), f"{doc} shows no checked output"
+
+
+@needs_engine
+@pytest.mark.parametrize("doc", DOCS)
+def test_shown_outputs_are_what_the_commands_print(
+    doc: str, cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "examples").symlink_to(ROOT / "examples")
+    if doc in SETUP:
+        SETUP[doc](tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "80")  # argparse wraps its usage lines to the terminal
+    for step in steps_of(doc):
+        code, printed = run_step(step, cli)
+        where = f"{doc}:{step.line}: {step.command or 'python block'}"
+        expected_code = (
+            2 if any(line.startswith("commodel: error:") for line in step.expected or []) else 0
+        )
+        assert code == expected_code, f"{where}: exit {code}\n{printed}"
+        if step.expected is not None:
+            actual = output_lines(printed)
+            assert matches(actual, step.expected), (
+                f"{where}: prints\n"
+                + "\n".join(actual)
+                + "\nbut the doc shows\n"
+                + "\n".join(step.expected)
+            )
+
+
+def test_ellipsis_matching() -> None:
+    assert matches(["a", "b", "c"], ["a", ELLIPSIS, "c"])
+    assert matches(["a", "c"], ["a", ELLIPSIS, "c"])
+    assert not matches(["a", "b", "d"], ["a", ELLIPSIS, "c"])
+    assert not matches(["a", "b"], ["a"])
+    assert not matches(["a.c"], ["abc"])
