@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import re
 import shlex
 from dataclasses import dataclass
@@ -168,3 +169,58 @@ def test_ellipsis_matching() -> None:
     assert not matches(["a", "b", "d"], ["a", ELLIPSIS, "c"])
     assert not matches(["a", "b"], ["a"])
     assert not matches(["a.c"], ["abc"])
+
+
+# --- model lists: every registered model is named wherever models are listed ---------------
+
+
+def registered_models() -> list[str]:
+    from commodel.platform import model_names
+
+    names = model_names()
+    assert len(names) >= 8, names
+    return names
+
+
+def models_table(text: str) -> list[str]:
+    """The model names of the first table of docs/models.md (its first column)."""
+    start = text.index("| model |")
+    rows = text[start:].split("\n\n", 1)[0].splitlines()[2:]
+    return [re.fullmatch(r"\| `([^`]+)` \|.*", row).group(1) for row in rows]
+
+
+def test_models_md_table_lists_the_registry() -> None:
+    text = (ROOT / "docs" / "models.md").read_text(encoding="utf-8")
+    assert sorted(models_table(text)) == registered_models()
+
+
+@pytest.mark.parametrize("doc", ["README.md", "docs/tutorial.md"])
+def test_docs_name_every_model(doc: str) -> None:
+    text = (ROOT / doc).read_text(encoding="utf-8")
+    missing = [name for name in registered_models() if f"`{name}`" not in text]
+    assert not missing, f"{doc} does not name the models {missing}"
+
+
+def test_predict_docstring_names_every_model() -> None:
+    import commodel
+
+    doc = commodel.predict.__doc__ or ""
+    missing = [name for name in registered_models() if f"``{name}``" not in doc]
+    assert not missing, f"commodel.predict's docstring does not name {missing}"
+
+
+def test_help_lists_every_model(cli) -> None:
+    from commodel.platform import model_spec
+
+    top = cli("--help")
+    predict = cli("predict", "--help")
+    assert top.code == 0 and predict.code == 0
+    after = top.out.split("models:\n", 1)[1].splitlines()
+    listed = " ".join(line for line in itertools.takewhile(lambda s: s.startswith(" " * 13), after))
+    assert sorted(listed.replace(",", " ").split()) == registered_models()
+    for name in registered_models():
+        # the line of the model in `predict --help`: its name, summary and sections
+        spec = model_spec(name)
+        line = re.search(rf"^  {re.escape(name)} +(.*)$", predict.out, re.M)
+        assert line, f"commodel predict --help does not list {name}"
+        assert line.group(1).split()[0] == spec.summary.split()[0]

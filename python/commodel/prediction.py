@@ -154,8 +154,9 @@ def predict(
     """Predict ``schedule`` (a Schedule or a GOAL file) on ``platform`` under ``model``.
 
     ``platform`` is a :class:`~commodel.platform.Platform`, a platform file or the name of a
-    built-in platform (``nomura2007``, ``loggopsim-default``). Models: ``loggops``,
-    ``plogp``, ``hockney`` (``commodel.models()`` lists them).
+    built-in platform (``nomura2007``, ``loggopsim-default``). Models: ``hockney``,
+    ``loggops``, ``maxmin``, ``maxmin-plain``, ``plogp``, ``plogpt``, ``zhu``, ``zhu-fair``
+    (``commodel.models()`` lists them with a summary; docs/models.md says what each charges).
     """
     from . import _engine
     from .schedules import read_goal

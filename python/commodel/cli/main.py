@@ -24,6 +24,7 @@ import argparse
 import importlib
 import os
 import sys
+import textwrap
 import warnings
 from collections.abc import Sequence
 from typing import Callable
@@ -62,8 +63,9 @@ describing the cluster.
 
 pipeline:
   schedule   write a collective's messages as a GOAL schedule (or bring your own .goal)
-  predict    run a schedule through the engine under a model (loggops, plogp, hockney)
-             on a platform (a YAML file, or a built-in: nomura2007, loggopsim-default)
+  predict    run a schedule through the engine under a model on a platform (a YAML
+             file, or a built-in: nomura2007, loggopsim-default); models:
+{models}
   measure    measure a real cluster under mpirun; fit turns measurements into a platform
 """
 
@@ -109,9 +111,15 @@ def _unavailable(name: str, exc: BaseException) -> Callable[[argparse.Namespace]
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ..platform import model_names
+
+    indent = " " * 13
+    models = textwrap.fill(
+        ", ".join(model_names()), 86, initial_indent=indent, subsequent_indent=indent
+    )
     parser = argparse.ArgumentParser(
         prog="commodel",
-        description=DESCRIPTION,
+        description=DESCRIPTION.format(models=models),
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

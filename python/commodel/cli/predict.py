@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import textwrap
 
 from ..errors import CommodelError
 from .common import (
@@ -19,18 +20,13 @@ from .common import (
 HELP = "predict a GOAL schedule's time on a platform under a model"
 
 EPILOG = """\
-models:
-  loggops   LogGOPS with LogGOPSim's semantics (platform section `loggops`)
-  plogp     Kielmann's parameterized LogP, no contention (section `plogp`)
-  hockney   alpha + beta * m per message (section `hockney`)
-  plogpt    PlogPT: PLogP on a tree with bottleneck sharing and TCP RTOs (`plogp`, `network`)
-  maxmin    max-min sharing weighted by route latency (`network`); maxmin-plain: unweighted
-  zhu       NIC/backbone contention with the asymmetric property (`network`); zhu-fair
-  all       every model the platform has sections for, side by side; the others are
-            listed as skipped. With --json: one object, {"model": "all", "predictions":
-            {MODEL: the object of a single --json}, "skipped": {MODEL: reason}}; with
-            --gantt FILE.png: one picture per model, FILE-MODEL.png; the models run
-            up to --jobs N at once (default: the usable cores), with the same output
+models [the platform sections each reads]:
+{models}
+  all           every model the platform has sections for, side by side; the others are
+                listed as skipped. With --json: one object, {{"model": "all", "predictions":
+                {{MODEL: the object of a single --json}}, "skipped": {{MODEL: reason}}}}; with
+                --gantt FILE.png: one picture per model, FILE-MODEL.png; the models run
+                up to --jobs N at once (default: the usable cores), with the same output
 
 examples:
   commodel predict a2a.goal --platform nomura2007 --model plogp
@@ -48,12 +44,24 @@ starts.
 """
 
 
+def models_help() -> str:
+    """The registered models, one per line: name, summary and the sections it reads."""
+    from ..platform import model_names, model_spec
+
+    lines = []
+    for name in model_names():
+        spec = model_spec(name)
+        text = f"{name:<13} {spec.summary} [{', '.join(spec.sections)}]"
+        lines.append(textwrap.fill(text, 86, initial_indent="  ", subsequent_indent=" " * 16))
+    return "\n".join(lines)
+
+
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser = subparsers.add_parser(
         "predict",
         help=HELP,
         description=HELP + ".",
-        epilog=EPILOG,
+        epilog=EPILOG.format(models=models_help()),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("schedule", metavar="SCHEDULE", help="GOAL file ('-' for stdin)")
