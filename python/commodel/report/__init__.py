@@ -1,4 +1,5 @@
-"""Reports: text tables, prediction summaries and (later) plots.
+"""Reports: text tables, prediction summaries, model comparisons and plots.
 
-Only ``commodel.report.plots`` may import matplotlib, and only when a plot is drawn.
+Only the plotting modules (``gantt``, ``measure_plots``, ``validate_plots``) import
+matplotlib, and only when a plot is drawn.
 """
