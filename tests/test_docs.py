@@ -224,3 +224,56 @@ def test_help_lists_every_model(cli) -> None:
         line = re.search(rf"^  {re.escape(name)} +(.*)$", predict.out, re.M)
         assert line, f"commodel predict --help does not list {name}"
         assert line.group(1).split()[0] == spec.summary.split()[0]
+
+
+# --- docs/architecture.md: the map of the tree names what exists, and all of it ------------
+
+PACKAGE_ROOTS = ["python/commodel", "crates/commodel-engine/src", "crates/commodel-py/src"]
+
+
+def architecture_paths() -> list[str]:
+    """The paths of the tree block of docs/architecture.md (the block under "## The tree").
+
+    Each line starts with a path relative to the closest less-indented directory line above
+    it (two spaces per level); the rest of the line describes it.
+    """
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split("\n## The tree", 1)[1]
+    block = next(b for b in fenced_blocks(section) if b.lines)
+    stack: list[str] = []
+    paths = []
+    for line in block.lines:
+        if not line.strip():
+            continue
+        depth = (len(line) - len(line.lstrip(" "))) // 2
+        name = line.split()[0]
+        stack[depth:] = [name]
+        paths.append("".join(stack))
+    return paths
+
+
+def test_architecture_names_only_what_exists() -> None:
+    missing = [path for path in architecture_paths() if not (ROOT / path).exists()]
+    assert not missing, f"docs/architecture.md names paths that do not exist: {missing}"
+
+
+def test_architecture_names_every_module() -> None:
+    listed = {path.rstrip("/") for path in architecture_paths()}
+    unlisted = []
+    for root in PACKAGE_ROOTS:
+        for entry in sorted((ROOT / root).iterdir()):
+            if entry.name.startswith(("_", ".")) or entry.suffix in (".so", ".pyd", ".typed"):
+                continue  # __init__, __main__, _engine.pyi, the built extension, py.typed
+            if f"{root}/{entry.name}" not in listed:
+                unlisted.append(f"{root}/{entry.name}")
+    assert not unlisted, f"docs/architecture.md does not mention {unlisted}"
+
+
+def test_architecture_prose_names_only_what_exists() -> None:
+    """Paths quoted in the text (`platform/loading.py`, `predict.rs::run`) exist somewhere."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    quoted = re.findall(r"`([\w./*-]+(?:\.py|\.rs|\.yaml|\.md|\.txt|/))(?:::\w+)?`", text)
+    assert len(quoted) > 20, quoted
+    bases = [ROOT, *(ROOT / root for root in PACKAGE_ROOTS), ROOT / "crates/commodel-engine"]
+    missing = [q for q in quoted if not any(list(base.glob(q)) for base in bases)]
+    assert not missing, f"docs/architecture.md names paths that do not exist: {missing}"
