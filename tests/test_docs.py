@@ -228,7 +228,12 @@ def test_help_lists_every_model(cli) -> None:
 
 # --- docs/architecture.md: the map of the tree names what exists, and all of it ------------
 
-PACKAGE_ROOTS = ["python/commodel", "crates/commodel-engine/src", "crates/commodel-py/src"]
+PACKAGE_ROOTS = [
+    "python/commodel",
+    "crates/commodel-engine/src",
+    "crates/commodel-py/src",
+    "crates/commodel-wire/src",
+]
 
 
 def architecture_paths() -> list[str]:
