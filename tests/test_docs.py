@@ -240,7 +240,8 @@ def architecture_paths() -> list[str]:
     """The paths of the tree block of docs/architecture.md (the block under "## The tree").
 
     Each line starts with a path relative to the closest less-indented directory line above
-    it (two spaces per level); the rest of the line describes it.
+    it (two spaces per level); the rest of the line describes it. A line indented deeper
+    than one level below the line above continues that line's description.
     """
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     section = text.split("\n## The tree", 1)[1]
@@ -251,6 +252,8 @@ def architecture_paths() -> list[str]:
         if not line.strip():
             continue
         depth = (len(line) - len(line.lstrip(" "))) // 2
+        if depth > len(stack):
+            continue  # a description continued
         name = line.split()[0]
         stack[depth:] = [name]
         paths.append("".join(stack))
