@@ -396,7 +396,12 @@ def test_machine_bound_schedules_are_reported_apart(stored, tmp_path):
         [(0.006, 0.003, 0.006), (0.007, 0.003, 0.007), (0.008, 0.003, 0.008)],
         waits=[0.0024, 0.00007, 0.0032],
     )
-    v = validate([sched, str(slow)], plat, ["hockney"], db)
+    plain = validate([sched, str(slow)], plat, ["hockney"], db)
+    assert plain.machine_bound() == [] and plain.summary("hockney", "makespans").count == 2
+    assert "ranks waited for a CPU: 40% of the makespan in the median schedule" in summary_text(
+        plain
+    )
+    v = validate([sched, str(slow)], plat, ["hockney"], db, machine_wait=0.10)
     busy = v.results[1].measured
     assert busy.wait_shares() == pytest.approx([0.4, 0.01, 0.4])
     assert busy.machine_bound(0.10) and not busy.machine_bound(0.5)
