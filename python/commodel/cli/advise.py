@@ -7,7 +7,7 @@ import os
 import sys
 
 from ..errors import CommodelError
-from .common import add_jobs_option, positive_int, size_arg, write_output
+from .common import add_jobs_option, positive_int, size_arg, size_list, write_output
 
 HELP = "predict every Open MPI algorithm of a collective, pick the fastest, write a rules file"
 
@@ -37,7 +37,7 @@ def sizes_arg(text: str) -> list[int]:
             out.append(m)
             m *= 2
         return out
-    return [size_arg(x) for x in text.split(",") if x.strip()]
+    return size_list(text)
 
 
 def ranks_arg(text: str) -> list[int]:

@@ -38,6 +38,20 @@ def positive_int(text: str) -> int:
     return value
 
 
+def _items(text: str) -> list[str]:
+    return [x.strip() for x in text.split(",") if x.strip()]
+
+
+def size_list(text: str) -> list[int]:
+    """argparse type: sizes separated by commas, ``0,8KiB,32KiB``."""
+    return [size_arg(x) for x in _items(text)]
+
+
+def int_list(text: str) -> list[int]:
+    """argparse type: whole numbers >= 0 separated by commas, ``3,4,8``."""
+    return [nonnegative_int(x) for x in _items(text)]
+
+
 def seed_arg(text: str) -> int:
     """argparse type of every ``--seed``: a whole number from 0 to 2**64 - 1."""
     value = nonnegative_int(text)

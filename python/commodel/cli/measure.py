@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from ..units import format_duration
-from .common import size_arg
+from .common import int_list, size_arg, size_list
 
 HELP = "run an MPI benchmark under mpirun and store every sample in a results database"
 
@@ -105,7 +105,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     _common(p)
     p.add_argument(
         "--sizes",
-        type=lambda text: [size_arg(x) for x in text.split(",")],
+        type=size_list,
         help="message sizes, comma-separated (0,8KiB,32KiB)",
     )
     p.add_argument("--reps", type=int, help="roundtrips per experiment and size (20)")
@@ -125,12 +125,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         _common(p)
         p.add_argument(
             "--sizes",
-            type=lambda text: [size_arg(x) for x in text.split(",")],
+            type=size_list,
             help="message sizes M, comma-separated (1KiB .. 128KiB)",
         )
         p.add_argument(
             "--n",
-            type=lambda text: [int(x) for x in text.split(",")],
+            type=int_list,
             help="process counts n including the root, comma-separated (3..P)",
         )
         p.add_argument("--reps", type=int, help="repetitions per (n, M) (50)")
@@ -192,7 +192,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--algorithms",
-        type=lambda text: [int(x) for x in text.split(",")],
+        type=int_list,
         metavar="N,...",
         help="only these algorithm numbers (0: default decision)",
     )
@@ -211,7 +211,7 @@ def _collective_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--sizes",
-        type=lambda text: [size_arg(x) for x in text.split(",")],
+        type=size_list,
         help="sizes per rank as 'commodel schedule --list' counts them (1KiB,2KiB,..,4MiB)",
     )
     p.add_argument("--root", type=int, help="root of bcast, gather, scatter (0)")
