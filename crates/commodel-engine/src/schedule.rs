@@ -267,183 +267,212 @@ impl ScheduleBuilder {
             return Err(e);
         }
         let p = self.ranks.len() as u32;
-        let total: u64 = self.ranks.iter().map(|r| r.ops.len() as u64).sum();
-        if total >= u32::MAX as u64 {
-            return Err(BuildError::TooLarge {
-                count: total,
-                max: u32::MAX as u64 - 1,
+        freeze(p, 0, self.ranks)
+    }
+
+    /// Check and freeze `rank` alone, and forget it here: the result has the
+    /// builder's ranks, all empty but `rank`, which has what was added to it.
+    /// For writing a schedule rank by rank while it is built.
+    pub(crate) fn take_rank(&mut self, rank: u32) -> Result<Schedule, BuildError> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        let taken = std::mem::take(&mut self.ranks[rank as usize]);
+        freeze(self.num_ranks(), rank, vec![taken])
+    }
+}
+
+/// The [`Schedule`] of `p` ranks in which ranks `first..first + ranks.len()`
+/// hold `ranks` and all others are empty; see [`ScheduleBuilder::build`].
+fn freeze(p: u32, first: u32, ranks: Vec<RankBuild>) -> Result<Schedule, BuildError> {
+    let total: u64 = ranks.iter().map(|r| r.ops.len() as u64).sum();
+    if total >= u32::MAX as u64 {
+        return Err(BuildError::TooLarge {
+            count: total,
+            max: u32::MAX as u64 - 1,
+        });
+    }
+    let n = total as usize;
+    // First pass: value ranges (to pick column widths), sizes, edge counts.
+    let (mut max_peer, mut max_tag, mut max_cpu, mut max_nic) = (0u32, 0u32, 0u8, 0u8);
+    let (mut n_req, mut n_ireq) = (0usize, 0usize);
+    let mut size_index: rustc_hash::FxHashMap<u64, u32> = Default::default();
+    let mut sizes: Vec<u64> = Vec::new();
+    for (rank, r) in (first..).zip(&ranks) {
+        for op in &r.ops {
+            match op.kind {
+                OpKind::Send if op.peer >= p => {
+                    return Err(BuildError::PeerOutOfRange {
+                        rank,
+                        what: "send",
+                        peer: op.peer,
+                        num_ranks: p,
+                    })
+                }
+                OpKind::Recv if op.peer >= p && op.peer != ANY => {
+                    return Err(BuildError::PeerOutOfRange {
+                        rank,
+                        what: "recv",
+                        peer: op.peer,
+                        num_ranks: p,
+                    })
+                }
+                _ => {}
+            }
+            if op.peer != ANY {
+                max_peer = max_peer.max(op.peer);
+            }
+            if op.tag != ANY {
+                max_tag = max_tag.max(op.tag);
+            }
+            max_cpu = max_cpu.max(op.cpu);
+            max_nic = max_nic.max(op.nic);
+            size_index.entry(op.size).or_insert_with(|| {
+                sizes.push(op.size);
+                (sizes.len() - 1) as u32
             });
         }
-        let n = total as usize;
-        // First pass: value ranges (to pick column widths), sizes, edge counts.
-        let (mut max_peer, mut max_tag, mut max_cpu, mut max_nic) = (0u32, 0u32, 0u8, 0u8);
-        let (mut n_req, mut n_ireq) = (0usize, 0usize);
-        let mut size_index: rustc_hash::FxHashMap<u64, u32> = Default::default();
-        let mut sizes: Vec<u64> = Vec::new();
-        for (rank, r) in self.ranks.iter().enumerate() {
-            let rank = rank as u32;
-            for op in &r.ops {
-                match op.kind {
-                    OpKind::Send if op.peer >= p => {
-                        return Err(BuildError::PeerOutOfRange {
-                            rank,
-                            what: "send",
-                            peer: op.peer,
-                            num_ranks: p,
-                        })
-                    }
-                    OpKind::Recv if op.peer >= p && op.peer != ANY => {
-                        return Err(BuildError::PeerOutOfRange {
-                            rank,
-                            what: "recv",
-                            peer: op.peer,
-                            num_ranks: p,
-                        })
-                    }
-                    _ => {}
+        let count = r.ops.len() as u32;
+        for &(a, b, kind) in &r.deps {
+            for x in [a, b] {
+                if x >= count {
+                    return Err(BuildError::NoSuchOp {
+                        rank,
+                        index: x,
+                        count,
+                    });
                 }
-                if op.peer != ANY {
-                    max_peer = max_peer.max(op.peer);
-                }
-                if op.tag != ANY {
-                    max_tag = max_tag.max(op.tag);
-                }
-                max_cpu = max_cpu.max(op.cpu);
-                max_nic = max_nic.max(op.nic);
-                size_index.entry(op.size).or_insert_with(|| {
-                    sizes.push(op.size);
-                    (sizes.len() - 1) as u32
-                });
             }
-            let count = r.ops.len() as u32;
-            for &(a, b, kind) in &r.deps {
-                for x in [a, b] {
-                    if x >= count {
-                        return Err(BuildError::NoSuchOp {
-                            rank,
-                            index: x,
-                            count,
-                        });
-                    }
-                }
-                match kind {
-                    DepKind::Requires => n_req += 1,
-                    DepKind::IRequires => n_ireq += 1,
-                }
+            match kind {
+                DepKind::Requires => n_req += 1,
+                DepKind::IRequires => n_ireq += 1,
             }
         }
-        let mut s = Schedule {
-            num_ranks: p,
-            rank_start: Vec::with_capacity(p as usize + 1),
-            ops: OpTable::with_capacity(n, max_peer.max(max_tag).max(sizes.len() as u32)),
-            sizes,
-            cpu: if max_cpu > 0 {
-                Vec::with_capacity(n)
-            } else {
-                Vec::new()
-            },
-            nic: if max_nic > 0 {
-                Vec::with_capacity(n)
-            } else {
-                Vec::new()
-            },
-            req_start: Vec::with_capacity(n + 1),
-            req: Vec::with_capacity(n_req),
-            ireq_start: if n_ireq > 0 {
-                Vec::with_capacity(n + 1)
-            } else {
-                Vec::new()
-            },
-            ireq: Vec::with_capacity(n_ireq),
-            labels: Vec::new(),
-            label_text: String::new(),
-            canonical: Vec::new(),
-            canonical_ends: Vec::new(),
-            canonical_text: String::new(),
-            max_cpu,
-            max_nic,
-        };
-        s.labels
-            .reserve_exact(self.ranks.iter().map(|r| r.labels.len()).sum());
-        let most_canonical = self.ranks.iter().map(|r| r.canonical).max().unwrap_or(0);
-        if most_canonical > 0 {
-            s.canonical.reserve_exact(p as usize);
-            for k in 0..most_canonical {
-                s.canonical_text.push('o');
-                s.canonical_text.push_str(&k.to_string());
-                s.canonical_ends.push(s.canonical_text.len());
-            }
-        }
-        s.label_text
-            .reserve_exact(self.ranks.iter().map(|r| r.label_text.len()).sum());
-        s.req_start.push(0);
-        if n_ireq > 0 {
-            s.ireq_start.push(0);
-        }
-        // Second pass, one rank at a time: columns, then the rank's dependents
-        // grouped by prerequisite in insertion order (LogGOPSim's DependOnMe
-        // and StartDependOnMe), by a counting sort over local indices.
-        let mut base = 0u32;
-        for r in self.ranks {
-            s.rank_start.push(base);
-            for op in &r.ops {
-                s.ops.push(op.kind, op.peer, op.tag, size_index[&op.size]);
-                if max_cpu > 0 {
-                    s.cpu.push(op.cpu);
-                }
-                if max_nic > 0 {
-                    s.nic.push(op.nic);
-                }
-            }
-            let count = r.ops.len();
-            for (want, starts, list) in [
-                (DepKind::Requires, &mut s.req_start, &mut s.req),
-                (DepKind::IRequires, &mut s.ireq_start, &mut s.ireq),
-            ] {
-                if want == DepKind::IRequires && n_ireq == 0 {
-                    continue;
-                }
-                let mut counts = vec![0u32; count + 1];
-                for &(_, b, kind) in &r.deps {
-                    if kind == want {
-                        counts[b as usize + 1] += 1;
-                    }
-                }
-                for i in 1..=count {
-                    counts[i] += counts[i - 1];
-                }
-                let at = list.len();
-                list.resize(at + counts[count] as usize, 0);
-                let offset = at as u32;
-                starts.extend(counts[1..].iter().map(|c| offset + c));
-                for &(a, b, kind) in &r.deps {
-                    if kind == want {
-                        list[at + counts[b as usize] as usize] = base + a;
-                        counts[b as usize] += 1;
-                    }
-                }
-            }
-            if most_canonical > 0 {
-                s.canonical.push(r.canonical);
-            }
-            // Labels by operation (the first given, if several), their text in one string.
-            let mut order: Vec<usize> = (0..r.labels.len()).collect();
-            if !r.labels.is_sorted_by_key(|&(i, _)| i) {
-                order.sort_by_key(|&k| r.labels[k].0);
-            }
-            order.dedup_by_key(|k| r.labels[*k].0);
-            for k in order {
-                let from = if k == 0 { 0 } else { r.labels[k - 1].1 };
-                let (idx, to) = r.labels[k];
-                s.label_text.push_str(&r.label_text[from..to]);
-                s.labels.push((base + idx, s.label_text.len()));
-            }
-            base += count as u32;
-        }
-        s.rank_start.push(base);
-        s.check_acyclic()?;
-        Ok(s)
     }
+    let mut s = Schedule {
+        num_ranks: p,
+        rank_start: Vec::with_capacity(p as usize + 1),
+        ops: OpTable::with_capacity(n, max_peer.max(max_tag).max(sizes.len() as u32)),
+        sizes,
+        cpu: if max_cpu > 0 {
+            Vec::with_capacity(n)
+        } else {
+            Vec::new()
+        },
+        nic: if max_nic > 0 {
+            Vec::with_capacity(n)
+        } else {
+            Vec::new()
+        },
+        req_start: Vec::with_capacity(n + 1),
+        req: Vec::with_capacity(n_req),
+        ireq_start: if n_ireq > 0 {
+            Vec::with_capacity(n + 1)
+        } else {
+            Vec::new()
+        },
+        ireq: Vec::with_capacity(n_ireq),
+        labels: Vec::new(),
+        label_text: String::new(),
+        canonical: Vec::new(),
+        canonical_ends: Vec::new(),
+        canonical_text: String::new(),
+        max_cpu,
+        max_nic,
+    };
+    s.labels
+        .reserve_exact(ranks.iter().map(|r| r.labels.len()).sum());
+    let most_canonical = ranks.iter().map(|r| r.canonical).max().unwrap_or(0);
+    if most_canonical > 0 {
+        s.canonical.reserve_exact(p as usize);
+        for k in 0..most_canonical {
+            s.canonical_text.push('o');
+            s.canonical_text.push_str(&k.to_string());
+            s.canonical_ends.push(s.canonical_text.len());
+        }
+    }
+    s.label_text
+        .reserve_exact(ranks.iter().map(|r| r.label_text.len()).sum());
+    s.req_start.push(0);
+    if n_ireq > 0 {
+        s.ireq_start.push(0);
+    }
+    // Second pass, one rank at a time: columns, then the rank's dependents
+    // grouped by prerequisite in insertion order (LogGOPSim's DependOnMe
+    // and StartDependOnMe), by a counting sort over local indices.
+    let mut base = 0u32;
+    let empty = |s: &mut Schedule, base: u32| {
+        s.rank_start.push(base);
+        if most_canonical > 0 {
+            s.canonical.push(0);
+        }
+    };
+    let after = first + ranks.len() as u32;
+    for _ in 0..first {
+        empty(&mut s, base);
+    }
+    for r in ranks {
+        s.rank_start.push(base);
+        for op in &r.ops {
+            s.ops.push(op.kind, op.peer, op.tag, size_index[&op.size]);
+            if max_cpu > 0 {
+                s.cpu.push(op.cpu);
+            }
+            if max_nic > 0 {
+                s.nic.push(op.nic);
+            }
+        }
+        let count = r.ops.len();
+        for (want, starts, list) in [
+            (DepKind::Requires, &mut s.req_start, &mut s.req),
+            (DepKind::IRequires, &mut s.ireq_start, &mut s.ireq),
+        ] {
+            if want == DepKind::IRequires && n_ireq == 0 {
+                continue;
+            }
+            let mut counts = vec![0u32; count + 1];
+            for &(_, b, kind) in &r.deps {
+                if kind == want {
+                    counts[b as usize + 1] += 1;
+                }
+            }
+            for i in 1..=count {
+                counts[i] += counts[i - 1];
+            }
+            let at = list.len();
+            list.resize(at + counts[count] as usize, 0);
+            let offset = at as u32;
+            starts.extend(counts[1..].iter().map(|c| offset + c));
+            for &(a, b, kind) in &r.deps {
+                if kind == want {
+                    list[at + counts[b as usize] as usize] = base + a;
+                    counts[b as usize] += 1;
+                }
+            }
+        }
+        if most_canonical > 0 {
+            s.canonical.push(r.canonical);
+        }
+        // Labels by operation (the first given, if several), their text in one string.
+        let mut order: Vec<usize> = (0..r.labels.len()).collect();
+        if !r.labels.is_sorted_by_key(|&(i, _)| i) {
+            order.sort_by_key(|&k| r.labels[k].0);
+        }
+        order.dedup_by_key(|k| r.labels[*k].0);
+        for k in order {
+            let from = if k == 0 { 0 } else { r.labels[k - 1].1 };
+            let (idx, to) = r.labels[k];
+            s.label_text.push_str(&r.label_text[from..to]);
+            s.labels.push((base + idx, s.label_text.len()));
+        }
+        base += count as u32;
+    }
+    for _ in after..p {
+        empty(&mut s, base);
+    }
+    s.rank_start.push(base);
+    s.check_acyclic()?;
+    Ok(s)
 }
 
 /// An operation's hot fields in one record, so that an engine touching an

@@ -93,11 +93,16 @@ mod gather;
 mod patterns;
 mod program;
 mod random;
+mod record;
 mod scatter;
 mod trees;
 
+use std::cell::RefCell;
+use std::io::{self, Write};
+
 use crate::schedule::{BuildError, Schedule};
 use program::Mpi;
+use record::RankStream;
 
 /// Default segment of `bcast-pipeline`, in bytes.
 pub const DEFAULT_PIPELINE_SEGMENT: u64 = 8 * 1024;
@@ -244,15 +249,18 @@ impl From<BuildError> for CollectiveError {
     }
 }
 
-/// Everything a generator needs: the name (for errors), P, size, options.
+/// Everything a generator needs: the name (for errors), P, size, options,
+/// and where its [`Mpi`] program goes (`None`: one whole schedule).
+#[derive(Clone, Copy)]
 pub(crate) struct Ctx<'a> {
     pub name: &'static str,
     pub p: u32,
     pub size: u64,
     pub opts: &'a CollectiveOptions,
+    pub stream: Option<&'a RefCell<RankStream<'a>>>,
 }
 
-impl Ctx<'_> {
+impl<'a> Ctx<'a> {
     pub(crate) fn require_power_of_two(&self) -> Result<(), CollectiveError> {
         if self.p.is_power_of_two() {
             return Ok(());
@@ -293,8 +301,8 @@ impl Ctx<'_> {
         Ok(())
     }
 
-    pub(crate) fn mpi(&self) -> Mpi {
-        Mpi::new(self.p, self.opts.reduce_ns_per_byte)
+    pub(crate) fn mpi(&self) -> Mpi<'a> {
+        Mpi::new(self.p, self.opts.reduce_ns_per_byte, self.stream)
     }
 }
 
@@ -306,6 +314,93 @@ pub fn generate(
     size: u64,
     opts: &CollectiveOptions,
 ) -> Result<Schedule, CollectiveError> {
+    let ctx = checked_ctx(name, ranks, size, opts)?;
+    run(ctx)
+}
+
+/// What [`write_goal`] wrote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GoalSummary {
+    pub num_ranks: u32,
+    pub num_ops: u64,
+    pub bytes_sent: u64,
+    /// Whether the text was written rank by rank while generating (else the
+    /// generator does not record rank by rank and the whole schedule was built first).
+    pub streamed: bool,
+    /// The most operations held in memory at once while generating rank by
+    /// rank (0 when not streamed): the largest rank's, not the schedule's.
+    pub peak_ops_held: u64,
+}
+
+/// Why [`write_goal`] failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WriteGoalError {
+    #[error(transparent)]
+    Collective(#[from] CollectiveError),
+    #[error("cannot write: {0}")]
+    Io(#[from] io::Error),
+}
+
+/// Generate collective `name` like [`generate`] and write it as GOAL text to
+/// `out`, the same bytes as `goal::write_to(&generate(..)?, out)`.
+///
+/// Memory does not grow with the schedule: each rank's text is written as
+/// soon as the generator has moved past the rank, which is then dropped. A
+/// first run that keeps nothing checks that the generator records rank by
+/// rank (each rank in one stretch, in ascending order); one that does not
+/// (`gather-split`, `random-pairs`) is built whole, then written.
+pub fn write_goal<W: Write>(
+    name: &str,
+    ranks: u32,
+    size: u64,
+    opts: &CollectiveOptions,
+    mut out: W,
+) -> Result<GoalSummary, WriteGoalError> {
+    let ctx = checked_ctx(name, ranks, size, opts)?;
+    let probe = RefCell::new(RankStream::probe());
+    run(Ctx {
+        stream: Some(&probe),
+        ..ctx
+    })?;
+    if probe.borrow().backstep.is_some() {
+        let schedule = run(ctx)?;
+        crate::goal::write_to(&schedule, &mut out)?;
+        return Ok(GoalSummary {
+            num_ranks: ranks,
+            num_ops: schedule.num_ops() as u64,
+            bytes_sent: schedule.bytes_sent(),
+            streamed: false,
+            peak_ops_held: 0,
+        });
+    }
+    let stream = RefCell::new(RankStream::goal(&mut out, ranks));
+    run(Ctx {
+        stream: Some(&stream),
+        ..ctx
+    })?;
+    let mut stream = stream.borrow_mut();
+    if let Some((from, to)) = stream.backstep {
+        unreachable!("{name}: went back from rank {from} to rank {to} after a probe in order");
+    }
+    stream.finish()?;
+    Ok(GoalSummary {
+        num_ranks: ranks,
+        num_ops: stream.num_ops,
+        bytes_sent: stream.bytes_sent,
+        streamed: true,
+        peak_ops_held: stream.peak_held as u64,
+    })
+}
+
+/// The context of catalog entry `name`, once the checks shared by all
+/// generators pass.
+fn checked_ctx<'a>(
+    name: &str,
+    ranks: u32,
+    size: u64,
+    opts: &'a CollectiveOptions,
+) -> Result<Ctx<'a>, CollectiveError> {
     let Some(entry) = CATALOG.iter().find(|c| c.name == name) else {
         return Err(unknown(name));
     };
@@ -314,9 +409,15 @@ pub fn generate(
         p: ranks,
         size,
         opts,
+        stream: None,
     };
     check_common(&ctx)?;
-    let result = match entry.name {
+    Ok(ctx)
+}
+
+/// Run the generator of `ctx.name`.
+fn run(ctx: Ctx) -> Result<Schedule, CollectiveError> {
+    let result = match ctx.name {
         "alltoall-xor-pairwise" => alltoall::xor_pairwise(&ctx),
         "alltoall-xor-post-all" => alltoall::xor_post_all(&ctx),
         "alltoall-basic-linear" => alltoall::basic_linear(&ctx),
@@ -344,7 +445,7 @@ pub fn generate(
     };
     result.map_err(|e| match e {
         CollectiveError::Build { source, .. } => CollectiveError::Build {
-            name: entry.name,
+            name: ctx.name,
             source,
         },
         e => e,

@@ -21,9 +21,15 @@
 //!
 //! A rank's final `waitall` adds nothing: the rank finishes when all its
 //! operations have finished, so nothing after it needs an edge.
+//!
+//! The operations go into one schedule, or, when the generator's context
+//! holds a [`RankStream`], rank by rank into the stream (see `record.rs`).
 
+use std::cell::RefCell;
+
+use super::record::RankStream;
 use super::CollectiveError;
-use crate::schedule::{OpRef, Schedule, ScheduleBuilder};
+use crate::schedule::{BuildError, Op, OpRef, Schedule, ScheduleBuilder};
 
 /// A posted nonblocking request: its operation and the rank's epoch (count
 /// of changes to the observed set) when it was posted.
@@ -34,8 +40,19 @@ pub(crate) struct Req {
 }
 
 /// A schedule under construction, with each rank's observed completions.
-pub(crate) struct Mpi {
+pub(crate) struct Mpi<'a> {
     builder: ScheduleBuilder,
+    /// Rank by rank: where each rank goes once the program has moved past it.
+    stream: Option<&'a RefCell<RankStream<'a>>>,
+    /// Whether operations are kept (not while probing the rank order).
+    keep: bool,
+    /// Rank by rank: the rank being recorded; those below it are done.
+    current: u32,
+    /// Operations held in `builder`, now and at most.
+    held: usize,
+    peak_held: usize,
+    /// The first error freezing a finished rank.
+    error: Option<BuildError>,
     /// Per rank: completed operations the next posted operation must require.
     observed: Vec<Vec<OpRef>>,
     /// Per rank: how many times `observed` changed.
@@ -44,18 +61,85 @@ pub(crate) struct Mpi {
     reduce_ns_per_byte: f64,
 }
 
-impl Mpi {
-    pub(crate) fn new(ranks: u32, reduce_ns_per_byte: f64) -> Mpi {
+impl<'a> Mpi<'a> {
+    pub(crate) fn new(
+        ranks: u32,
+        reduce_ns_per_byte: f64,
+        stream: Option<&'a RefCell<RankStream<'a>>>,
+    ) -> Mpi<'a> {
         Mpi {
             builder: ScheduleBuilder::new(ranks),
+            stream,
+            keep: stream.is_none_or(|s| s.borrow().keeps_ops()),
+            current: 0,
+            held: 0,
+            peak_held: 0,
+            error: None,
             observed: vec![Vec::new(); ranks as usize],
             epoch: vec![0; ranks as usize],
             reduce_ns_per_byte,
         }
     }
 
+    /// Append `op` to `rank`. Rank by rank, moving to a higher rank completes
+    /// the ranks before it; moving back to a lower one is noted in the stream,
+    /// and nothing more is kept.
+    fn push(&mut self, rank: u32, op: Op) -> OpRef {
+        if let Some(stream) = self.stream {
+            if rank < self.current {
+                stream
+                    .borrow_mut()
+                    .backstep
+                    .get_or_insert((self.current, rank));
+                self.keep = false;
+            } else if rank > self.current {
+                self.complete_until(rank);
+            }
+        }
+        if !self.keep {
+            return OpRef { rank, index: 0 };
+        }
+        self.held += 1;
+        self.peak_held = self.peak_held.max(self.held);
+        self.builder.push(rank, op)
+    }
+
+    /// Rank by rank: hand ranks `current..end` to the stream (each alone,
+    /// then dropped here), and record `end` from now on.
+    fn complete_until(&mut self, end: u32) {
+        let Some(stream) = self.stream else {
+            return;
+        };
+        if self.keep {
+            for rank in self.current..end {
+                match self.builder.take_rank(rank) {
+                    Ok(alone) => {
+                        self.held -= alone.num_ops();
+                        stream.borrow_mut().rank_done(&alone, rank);
+                    }
+                    Err(e) => {
+                        self.error.get_or_insert(e);
+                        self.keep = false;
+                        break;
+                    }
+                }
+            }
+        }
+        self.current = end;
+    }
+
+    /// `a requires b`, where both are this rank's (kept) operations.
+    fn requires(&mut self, a: OpRef, b: OpRef) {
+        if self.keep {
+            self.builder.requires(a, b);
+        }
+    }
+
     /// Make `op` require everything `rank` has observed so far.
     fn after_observed(&mut self, op: OpRef) {
+        if !self.keep {
+            return;
+        }
         for &prev in &self.observed[op.rank as usize] {
             self.builder.requires(op, prev);
         }
@@ -81,14 +165,14 @@ impl Mpi {
     /// `MPI_Isend`: posted now, completes later (see [`wait`](Self::wait)).
     pub(crate) fn isend(&mut self, rank: u32, dst: u32, bytes: u64, tag: u32) -> Req {
         debug_assert_ne!(rank, dst, "a generator tried to send to itself");
-        let op = self.builder.send(rank, dst, bytes, tag);
+        let op = self.push(rank, Op::send(dst, bytes, tag));
         self.request(op)
     }
 
     /// `MPI_Irecv`: posted now, completes later.
     pub(crate) fn irecv(&mut self, rank: u32, src: u32, bytes: u64, tag: u32) -> Req {
         debug_assert_ne!(rank, src, "a generator tried to receive from itself");
-        let op = self.builder.recv(rank, src, bytes, tag);
+        let op = self.push(rank, Op::recv(src, bytes, tag));
         self.request(op)
     }
 
@@ -103,7 +187,7 @@ impl Mpi {
         extra: Req,
     ) -> Req {
         let req = self.irecv(rank, src, bytes, tag);
-        self.builder.requires(req.op, extra.op);
+        self.requires(req.op, extra.op);
         req
     }
 
@@ -117,7 +201,7 @@ impl Mpi {
         extra: Req,
     ) -> Req {
         let req = self.isend(rank, dst, bytes, tag);
-        self.builder.requires(req.op, extra.op);
+        self.requires(req.op, extra.op);
         req
     }
 
@@ -150,7 +234,7 @@ impl Mpi {
     /// Blocking `MPI_Send`.
     pub(crate) fn send(&mut self, rank: u32, dst: u32, bytes: u64, tag: u32) -> OpRef {
         debug_assert_ne!(rank, dst, "a generator tried to send to itself");
-        let op = self.builder.send(rank, dst, bytes, tag);
+        let op = self.push(rank, Op::send(dst, bytes, tag));
         self.blocking(op);
         op
     }
@@ -158,7 +242,7 @@ impl Mpi {
     /// Blocking `MPI_Recv`.
     pub(crate) fn recv(&mut self, rank: u32, src: u32, bytes: u64, tag: u32) -> OpRef {
         debug_assert_ne!(rank, src, "a generator tried to receive from itself");
-        let op = self.builder.recv(rank, src, bytes, tag);
+        let op = self.push(rank, Op::recv(src, bytes, tag));
         self.blocking(op);
         op
     }
@@ -186,12 +270,24 @@ impl Mpi {
     pub(crate) fn reduce(&mut self, rank: u32, bytes: u64) {
         let ns = (bytes as f64 * self.reduce_ns_per_byte).ceil();
         if ns > 0.0 {
-            let op = self.builder.calc(rank, ns as u64);
+            let op = self.push(rank, Op::calc(ns as u64));
             self.blocking(op);
         }
     }
 
-    pub(crate) fn finish(self) -> Result<Schedule, CollectiveError> {
-        Ok(self.builder.build()?)
+    /// The whole schedule; rank by rank, the remaining ranks go to the stream
+    /// and the schedule returned is empty.
+    pub(crate) fn finish(mut self) -> Result<Schedule, CollectiveError> {
+        let Some(stream) = self.stream else {
+            return Ok(self.builder.build()?);
+        };
+        let ranks = self.builder.num_ranks();
+        self.complete_until(ranks);
+        if let Some(e) = self.error {
+            return Err(e.into());
+        }
+        let mut stream = stream.borrow_mut();
+        stream.peak_held = stream.peak_held.max(self.peak_held);
+        Ok(ScheduleBuilder::new(ranks).build()?)
     }
 }

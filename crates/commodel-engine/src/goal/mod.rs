@@ -36,6 +36,7 @@ use std::path::Path;
 pub use binary::{is_binary, parse_binary, read_binary, MAGIC, MAGIC_CONSUMED};
 pub use error::{GoalError, GoalErrorKind};
 pub use parse::{parse, parse_bytes, parse_bytes_in_chunks, parse_reader};
+pub(crate) use write::GoalWriter;
 pub use write::{is_valid_label, write, write_to};
 
 use crate::schedule::Schedule;

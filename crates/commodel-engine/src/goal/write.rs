@@ -25,25 +25,46 @@ pub fn write(schedule: &Schedule) -> String {
 }
 
 /// Write a schedule as GOAL text to `out`, in chunks (no copy of the whole text in memory).
-pub fn write_to<W: Write>(schedule: &Schedule, mut out: W) -> io::Result<()> {
-    const CHUNK: usize = 1 << 16;
-    let mut buf: Vec<u8> = Vec::with_capacity(CHUNK + 256);
-    buf.extend_from_slice(b"num_ranks ");
-    push_u64(&mut buf, u64::from(schedule.num_ranks()));
-    buf.push(b'\n');
+pub fn write_to<W: Write>(schedule: &Schedule, out: W) -> io::Result<()> {
+    let mut text = GoalWriter::new(out, schedule.num_ranks());
     for rank in 0..schedule.num_ranks() {
+        text.rank(schedule, rank)?;
+    }
+    text.finish()
+}
+
+/// GOAL text written one rank block at a time, in chunks: the header, then
+/// [`rank`](Self::rank) for ranks 0, 1, ... in order, then [`finish`](Self::finish).
+/// A block depends only on its rank's operations, dependencies and labels, so
+/// it is the same whether the schedule holds every rank or that rank alone.
+pub(crate) struct GoalWriter<W: Write> {
+    out: W,
+    buf: Vec<u8>,
+}
+
+impl<W: Write> GoalWriter<W> {
+    const CHUNK: usize = 1 << 16;
+
+    /// Start the text of a schedule of `num_ranks` ranks (nothing is written yet).
+    pub(crate) fn new(out: W, num_ranks: u32) -> Self {
+        let mut buf: Vec<u8> = Vec::with_capacity(Self::CHUNK + 256);
+        buf.extend_from_slice(b"num_ranks ");
+        push_u64(&mut buf, u64::from(num_ranks));
+        buf.push(b'\n');
+        GoalWriter { out, buf }
+    }
+
+    /// Write the block of `rank` of `schedule`.
+    pub(crate) fn rank(&mut self, schedule: &Schedule, rank: u32) -> io::Result<()> {
         let names = Names::new(schedule, rank);
-        buf.extend_from_slice(b"rank ");
-        push_u64(&mut buf, u64::from(rank));
-        buf.extend_from_slice(b" {\n");
+        self.buf.extend_from_slice(b"rank ");
+        push_u64(&mut self.buf, u64::from(rank));
+        self.buf.extend_from_slice(b" {\n");
         for id in schedule.ops_of(rank) {
-            names.push(&mut buf, id);
-            buf.extend_from_slice(b": ");
-            push_op(&mut buf, schedule, id);
-            if buf.len() >= CHUNK {
-                out.write_all(&buf)?;
-                buf.clear();
-            }
+            names.push(&mut self.buf, id);
+            self.buf.extend_from_slice(b": ");
+            push_op(&mut self.buf, schedule, id);
+            self.spill()?;
         }
         for b in schedule.ops_of(rank) {
             for (dependents, word) in [
@@ -51,21 +72,33 @@ pub fn write_to<W: Write>(schedule: &Schedule, mut out: W) -> io::Result<()> {
                 (schedule.irequirers(b), &b" irequires "[..]),
             ] {
                 for &a in dependents {
-                    names.push(&mut buf, a);
-                    buf.extend_from_slice(word);
-                    names.push(&mut buf, b);
-                    buf.push(b'\n');
-                    if buf.len() >= CHUNK {
-                        out.write_all(&buf)?;
-                        buf.clear();
-                    }
+                    names.push(&mut self.buf, a);
+                    self.buf.extend_from_slice(word);
+                    names.push(&mut self.buf, b);
+                    self.buf.push(b'\n');
+                    self.spill()?;
                 }
             }
         }
-        buf.extend_from_slice(b"}\n");
+        self.buf.extend_from_slice(b"}\n");
+        Ok(())
     }
-    out.write_all(&buf)?;
-    out.flush()
+
+    /// Write what is buffered and flush `out`.
+    pub(crate) fn finish(mut self) -> io::Result<()> {
+        self.out.write_all(&self.buf)?;
+        self.buf.clear();
+        self.out.flush()
+    }
+
+    /// Hand a full chunk to `out`.
+    fn spill(&mut self) -> io::Result<()> {
+        if self.buf.len() >= Self::CHUNK {
+            self.out.write_all(&self.buf)?;
+            self.buf.clear();
+        }
+        Ok(())
+    }
 }
 
 /// Whether `label` can be written as a GOAL label: `[a-zA-Z][a-zA-Z0-9_]*`, not a keyword.
