@@ -302,6 +302,57 @@ def test_schedule_then_predict(cli, tmp_path: Path) -> None:
 
 
 @needs_engine
+@pytest.mark.parametrize(
+    ("name", "ranks", "flags"),
+    [
+        ("alltoall-pairwise", 16, ()),
+        ("allreduce-rabenseifner", 12, ("--reduce-ns-per-byte", "0.25")),
+        ("bcast-pipeline", 9, ("--root", "4", "--segment", "300")),
+        # these two go back to earlier ranks: built whole, then written
+        ("gather-split", 8, ("--splits", "3", "--root", "5")),
+        ("random-pairs", 8, ("--degree", "3", "--seed", "11")),
+    ],
+)
+def test_schedule_streams_the_text_of_the_whole_schedule(
+    cli, tmp_path: Path, name: str, ranks: int, flags: tuple[str, ...]
+) -> None:
+    from commodel.schedules import collective
+
+    opts = dict(zip((f[2:].replace("-", "_") for f in flags[::2]), flags[1::2]))
+    whole = collective(
+        name,
+        ranks,
+        "1000",
+        **{k: (float(v) if k == "reduce_ns_per_byte" else int(v)) for k, v in opts.items()},
+    )
+    goal = tmp_path / "s.goal"
+    result = cli("schedule", name, "-P", ranks, "-m", "1000", *flags, "-o", goal)
+    assert result.code == 0, result.err
+    assert goal.read_text() == whole.to_goal()
+    assert result.err.startswith(
+        f"wrote {goal}: {name}, {ranks} ranks, {whole.num_ops} operations, "
+    )
+    result = cli("schedule", name, "-P", ranks, "-m", "1000", *flags)
+    assert (result.code, result.out, result.err) == (0, whole.to_goal(), "")
+
+
+@needs_engine
+def test_schedule_that_cannot_be_generated_leaves_the_output_file_alone(
+    cli, tmp_path: Path
+) -> None:
+    goal = tmp_path / "keep.goal"
+    goal.write_text("num_ranks 1\nrank 0 {\n}\n")
+    result = cli("schedule", "alltoall-xor-pairwise", "-P", "6", "-m", "8", "-o", goal)
+    assert result.code == 2
+    assert "needs a power-of-two number of ranks, got 6 (nearest: 4 or 8)" in result.err
+    assert goal.read_text() == "num_ranks 1\nrank 0 {\n}\n"
+    fresh = tmp_path / "fresh.goal"
+    result = cli("schedule", "gather-split", "-P", "4", "-m", "2", "--splits", "3", "-o", fresh)
+    assert result.code == 2 and "more sub-gathers than bytes" in result.err
+    assert not fresh.exists()
+
+
+@needs_engine
 def test_schedule_list(cli) -> None:
     result = cli("schedule", "--list")
     assert result.code == 0

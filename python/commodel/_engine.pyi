@@ -5,6 +5,7 @@ classes of :mod:`commodel.errors` (``ModelError``, ``DeadlockError``, ``GoalErro
 ``CollectiveError``, ``ScheduleError``).
 """
 
+from collections.abc import Callable
 from typing import Any, TypedDict, final, type_check_only
 
 __version__: str
@@ -18,6 +19,7 @@ __all__ = [
     "parse_goal",
     "read_goal",
     "simulate",
+    "write_collective",
 ]
 
 @type_check_only
@@ -81,6 +83,20 @@ def collective(
     max_requests: int = 0,
     reduce_ns_per_byte: float = 0.0,
 ) -> Schedule: ...
+def write_collective(
+    name: str,
+    ranks: int,
+    size: int,
+    path: str | None = None,
+    write: Callable[[bytes], object] | None = None,
+    root: int = 0,
+    seed: int = 0,
+    segment: int | None = None,
+    degree: int = 1,
+    splits: int = 2,
+    max_requests: int = 0,
+    reduce_ns_per_byte: float = 0.0,
+) -> tuple[int, int, int]: ...
 def collective_names() -> list[tuple[str, str]]: ...
 def model_names() -> list[str]: ...
 def simulate(

@@ -7,7 +7,7 @@ The work is done by the engine (``commodel._engine``); this module converts argu
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import CollectiveError, GoalError, UnitsError
 from .units import parse_size
@@ -103,6 +103,69 @@ def collective(
     """
     from . import _engine
 
+    args = _collective_args(
+        name, ranks, size, root, seed, segment, degree, splits, max_requests, reduce_ns_per_byte
+    )
+    return _engine.collective(name, ranks, **args)
+
+
+def write_collective(
+    name: str,
+    ranks: int,
+    size: int | str,
+    path: str | os.PathLike[str] | None = None,
+    root: int = 0,
+    seed: int = 0,
+    segment: int | str | None = None,
+    degree: int = 1,
+    splits: int = 2,
+    max_requests: int = 0,
+    reduce_ns_per_byte: float = 0.0,
+) -> tuple[int, int, int]:
+    """Write collective ``name`` as GOAL text to ``path`` (None or ``"-"``: standard output).
+
+    The same text as ``collective(...).to_goal()``, written by the engine rank by rank
+    while it generates: memory does not grow with the schedule, and the text never
+    passes through Python as a whole. The file is created only once the arguments are
+    known to be valid. Arguments as :func:`collective`. Returns ``(num_ranks, num_ops,
+    bytes_sent)``.
+    """
+    import sys
+
+    from . import _engine
+
+    args = _collective_args(
+        name, ranks, size, root, seed, segment, degree, splits, max_requests, reduce_ns_per_byte
+    )
+    target = None if path is None else os.fspath(path)
+    if target is not None and target != "-":
+        return _engine.write_collective(name, ranks, path=target, **args)
+    sys.stdout.flush()
+    binary = getattr(sys.stdout, "buffer", None)
+    if binary is None:  # a text stream without bytes underneath (e.g. io.StringIO)
+        written = _engine.write_collective(
+            name, ranks, write=lambda chunk: sys.stdout.write(chunk.decode()), **args
+        )
+    else:
+        written = _engine.write_collective(name, ranks, write=binary.write, **args)
+        binary.flush()
+    return written
+
+
+def _collective_args(
+    name: object,
+    ranks: object,
+    size: int | str,
+    root: object,
+    seed: object,
+    segment: int | str | None,
+    degree: object,
+    splits: object,
+    max_requests: object,
+    reduce_ns_per_byte: object,
+) -> dict[str, Any]:
+    """Check the arguments of :func:`collective`; the engine's keyword arguments after
+    ``name`` and ``ranks`` (sizes in bytes)."""
     if not isinstance(name, str):
         raise CollectiveError(f"collective: name must be a str, got {type(name).__name__}")
     _whole("ranks", ranks, 1, MAX_U32)
@@ -120,20 +183,16 @@ def collective(
         raise CollectiveError(
             f"collective: reduce_ns_per_byte must be finite and >= 0, got {reduce_ns_per_byte}"
         )
-    nbytes = _size("size", size)
-    seg = None if segment is None else _size("segment", segment)
-    return _engine.collective(
-        name,
-        ranks,
-        nbytes,
-        root=root,
-        seed=seed,
-        segment=seg,
-        degree=degree,
-        splits=splits,
-        max_requests=max_requests,
-        reduce_ns_per_byte=reduce_ns_per_byte,
-    )
+    return {
+        "size": _size("size", size),
+        "root": root,
+        "seed": seed,
+        "segment": None if segment is None else _size("segment", segment),
+        "degree": degree,
+        "splits": splits,
+        "max_requests": max_requests,
+        "reduce_ns_per_byte": reduce_ns_per_byte,
+    }
 
 
 def _whole(argument: str, value: object, low: int, high: int) -> None:

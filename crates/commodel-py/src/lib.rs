@@ -11,8 +11,9 @@
 mod columns;
 mod errors;
 mod params;
+mod sinks;
 
-use commodel_engine::collectives::{self, CollectiveOptions};
+use commodel_engine::collectives::{self, CollectiveOptions, WriteGoalError};
 use commodel_engine::rank_ops::rank_ops;
 use commodel_engine::{goal, predict, schedule};
 use errors::{collective_error, goal_error, raise, rank_error, sim_error};
@@ -141,6 +142,69 @@ fn collective(
     Ok(Schedule { inner })
 }
 
+/// Generate a collective like `collective` and write it as GOAL text rank by rank
+/// while generating (memory does not grow with the schedule): to the file `path`
+/// (created only once the schedule is known to be valid), or else through `write`,
+/// a callable taking `bytes`, in chunks. Returns `(num_ranks, num_ops, bytes_sent)`.
+#[pyfunction]
+#[pyo3(signature = (name, ranks, size, path = None, write = None, root = 0, seed = 0, segment = None, degree = 1, splits = 2, max_requests = 0, reduce_ns_per_byte = 0.0))]
+#[allow(clippy::too_many_arguments)]
+fn write_collective(
+    py: Python<'_>,
+    name: &str,
+    ranks: u32,
+    size: u64,
+    path: Option<&str>,
+    write: Option<PyObject>,
+    root: u32,
+    seed: u64,
+    segment: Option<u64>,
+    degree: u32,
+    splits: u32,
+    max_requests: u32,
+    reduce_ns_per_byte: f64,
+) -> PyResult<(u32, u64, u64)> {
+    let opts = CollectiveOptions {
+        root,
+        seed,
+        segment,
+        degree,
+        splits,
+        max_requests,
+        reduce_ns_per_byte,
+    };
+    let summary = match (path, write) {
+        (Some(path), None) => py
+            .allow_threads(|| {
+                collectives::write_goal(name, ranks, size, &opts, sinks::LazyFile::new(path))
+            })
+            .map_err(|e| match e {
+                WriteGoalError::Io(e) => {
+                    raise("CommodelError", format!("{path}: cannot write: {e}"))
+                }
+                e => collective_error(e),
+            })?,
+        (None, Some(write)) => {
+            let mut out = sinks::PyWrite::new(write);
+            py.allow_threads(|| collectives::write_goal(name, ranks, size, &opts, &mut out))
+                .map_err(|e| match (e, out.error.take()) {
+                    (_, Some(raised)) => raised,
+                    (WriteGoalError::Io(e), None) => {
+                        raise("CommodelError", format!("cannot write: {e}"))
+                    }
+                    (e, None) => collective_error(e),
+                })?
+        }
+        _ => {
+            return Err(raise(
+                "CommodelError",
+                "write_collective: give exactly one of path and write".to_string(),
+            ))
+        }
+    };
+    Ok((summary.num_ranks, summary.num_ops, summary.bytes_sent))
+}
+
 /// Every collective name with a one-line summary.
 #[pyfunction]
 fn collective_names() -> Vec<(&'static str, &'static str)> {
@@ -213,6 +277,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_goal, m)?)?;
     m.add_function(wrap_pyfunction!(collective, m)?)?;
     m.add_function(wrap_pyfunction!(collective_names, m)?)?;
+    m.add_function(wrap_pyfunction!(write_collective, m)?)?;
     m.add_function(wrap_pyfunction!(model_names, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     Ok(())

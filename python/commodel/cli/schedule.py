@@ -23,7 +23,8 @@ examples:
   commodel schedule bcast-pipeline --ranks 16 --size 1MiB --segment 64KiB
   commodel schedule random-pairs --ranks 64 --size 1MiB --degree 4 --seed 7
 
-The output is GOAL text as LogGOPSim's txt2bin reads it (docs/formats.md).
+The output is GOAL text as LogGOPSim's txt2bin reads it (docs/formats.md), written
+rank by rank while it is generated: memory does not grow with the schedule.
 """
 
 
@@ -82,7 +83,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from ..report.tables import format_table
-    from ..schedules import collective, collective_names
+    from ..schedules import collective_names, write_collective
     from ..units import format_size
 
     if args.list:
@@ -98,10 +99,11 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         parser.error(f"missing {', '.join(missing)} (or use --list)")
     check_output_file(args.output, "-o")
-    schedule = collective(
+    num_ranks, num_ops, bytes_sent = write_collective(
         args.name,
         args.ranks,
         args.size,
+        args.output,
         root=args.root,
         seed=args.seed,
         segment=args.segment,
@@ -110,11 +112,10 @@ def run(args: argparse.Namespace) -> int:
         max_requests=args.max_requests,
         reduce_ns_per_byte=args.reduce_ns_per_byte,
     )
-    write_output(schedule.to_goal(), args.output)
     if args.output not in (None, "-"):
         print(
-            f"wrote {args.output}: {args.name}, {schedule.num_ranks} ranks, "
-            f"{schedule.num_ops} operations, {format_size(schedule.bytes_sent)} sent",
+            f"wrote {args.output}: {args.name}, {num_ranks} ranks, "
+            f"{num_ops} operations, {format_size(bytes_sent)} sent",
             file=sys.stderr,
         )
     return 0
