@@ -1,7 +1,8 @@
 """Benchmark of the file path: `commodel predict FILE.goal` end to end, beside LogGOPSim.
 
-For each case (64 KiB all-to-alls), the GOAL file is written once with `commodel schedule`,
-then, ``--reps`` times, each in its own process under ``/usr/bin/time -v``:
+For each case (64 KiB all-to-alls), the GOAL file is written once with `commodel schedule -o`
+(its peak memory printed against the 200 MB target), then, ``--reps`` times, each in its
+own process under ``/usr/bin/time -v``:
 
 * ours: ``commodel predict FILE.goal --platform loggopsim-default --json``;
 * given ``--loggopsim DIR`` (a checkout of spcl/LogGOPSim; built here with -O3 into
@@ -33,6 +34,8 @@ COMMODEL = [sys.executable, "-m", "commodel"]
 PLATFORM = "loggopsim-default"
 LOGGOPS_ARGS = ["-L", "5000", "-o", "1500", "-g", "1000", "-G", "8", "-O", "0", "-S", "65535"]
 PATTERNS = ["alltoall-pairwise", "alltoall-xor-post-all"]
+# Peak memory `commodel schedule -o` must stay under (it writes rank by rank).
+SCHEDULE_TARGET_MB = 200
 
 
 def timed(cmd: list[str]) -> tuple[str, float, float]:
@@ -138,7 +141,7 @@ def main() -> int:
         for ranks in args.ranks:
             for pattern in args.patterns:
                 goal = Path(tmp) / f"{pattern}-{ranks}.goal"
-                subprocess.run(
+                _, _, schedule_mib = timed(
                     [
                         *COMMODEL,
                         "schedule",
@@ -149,11 +152,16 @@ def main() -> int:
                         "64KiB",
                         "-o",
                         str(goal),
-                    ],
-                    check=True,
-                    capture_output=True,
+                    ]
                 )
                 size_mb = goal.stat().st_size / 1e6
+                schedule_mb = schedule_mib * 2**20 / 1e6
+                print(
+                    f"{pattern} {ranks}: commodel schedule -o peak {schedule_mib:.0f} MiB "
+                    f"({schedule_mb:.0f} MB; target under {SCHEDULE_TARGET_MB} MB: "
+                    f"{'met' if schedule_mb < SCHEDULE_TARGET_MB else 'NOT met'})",
+                    flush=True,
+                )
                 runs = [ours(goal) for _ in range(args.reps)]
                 times = {r[0] for r in runs}
                 line = (
