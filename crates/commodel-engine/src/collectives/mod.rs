@@ -8,6 +8,9 @@
 //! assert_eq!(s.bytes_sent(), 7 * 65536);
 //! ```
 //!
+//! [`write_goal`] writes the same schedule as GOAL text while generating it,
+//! rank by rank, in memory that does not grow with the schedule.
+//!
 //! [`catalog`] lists every name with a one-line summary. The families:
 //!
 //! * `alltoall-xor-pairwise`, `alltoall-xor-post-all` — Alltoall_A and
