@@ -377,3 +377,28 @@ def test_import_commodel_does_not_import_numpy():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@needs_engine
+def test_write_collective_to_any_output(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import io
+    import sys
+
+    from commodel.schedules import collective, write_collective
+
+    whole = collective("allgather-bruck", 6, "3KiB").to_goal()
+    target = tmp_path / "b.goal"
+    counts = write_collective("allgather-bruck", 6, "3KiB", target)  # a PathLike
+    # Bruck at P=6: 3 sendrecv steps per rank, 2 operations each; 1, 2, then the
+    # remaining 6 - 4 = 2 blocks sent
+    assert counts == (6, 6 * 3 * 2, 6 * (1 + 2 + 2) * 3072)
+    assert target.read_text() == whole
+    text = io.StringIO()  # a text stream without bytes underneath
+    monkeypatch.setattr(sys, "stdout", text)
+    assert write_collective("allgather-bruck", 6, "3KiB", "-") == counts
+    assert text.getvalue() == whole
+    missing = tmp_path / "no-such-dir" / "b.goal"
+    with pytest.raises(errors.CommodelError, match=f"{re.escape(str(missing))}: cannot write: "):
+        write_collective("allgather-bruck", 6, "3KiB", missing)
+    with pytest.raises(errors.CollectiveError, match="ranks must be a whole number"):
+        write_collective("allgather-bruck", 0, "3KiB", target)
