@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import CommodelError
-from .platform import Platform, load_platform
+from .platform import Platform, default_model, load_platform
 from .prediction import predict
 from .report.tables import format_table
 from .schedules import collective
@@ -49,8 +49,6 @@ class DemoRow:
 def demo_models(platform: Platform) -> tuple[list[str], dict[str, str]]:
     """The models of :data:`DEMO_MODELS` that ``platform`` can run, and why the others not."""
     from .report.model_comparison import missing_sections
-
-    from .platform import default_model
 
     wanted = [m for m in DEMO_MODELS if m != "tcpflow" or default_model(platform) == "tcpflow"]
     skipped = {m: missing_sections(platform, m) for m in wanted}
