@@ -98,36 +98,46 @@ def test_bad_efficiency_names_the_field(eff, field, words):
 
 
 def flow_rows(pattern, size, reps):
-    """Synthetic samples: per repetition a list of flow times."""
+    """Synthetic samples: per repetition a dict (src, dst) -> seconds."""
     return [
         {"phase": "efficiency", "quantity": "flow", "pattern": pattern, "size_bytes": size,
-         "repetition": r, "value_s": t}
-        for r, times in enumerate(reps)
-        for t in times
+         "repetition": r, "src": s, "dst": d, "value_s": t}
+        for r, flows in enumerate(reps)
+        for (s, d), t in flows.items()
     ]  # fmt: skip
 
 
-def test_fit_takes_medians_of_round_times():
-    # round time = the slowest flow; medians: one-way 10, exchange 16, duplex 12.5 (ms)
+def test_fit_takes_the_expected_pair_and_ring_flow_times():
+    # one-way flows: mean 10 ms. Exchanges: pairs (0, 1), (2, 3); the later flow of each
+    # pair: 10, 20 (rep 0), 20, 10 (rep 1): mean 15 ms, e_x = 10 / 15. Ring flows: mean
+    # 12.5 ms, e_d = 0.8. At 64 KiB the exchange is faster than one way: written as 1,
+    # and with no ring e_d = e_x.
+    ow = {(0, 1): 0.009, (2, 3): 0.011}
     rows = (
-        flow_rows("oneway", 4096, [[0.009, 0.010], [0.010, 0.0105], [0.008, 0.0099]])
-        + flow_rows("exchange", 4096, [[0.016, 0.001], [0.030, 0.02], [0.015, 0.016]])
-        + flow_rows("duplex", 4096, [[0.0125], [0.0124], [0.02]])
-        + flow_rows("oneway", 65536, [[0.1], [0.1], [0.1]])
-        + flow_rows("exchange", 65536, [[0.09], [0.09], [0.09]])
+        flow_rows("oneway", 4096, [ow, ow])
+        + flow_rows(
+            "exchange",
+            4096,
+            [
+                {(0, 1): 0.010, (1, 0): 0.009, (2, 3): 0.010, (3, 2): 0.020},
+                {(0, 1): 0.020, (1, 0): 0.010, (2, 3): 0.010, (3, 2): 0.010},
+            ],
+        )
+        + flow_rows("duplex", 4096, [{(0, 1): 0.010, (1, 2): 0.015, (2, 0): 0.0125}])
+        + flow_rows("oneway", 65536, [{(0, 1): 0.1}])
+        + flow_rows("exchange", 65536, [{(0, 1): 0.09, (1, 0): 0.08}])
     )
     section, note = efficiency_section(rows)
     assert section["sizes"] == [4096, 65536]
-    assert section["exchange"] == [0.625, 1.0]  # 10 / 16; 0.1 / 0.09 > 1 is written as 1
-    assert section["duplex"][0] == pytest.approx(10 / 12.5)
-    # no duplex round at 64 KiB (two nodes): e_d = e_x
-    assert section["duplex"][1] == 1.0
+    assert section["exchange"] == [round(10 / 15, 4), 1.0]
+    assert section["duplex"] == [0.8, 1.0]
     assert "written as 1: exchange(65536 B) = 1.111" in note
+    assert "exchanging pair 15.000 ms (round 20.000 ms)" in note
 
 
 def test_fit_without_rounds_is_an_error():
     with pytest.raises(commodel.errors.CommodelError, match="no one-way and exchange rounds"):
-        efficiency_section(flow_rows("oneway", 4096, [[0.01]]))
+        efficiency_section(flow_rows("oneway", 4096, [{(0, 1): 0.01}]))
 
 
 def test_rounds_and_node_ranks():

@@ -385,19 +385,10 @@ def run_efficiency(args: argparse.Namespace) -> int:
     opts = efficiency.validate_options({"sizes": args.sizes, "max_reps": args.max_reps})
     code, result = _run("efficiency", efficiency.procedure(opts), opts, args)
     if result is not None:
-        rows = [
-            {
-                "phase": "efficiency",
-                "quantity": "flow",
-                "pattern": p,
-                "size_bytes": m,
-                "repetition": i,
-                "value_s": t,
-            }
-            for p, by_size in result["makespans"].items()
-            for m, spans in by_size.items()
-            for i, t in enumerate(spans)
-        ]
+        from ..db import ResultsDB
+
+        with ResultsDB(args.db, read_only=True) as db:
+            rows = db.samples(result["campaign"])
         section, note = efficiency_section(rows)
         print(note)
         print("size [B]   e_x (exchange)   e_d (duplex)")

@@ -8,14 +8,14 @@ every rank). With the nodes n_0 .. n_{N-1}, three rounds are timed for every siz
 * ``duplex``:   n_i -> n_{i+1 mod N}, a ring: every node sends and receives, with different
   peers (needs N >= 3).
 
-Each repetition starts from a synchronized barrier; a round's time is its last flow's end
-(the round's makespan, stragglers included). Repetitions continue until the 95% confidence
+Each repetition starts from a synchronized barrier; every flow is timed from there to its
+receive's end. Repetitions continue until the 95% confidence
 interval of every flow's mean is within ``ci`` of it, or ``max_reps``. The flows are the
 same kernel as ``measure concurrent`` (samples with ``quantity = flow``).
 
-The fit (:mod:`commodel.fit.efficiency`) turns the median round times into the efficiency
-tables of the ``tcpflow`` model: e_x(m) = T_oneway(m) / T_exchange(m) and e_d(m) =
-T_oneway(m) / T_duplex(m).
+The fit (:mod:`commodel.fit.efficiency`) turns the flow times into the efficiency tables of
+the ``tcpflow`` model: e_x(m) = one-way flow time / time of an exchanging pair (its later
+flow), e_d(m) = one-way flow time / ring flow time, means over flows and repetitions.
 """
 
 from __future__ import annotations
@@ -89,13 +89,11 @@ def procedure(opts: dict[str, Any]):
             if (f := flows(pattern, nodes))
         ]
         ctx.progress.grow(len(rounds))
-        results: dict[str, dict[int, list[float]]] = {p: {} for p in PATTERNS}
         with ctx.phase("efficiency"):
             for pattern, size, fl in rounds:
-                spans = _round(ctx, opts, pattern, size, fl)
-                results[pattern][size] = spans
+                _round(ctx, opts, pattern, size, fl)
                 ctx.progress.advance(1, f"efficiency {pattern} {size} B")
-        return {"campaign": ctx.campaign, "nodes": len(nodes), "makespans": results}
+        return {"campaign": ctx.campaign, "nodes": len(nodes)}
 
     return run
 
@@ -103,7 +101,8 @@ def procedure(opts: dict[str, Any]):
 def _round(
     ctx: Context, opts: dict[str, Any], pattern: str, size: int, fl: list[tuple[int, int]]
 ) -> list[float]:
-    """Repeat one round until converged; the round times (makespans), one per repetition."""
+    """Repeat one round until every flow's mean has converged; the round times (the last
+    flow's end), one per repetition."""
     per_flow: dict[int, list[float]] = {i: [] for i in range(len(fl))}
     spans: list[float] = []
     batch = 0
