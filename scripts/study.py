@@ -8,7 +8,7 @@ they use (:mod:`commodel.validate.calibration`: cluster bring-up and calibration
   escalation levels and frequencies of one half of the repetitions against the model fitted
   on the other half (and the plogpt prediction of the linear gather);
 * (c) :func:`part_random`: random-pairs schedules of degree d: fraction within 10% for
-  zhu, zhu-fair, maxmin and plogpt;
+  tcpflow, zhu, zhu-fair, maxmin, plogpt and plogp;
 * :func:`write_summary`: ``summary.md`` from the CSV files of a run.
 """
 
@@ -188,7 +188,7 @@ def _subset_platform(platform: str, n: int) -> Any:
 
 # ---------------------------------------------------------------- (c) random patterns
 
-RANDOM_MODELS = ("zhu", "zhu-fair", "maxmin", "plogpt")
+RANDOM_MODELS = ("tcpflow", "zhu", "zhu-fair", "maxmin", "plogpt", "plogp")
 
 
 def part_random(

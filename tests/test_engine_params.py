@@ -74,7 +74,7 @@ def test_other_engine_errors_arrive_as_their_class() -> None:
 def test_unknown_model() -> None:
     assert model_error("nope", {}) == (
         "unknown model `nope`; known models: loggops, plogp, hockney, plogpt, maxmin, "
-        "maxmin-plain, zhu, zhu-fair"
+        "maxmin-plain, zhu, zhu-fair, tcpflow"
     )
 
 

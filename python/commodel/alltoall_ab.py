@@ -13,14 +13,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .errors import CommodelError
-from .platform import Platform, load_platform
+from .platform import Platform, default_model, load_platform
 from .prediction import predict
 from .report.tables import format_table
 from .schedules import collective
 from .units import format_duration, format_size
 
-# The models compared, one group of columns each.
-DEMO_MODELS = ["plogp", "plogpt", "maxmin"]
+# The models compared, one group of columns each; tcpflow only on a calibrated platform
+# (with tcp.efficiency: elsewhere it is max-min with PLogP's per-message costs).
+DEMO_MODELS = ["tcpflow", "plogp", "plogpt", "maxmin"]
 
 # (column label, collective name)
 ALGORITHMS = [("A", "alltoall-xor-pairwise"), ("B", "alltoall-xor-post-all")]
@@ -49,9 +50,10 @@ def demo_models(platform: Platform) -> tuple[list[str], dict[str, str]]:
     """The models of :data:`DEMO_MODELS` that ``platform`` can run, and why the others not."""
     from .report.model_comparison import missing_sections
 
-    skipped = {m: missing_sections(platform, m) for m in DEMO_MODELS}
+    wanted = [m for m in DEMO_MODELS if m != "tcpflow" or default_model(platform) == "tcpflow"]
+    skipped = {m: missing_sections(platform, m) for m in wanted}
     skipped = {m: why for m, why in skipped.items() if why}
-    runnable = [m for m in DEMO_MODELS if m not in skipped]
+    runnable = [m for m in wanted if m not in skipped]
     if not runnable:
         reasons = "; ".join(f"{m}: {why}" for m, why in skipped.items())
         raise CommodelError(

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ModelError, ScheduleError
 from .message_table import MessageTable
-from .platform import Platform, load_platform, model_spec
+from .platform import Platform, default_model, load_platform, model_spec
 from .units import ps_to_seconds
 
 if TYPE_CHECKING:
@@ -148,20 +148,22 @@ def prediction_from_engine(result: SimulateResult, platform: str = "") -> Predic
 def predict(
     schedule: Schedule | str | os.PathLike[str],
     platform: Platform | str | os.PathLike[str],
-    model: str = "loggops",
+    model: str | None = None,
     record_messages: bool = True,
 ) -> Prediction:
     """Predict ``schedule`` (a Schedule or a GOAL file) on ``platform`` under ``model``.
 
     ``platform`` is a :class:`~commodel.platform.Platform`, a platform file or the name of a
     built-in platform (``nomura2007``, ``loggopsim-default``). Models: ``hockney``,
-    ``loggops``, ``maxmin``, ``maxmin-plain``, ``plogp``, ``plogpt``, ``zhu``, ``zhu-fair``
-    (``commodel.models()`` lists them with a summary; docs/models.md says what each charges).
+    ``loggops``, ``maxmin``, ``maxmin-plain``, ``plogp``, ``plogpt``, ``tcpflow``, ``zhu``,
+    ``zhu-fair`` (``commodel.models()`` lists them with a summary; docs/models.md says what
+    each charges). Without ``model``: ``tcpflow`` on a calibrated platform (one with
+    ``tcp.efficiency``), ``loggops`` otherwise.
     """
     from . import _engine
     from .schedules import read_goal
 
-    if not isinstance(model, str):
+    if model is not None and not isinstance(model, str):
         raise ModelError(
             f"predict: model must be a model name (a str such as 'plogp'), "
             f"got {type(model).__name__}"
@@ -175,8 +177,10 @@ def predict(
         raise ModelError(
             f"predict: record_messages must be True or False, got {type(record_messages).__name__}"
         )
-    spec = model_spec(model)
+    if model is not None:
+        model_spec(model)  # an unknown model fails before the platform is read
     plat = load_platform(platform)
+    spec = model_spec(model if model is not None else default_model(plat))
     params = plat.engine_params(spec.name)
     sched = read_goal(schedule) if isinstance(schedule, (str, os.PathLike)) else schedule
 

@@ -13,6 +13,7 @@
 //! | `plogpt` | [`PlogptParams`] | topology with b(h), d(h); L, g(m), optional g_bidir(m); RTO rule from eps_S, eps_T (ps) and T_RTO (ps, default 200 ms) when the topology has d(h) |
 //! | `maxmin`, `maxmin-plain` | [`MaxminParams`] | topology; `rtt_weights` (false: plain) |
 //! | `zhu`, `zhu-fair` | [`ZhuParams`] | topology; `asymmetric` (false: fairness only) |
+//! | `tcpflow` | [`TcpflowParams`] | topology; L (ps), g(m) at `sizes` (ps); optional efficiency e_x(m), e_d(m) (dimensionless, in (0, 1]) |
 //!
 //! Every message-level model (all but `loggops`) has [`Common`] fields: the
 //! rendezvous threshold S, the rank placement `rank_to_node` and the optional
@@ -36,6 +37,7 @@ pub enum ModelParams {
     Plogpt(PlogptParams),
     Maxmin(MaxminParams),
     Zhu(ZhuParams),
+    Tcpflow(TcpflowParams),
 }
 
 /// Names of the models, as [`ModelParams::name`] gives them.
@@ -48,6 +50,7 @@ pub const MODELS: &[&str] = &[
     "maxmin-plain",
     "zhu",
     "zhu-fair",
+    "tcpflow",
 ];
 
 impl ModelParams {
@@ -62,6 +65,7 @@ impl ModelParams {
             ModelParams::Maxmin(_) => "maxmin-plain",
             ModelParams::Zhu(p) if p.asymmetric => "zhu",
             ModelParams::Zhu(_) => "zhu-fair",
+            ModelParams::Tcpflow(_) => "tcpflow",
         }
     }
 }
@@ -152,6 +156,24 @@ pub struct ZhuParams {
     pub asymmetric: bool,
     pub common: Common,
 }
+
+/// PLogP costs on a max-min shared tree, with TCP's measured efficiency both ways
+/// (see [`crate::contention::tcpflow`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TcpflowParams {
+    pub topology: TopologySpec,
+    /// PLogP latency L, ps.
+    pub L: Time,
+    /// Message sizes m of the g(m) table, bytes, increasing.
+    pub sizes: Vec<u64>,
+    /// PLogP gap g(m) at each size, ps.
+    pub g: Vec<Time>,
+    /// e_x(m) and e_d(m); None: every flow at its full max-min share.
+    pub efficiency: Option<Efficiency>,
+    pub common: Common,
+}
+
+pub use crate::contention::tcpflow::Efficiency;
 
 impl PlogptParams {
     /// PlogPT with g(m) at `sizes` only: no g_bidir, no RTO rule, no common fields.

@@ -8,12 +8,13 @@
 use crate::contention::incast::{Incast, IncastRule};
 use crate::contention::maxmin::MaxminNet;
 use crate::contention::plogpt::{self, PlogptNet, Rto};
+use crate::contention::tcpflow::{self, TcpflowNet};
 use crate::engine;
 use crate::loggops::{self, LogGops};
 use crate::models::{Hockney, NicNetwork, PLogP, Table};
 use crate::outcome::{Outcome, SimError};
 pub use crate::params::MODELS;
-use crate::params::{Common, ModelParams, PlogptParams, PsPerByte, TopologySpec};
+use crate::params::{Common, Efficiency, ModelParams, PlogptParams, PsPerByte, TopologySpec};
 use crate::schedule::Schedule;
 use crate::time::{self, Time, PS_PER_S};
 use crate::topology::{placement, Topology};
@@ -69,6 +70,19 @@ pub fn run(
             let net = MaxminNet::zhu(topo, nodes, p.asymmetric);
             sim(schedule, model, &p.common, net, record_messages)
         }
+        ModelParams::Tcpflow(p) => {
+            let (topo, nodes) = topology(schedule, model, &p.topology, &p.common)?;
+            let params = tcpflow::TcpflowParams {
+                L: p.L,
+                g: table(model, "g", &p.sizes, &p.g)?,
+                efficiency: match &p.efficiency {
+                    Some(e) => Some(efficiency(model, e)?),
+                    None => None,
+                },
+            };
+            let net = TcpflowNet::new(topo, nodes, params);
+            sim(schedule, model, &p.common, net, record_messages)
+        }
     }
 }
 
@@ -100,6 +114,37 @@ fn non_negative(model: &'static str, field: &str, x: f64) -> Result<f64, SimErro
 /// The table y(m) of `field` at `sizes`.
 fn table(model: &'static str, field: &str, sizes: &[u64], y: &[Time]) -> Result<Table, SimError> {
     Table::new(sizes.to_vec(), y.to_vec()).map_err(|e| SimError::bad(model, field, e))
+}
+
+/// Efficiency tables: sizes increasing, one value per size in each table, each in (0, 1].
+fn efficiency(model: &'static str, e: &Efficiency) -> Result<Efficiency, SimError> {
+    if e.sizes.is_empty() || e.sizes.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(SimError::bad(
+            model,
+            "efficiency.sizes",
+            "must be a non-empty list of increasing sizes".to_string(),
+        ));
+    }
+    for (field, y) in [
+        ("efficiency.exchange", &e.exchange),
+        ("efficiency.duplex", &e.duplex),
+    ] {
+        if y.len() != e.sizes.len() {
+            return Err(SimError::bad(
+                model,
+                field,
+                format!("has {} values for {} sizes", y.len(), e.sizes.len()),
+            ));
+        }
+        if let Some(v) = y.iter().find(|&&v| !(v > 0.0 && v <= 1.0)) {
+            return Err(SimError::bad(
+                model,
+                field,
+                format!("values must be in (0, 1], got {v}"),
+            ));
+        }
+    }
+    Ok(e.clone())
 }
 
 /// PlogPT's g(m), g_bidir(m) and RTO rule; the rule applies when eps_S, eps_T and d(h) are given.

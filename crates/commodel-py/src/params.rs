@@ -7,8 +7,9 @@
 
 use crate::errors::sim_error;
 use commodel_engine::params::{
-    Common, HockneyParams, IncastParams, IncastRow, LogGopsParams, MaxminParams, ModelParams,
-    PlogpParams, PlogptParams, PsPerByte, TopologySpec, ZhuParams, MODELS,
+    Common, Efficiency, HockneyParams, IncastParams, IncastRow, LogGopsParams, MaxminParams,
+    ModelParams, PlogpParams, PlogptParams, PsPerByte, TcpflowParams, TopologySpec, ZhuParams,
+    MODELS,
 };
 use commodel_engine::SimError;
 use pyo3::prelude::*;
@@ -61,6 +62,21 @@ pub fn model_params(model: &str, d: &Bound<'_, PyDict>) -> PyResult<ModelParams>
         "maxmin" | "maxmin-plain" => ModelParams::Maxmin(MaxminParams {
             topology: topology(&f)?,
             rtt_weights: f.flag("rtt_weights", name == "maxmin")?,
+            common: common(&f)?,
+        }),
+        "tcpflow" => ModelParams::Tcpflow(TcpflowParams {
+            topology: topology(&f)?,
+            L: f.uint("L")?,
+            sizes: f.uints("sizes")?,
+            g: f.uints("g")?,
+            efficiency: match f.dict("efficiency")? {
+                None => None,
+                Some(e) => Some(Efficiency {
+                    sizes: e.uints("sizes")?,
+                    exchange: e.floats("exchange")?,
+                    duplex: e.floats("duplex")?,
+                }),
+            },
             common: common(&f)?,
         }),
         _ => ModelParams::Zhu(ZhuParams {
@@ -311,6 +327,7 @@ impl<'py> Fields<'py> {
     fn dict(&self, key: &'static str) -> PyResult<Option<Fields<'py>>> {
         let prefix = match key {
             "topology" => "topology.",
+            "efficiency" => "efficiency.",
             _ => "incast.",
         };
         match self.get(key)? {

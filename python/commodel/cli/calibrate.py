@@ -20,7 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help=HELP,
         description=HELP + ": the hosts' TCP settings (tcp), PLogP (plogp), the binary-tree "
         "network b(h), d(h) (tree, on 2^D ranks), LMO constants (lmo) and many-to-one "
-        "escalations (many-to-one), one rank per node, each as a campaign of the results "
+        "escalations (many-to-one) and TCP's efficiency when traffic runs both ways "
+        "(efficiency, for the tcpflow model), one rank per node, each as a campaign of the results "
         "database, then `commodel fit` of those campaigns. Run it again on the same database "
         "to continue after an interruption: complete parts are reused, an unfinished one is "
         f"resumed. Example: {EXAMPLE} (on the emulated cluster: commodel cluster mpirun -- "
@@ -33,15 +34,15 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--name", help="platform name (default: measured-<first host>)")
     p.add_argument(
         "--parts",
-        default="tcp,plogp,tree,lmo,many-to-one",
+        default="tcp,plogp,tree,lmo,many-to-one,efficiency",
         help="parts to measure, comma-separated, in this order (default: all of "
-        "tcp,plogp,tree,lmo,many-to-one that the rank count allows)",
+        "tcp,plogp,tree,lmo,many-to-one,efficiency that the rank count allows)",
     )
     p.add_argument(
         "--max-size",
         type=size_arg,
         default=1 << 20,
-        help="largest PLogP message size (default 1MiB)",
+        help="largest PLogP and efficiency message size (default 1MiB)",
     )
     p.add_argument(
         "--fresh",

@@ -20,8 +20,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "-M",
         action="append",
         metavar="NAME",
-        help="model to compare (repeatable; default: plogp, plogpt, maxmin, those the "
-        "platform has sections for; the others are listed as skipped)",
+        help="model to compare (repeatable; default: plogp, plogpt, maxmin, and tcpflow on a "
+        "calibrated platform; those the platform has sections for, the others are listed as "
+        "skipped)",
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     parser.add_argument(

@@ -115,7 +115,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     indent = " " * 13
     models = textwrap.fill(
-        ", ".join(model_names()), 86, initial_indent=indent, subsequent_indent=indent
+        ", ".join(model_names()),
+        86,
+        initial_indent=indent,
+        subsequent_indent=indent,
+        break_on_hyphens=False,  # model names stay whole (zhu-fair)
     )
     parser = argparse.ArgumentParser(
         prog="commodel",

@@ -150,6 +150,24 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.set_defaults(func=run_concurrent)
 
     p = sub.add_parser(
+        "efficiency",
+        help="TCP's efficiency when traffic runs both ways (for the tcpflow model)",
+        description="Rounds of one message per node pair, timed from a synchronized start: "
+        "one way (n0->n1, n2->n3, ...), exchanges (n0<->n1, ...) and a ring (n_i -> "
+        "n_i+1: every node sends and receives with different peers), at each size; `fit` "
+        "turns them into tcp.efficiency (e = one-way time / both-ways time). One rank per "
+        "host stands for its node.",
+    )
+    _common(p)
+    p.add_argument(
+        "--sizes",
+        type=size_list,
+        help="message sizes, comma-separated (4KiB,16KiB,64KiB,256KiB,1MiB)",
+    )
+    p.add_argument("--max-reps", type=int, help="repetition cap per round and size (15)")
+    p.set_defaults(func=run_efficiency)
+
+    p = sub.add_parser(
         "pattern",
         help="run a GOAL schedule for real (Isend/Irecv/Wait) and time it",
         description="Every rank executes its part of a GOAL schedule with MPI_Isend, "
@@ -357,6 +375,25 @@ def run_concurrent(args: argparse.Namespace) -> int:
     code, result = _run("concurrent", concurrent.procedure(opts), opts, args)
     if result is not None:
         print(concurrent.format_result(result))
+    return code
+
+
+def run_efficiency(args: argparse.Namespace) -> int:
+    from ..fit.efficiency import efficiency_section
+    from ..measure import efficiency
+
+    opts = efficiency.validate_options({"sizes": args.sizes, "max_reps": args.max_reps})
+    code, result = _run("efficiency", efficiency.procedure(opts), opts, args)
+    if result is not None:
+        from ..db import ResultsDB
+
+        with ResultsDB(args.db, read_only=True) as db:
+            rows = db.samples(result["campaign"])
+        section, note = efficiency_section(rows)
+        print(note)
+        print("size [B]   e_x (exchange)   e_d (duplex)")
+        for m, ex, ed in zip(section["sizes"], section["exchange"], section["duplex"]):
+            print(f"{m:>9}   {ex:>14.3f}   {ed:>12.3f}")
     return code
 
 

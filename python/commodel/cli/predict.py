@@ -75,9 +75,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--model",
         "-M",
-        default="loggops",
         metavar="NAME",
-        help="model (default loggops); 'all': every model the platform can run, side by side",
+        help="model (default: tcpflow on a calibrated platform, one with tcp.efficiency; "
+        "loggops otherwise); 'all': every model the platform can run, side by side",
     )
     parser.add_argument(
         "--gantt",
@@ -164,6 +164,10 @@ def run(args: argparse.Namespace) -> int:
     from ..schedules import read_goal
 
     check_options(args)
+    if args.model is None:
+        from ..platform import default_model
+
+        args.model = default_model(load_platform(args.platform))
     record = (args.json and not args.no_messages) or bool(args.gantt) or bool(args.parquet)
     if args.model == "all":  # report/model_comparison.py
         from ..report.model_comparison import compare_models, comparison_dict, comparison_table

@@ -2,7 +2,7 @@
 
 Each benchmark contributes its section: ``plogp`` -> ``plogp``; ``tree`` -> ``network``
 (binary tree); ``lmo`` -> ``lmo``; ``many-to-one`` / ``one-to-many`` -> ``many_to_one``;
-``tcp`` -> ``tcp``. By default the latest complete campaign of every benchmark is used;
+``tcp`` -> ``tcp``; ``efficiency`` -> ``tcp.efficiency``. By default the latest complete campaign of every benchmark is used;
 ``--campaign ID`` (repeatable) picks campaigns explicitly. The output depends only on the
 stored samples, so fitting the same database twice gives the same file.
 """
@@ -57,7 +57,7 @@ def _load_optional_fitters() -> None:
     # each module registers itself with @fitter when imported
     import importlib
 
-    for name in ("tree", "lmo", "manytoone", "tcp"):
+    for name in ("tree", "lmo", "manytoone", "tcp", "efficiency"):
         try:
             importlib.import_module(f"{__package__}.{name}")
         except ModuleNotFoundError as exc:

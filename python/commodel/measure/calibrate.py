@@ -11,6 +11,7 @@ plogp      >= 2      ``plogp``: L, o_s(m), o_r(m), g(m), uni- and bidirectional
 tree       2^D       ``network``: binary tree b(h), d(h)
 lmo        >= 3      ``lmo``: C_i, t_i, beta_ij
 many-to-one >= 3     ``many_to_one``: escalation levels and frequencies
+efficiency >= 2      ``tcp.efficiency``: e_x(m), e_d(m) of traffic both ways (tcpflow)
 ========== ========= ============================================================
 
 A part that the rank count cannot run is skipped with a note (a tree needs a power of two
@@ -31,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
-from . import lmo, manytoone, plogp, tcp, tree
+from . import efficiency, lmo, manytoone, plogp, tcp, tree
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -83,10 +84,18 @@ def parts(max_size: int) -> dict[str, Part]:
             ),
             lambda opts: manytoone.procedure("many-to-one", opts),
         ),
+        "efficiency": Part(
+            "efficiency",
+            2,
+            efficiency.validate_options(
+                {"sizes": [s for s in efficiency.DEFAULTS["sizes"] if s <= max_size] or [max_size]}
+            ),
+            efficiency.procedure,
+        ),
     }
 
 
-DEFAULT_PARTS = ("tcp", "plogp", "tree", "lmo", "many-to-one")
+DEFAULT_PARTS = ("tcp", "plogp", "tree", "lmo", "many-to-one", "efficiency")
 
 
 def parse_parts(text: str) -> list[str]:

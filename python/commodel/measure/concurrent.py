@@ -115,6 +115,62 @@ def _k_flows(ctx: Context, p: dict) -> Any:
     return out
 
 
+def flows_step(
+    ctx: Context,
+    key: str,
+    phase: str,
+    pattern: str,
+    size: int,
+    flows: list[tuple[int, int]],
+    reps: int,
+    first: int,
+    n_msgs: int,
+) -> Any:
+    """One step of the ``zhu.flows`` kernel: ``reps`` repetitions of ``flows`` (src, dst;
+    ``size`` bytes each) from a synchronized start. Stores one ``flow`` sample per flow and
+    repetition (numbered from ``first``); ``per_rank`` of the result holds, per rank and
+    repetition, [(flow index, seconds)] of the flows the rank received (replayed: one list)."""
+    n_ranks = len({r for f in flows for r in f})
+
+    def rows(outs):
+        out = []
+        for rank_out in outs:
+            for r, rep in enumerate(rank_out or []):
+                for i, t in rep:
+                    s, d = flows[i]
+                    out.append(
+                        {
+                            "phase": phase,
+                            "pattern": pattern,
+                            "quantity": "flow",
+                            "size_bytes": size,
+                            "n_ranks": n_ranks,
+                            "n_msgs": n_msgs,
+                            "repetition": first + r,
+                            "value_s": t,
+                            "src": s,
+                            "dst": d,
+                            "hosts": f"{ctx.hosts[s]},{ctx.hosts[d]}",
+                            "extra": {"flow": i},
+                        }
+                    )
+        return out
+
+    def replay(stored):
+        by_rep: dict[int, list[tuple[int, float]]] = {}
+        for r in stored:
+            by_rep.setdefault(r["repetition"], []).append((r["extra"]["flow"], r["value_s"]))
+        return [[by_rep[i] for i in sorted(by_rep)]]
+
+    return ctx.step(
+        key,
+        "zhu.flows",
+        {"flows": flows, "size": size, "reps": reps},
+        rows=rows,
+        replay=replay,
+    )
+
+
 def ci_ok(values: list[float], rel: float) -> bool:
     """Zhu's rule: the 95% confidence interval of the mean is within rel of the mean."""
     n = len(values)
@@ -144,44 +200,8 @@ def procedure(opts: dict[str, Any]):
                     key = f"concurrent/{pattern}/k={k}/b={batch}"
                     first = len(per_flow[0])
 
-                    def rows(outs, flows=flows, pattern=pattern, k=k, first=first):
-                        out = []
-                        for rank_out in outs:
-                            for r, rep in enumerate(rank_out or []):
-                                for i, t in rep:
-                                    s, d = flows[i]
-                                    out.append(
-                                        {
-                                            "phase": "concurrent",
-                                            "pattern": pattern,
-                                            "quantity": "flow",
-                                            "size_bytes": size,
-                                            "n_ranks": len({r_ for f in flows for r_ in f}),
-                                            "n_msgs": k,
-                                            "repetition": first + r,
-                                            "value_s": t,
-                                            "src": s,
-                                            "dst": d,
-                                            "hosts": f"{ctx.hosts[s]},{ctx.hosts[d]}",
-                                            "extra": {"flow": i},
-                                        }
-                                    )
-                        return out
-
-                    def replay(stored):
-                        by_rep: dict[int, list[tuple[int, float]]] = {}
-                        for r in stored:
-                            by_rep.setdefault(r["repetition"], []).append(
-                                (r["extra"]["flow"], r["value_s"])
-                            )
-                        return [[by_rep[i] for i in sorted(by_rep)]]
-
-                    res = ctx.step(
-                        key,
-                        "zhu.flows",
-                        {"flows": flows, "size": size, "reps": reps},
-                        rows=rows,
-                        replay=replay,
+                    res = flows_step(
+                        ctx, key, "concurrent", pattern, size, flows, reps, first, n_msgs=k
                     )
                     for rank_out in res.per_rank:
                         for rep in rank_out or []:

@@ -20,6 +20,7 @@ from .engine_params import (
     EAGER_ALWAYS,
     MODELS,
     ModelSpec,
+    default_model,
     model_names,
     model_spec,
     placement_params,
@@ -56,6 +57,7 @@ from .sections import (
     PLogP,
     PLogPTables,
     SectionValidator,
+    TcpEfficiency,
     register_section,
 )
 
@@ -67,6 +69,7 @@ __all__ = [
     "MODELS",
     "SECTIONS",
     "TCP",
+    "TcpEfficiency",
     "TOPOLOGIES",
     "At",
     "BinaryTree",
@@ -85,6 +88,7 @@ __all__ = [
     "integer",
     "load_platform",
     "mapping",
+    "default_model",
     "model_names",
     "model_spec",
     "number_list",

@@ -51,6 +51,16 @@ def model_names() -> list[str]:
     return sorted(MODELS)
 
 
+def default_model(platform: Platform) -> str:
+    """The model to use when none is named: ``tcpflow`` on a calibrated platform (one with
+    measured TCP efficiencies and the sections tcpflow needs), ``loggops`` otherwise."""
+    tcp = platform.tcp
+    calibrated = tcp is not None and tcp.efficiency is not None
+    if calibrated and platform.plogp is not None and platform.network is not None:
+        return "tcpflow"
+    return "loggops"
+
+
 def model_spec(model: str) -> ModelSpec:
     """The registered model ``model``; a ModelError naming the known ones otherwise."""
     spec = MODELS.get(model)
@@ -195,15 +205,11 @@ def placement_params(platform: Platform) -> dict[str, Any]:
     return {}
 
 
-@register_model(
-    "plogpt",
-    "PlogPT: PLogP on a tree, bottleneck sharing (eq. 6-7) and the TCP RTO rule (eq. 14)",
-    ["plogp", "network"],
-)
-def plogpt_params(platform: Platform) -> dict[str, Any]:
-    p: PLogP = platform.section("plogp", "plogpt")
-    network = platform.section("network", "plogpt")
-    params: dict[str, Any] = {
+def _plogp_on_network(platform: Platform, model: str) -> tuple[PLogP, dict[str, Any]]:
+    """PLogP's L, g(m), S on the platform's network: the parameters plogpt and tcpflow share."""
+    p: PLogP = platform.section("plogp", model)
+    network = platform.section("network", model)
+    return p, {
         "topology": topology_params(network),
         "L": ps(p.L),
         "sizes": list(p.sizes),
@@ -211,6 +217,15 @@ def plogpt_params(platform: Platform) -> dict[str, Any]:
         "S": p.S,
         **placement_params(platform),
     }
+
+
+@register_model(
+    "plogpt",
+    "PlogPT: PLogP on a tree, bottleneck sharing (eq. 6-7) and the TCP RTO rule (eq. 14)",
+    ["plogp", "network"],
+)
+def plogpt_params(platform: Platform) -> dict[str, Any]:
+    p, params = _plogp_on_network(platform, "plogpt")
     if p.bidirectional is not None:
         params["g_bidir"] = [ps(v) for v in p.bidirectional.g]
     tcp: TCP | None = platform.tcp
@@ -220,6 +235,24 @@ def plogpt_params(platform: Platform) -> dict[str, Any]:
             params["eps_S"] = tcp.eps_S
         if tcp.eps_T is not None:
             params["eps_T"] = ps(tcp.eps_T)
+    return params
+
+
+@register_model(
+    "tcpflow",
+    "PLogP per message, max-min sharing, TCP's measured efficiency both ways (calibrated)",
+    ["plogp", "network"],
+)
+def tcpflow_params(platform: Platform) -> dict[str, Any]:
+    _, params = _plogp_on_network(platform, "tcpflow")
+    tcp: TCP | None = platform.tcp
+    if tcp is not None and tcp.efficiency is not None:
+        e = tcp.efficiency
+        params["efficiency"] = {
+            "sizes": list(e.sizes),
+            "exchange": list(e.exchange),
+            "duplex": list(e.duplex),
+        }
     return params
 
 

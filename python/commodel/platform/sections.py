@@ -71,12 +71,25 @@ class Hockney:
 
 
 @dataclass(frozen=True)
+class TcpEfficiency:
+    """TCP's measured efficiency e(m) when traffic runs both ways (model ``tcpflow``):
+    ``exchange`` e_x(m) while the reverse flow of the same pair of nodes is in flight,
+    ``duplex`` e_d(m) while an end node also carries traffic the other way with others."""
+
+    sizes: tuple[int, ...]  # bytes, increasing
+    exchange: tuple[float, ...]  # dimensionless, in (0, 1]
+    duplex: tuple[float, ...]  # dimensionless, in (0, 1]
+
+
+@dataclass(frozen=True)
 class TCP:
-    """TCP constants: the retransmission timeout and PlogPT's thresholds eps_S, eps_T."""
+    """TCP constants: the retransmission timeout, PlogPT's thresholds eps_S, eps_T and the
+    measured efficiency of traffic both ways."""
 
     rto: float = 0.2  # s
     eps_S: float | None = None  # dimensionless (PlogPT eq. 5)
     eps_T: float | None = None  # s (PlogPT eq. 14)
+    efficiency: TcpEfficiency | None = None
 
 
 @dataclass(frozen=True)
@@ -167,8 +180,27 @@ def validate_hockney(at: At, value: Any) -> Hockney:
     )
 
 
+def _efficiency_value(at: At, value: Any) -> float:
+    e = number(at, value, float, "a number in (0, 1]")
+    if not 0 < e <= 1:
+        raise at.error(f"must be in (0, 1] (a fraction of the max-min share), got {e:g}")
+    return e
+
+
+def validate_tcp_efficiency(at: At, value: Any) -> TcpEfficiency:
+    data = mapping(at, value, required=("sizes", "exchange", "duplex"))
+    sizes_at = at.key("sizes")
+    sizes = _increasing_sizes(sizes_at, data["sizes"])
+    tables = {}
+    for key in ("exchange", "duplex"):
+        values = number_list(at.key(key), data[key], _efficiency_value)
+        same_length(at.key(key), values, sizes_at, sizes)
+        tables[key] = tuple(values)
+    return TcpEfficiency(sizes=tuple(sizes), **tables)
+
+
 def validate_tcp(at: At, value: Any) -> TCP:
-    data = mapping(at, value, optional=("rto", "eps_S", "eps_T"))
+    data = mapping(at, value, optional=("rto", "eps_S", "eps_T", "efficiency"))
     eps_s = data.get("eps_S")
     if eps_s is not None:
         eps_s = number(at.key("eps_S"), eps_s, float, "a number")
@@ -179,6 +211,11 @@ def validate_tcp(at: At, value: Any) -> TCP:
         rto=seconds(at.key("rto"), data.get("rto", 0.2), positive=True),
         eps_S=eps_s,
         eps_T=None if eps_t is None else seconds(at.key("eps_T"), eps_t),
+        efficiency=(
+            None
+            if data.get("efficiency") is None
+            else validate_tcp_efficiency(at.key("efficiency"), data["efficiency"])
+        ),
     )
 
 

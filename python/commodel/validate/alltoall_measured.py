@@ -45,7 +45,7 @@ def measure_alltoall_ab(
     reps: int,
     workdir: str,
     outdir: str,
-    models: tuple[str, ...] = ("plogp", "plogpt", "maxmin"),
+    models: tuple[str, ...] = ("tcpflow", "plogp", "plogpt", "maxmin"),
     log: Log = log_to_stderr,
 ) -> list[dict[str, Any]]:
     """Measure and predict Alltoall A and B per size; rows of ``a-alltoall.csv``."""
@@ -137,7 +137,7 @@ def _cell(x: Any) -> Any:
 # ---------------------------------------------------------------- the cluster demo
 
 DEMO_SIZES = (4096, 65536, 262144)
-DEMO_MODELS = ("plogp", "plogpt", "maxmin")
+DEMO_MODELS = ("tcpflow", "plogp", "plogpt", "maxmin")
 
 
 def default_spec() -> str:

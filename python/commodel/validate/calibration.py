@@ -68,16 +68,17 @@ def spec_info(spec: str) -> dict[str, Any]:
 def calibrate(
     cluster: str, workdir: str, max_size: int, log: Log = log_to_stderr
 ) -> tuple[str, dict[str, Any]]:
-    """``commodel calibrate`` (tcp, plogp up to ``max_size``, tree) on the cluster; returns
+    """``commodel calibrate`` (tcp, plogp up to ``max_size``, tree, efficiency) on the cluster;
+    returns
     the platform file it fitted and what was done (also written to calibration.json)."""
     db = os.path.join(workdir, "calibration.duckdb")
     platform = os.path.join(workdir, "platform.yaml")
-    log(f"calibration: commodel calibrate (tcp, plogp up to {max_size} B, tree)")
+    log(f"calibration: commodel calibrate (tcp, plogp up to {max_size} B, tree, efficiency)")
     cluster_mpirun(
-        cluster, "calibrate", "--db", db, "--parts", "tcp,plogp,tree",
+        cluster, "calibrate", "--db", db, "--parts", "tcp,plogp,tree,efficiency",
         "--max-size", str(max_size), "--quiet", "-o", platform, log=log,
     )  # fmt: skip
-    info = {"db": db, "platform": platform, "parts": ["tcp", "plogp", "tree"]}
+    info = {"db": db, "platform": platform, "parts": ["tcp", "plogp", "tree", "efficiency"]}
     with open(os.path.join(workdir, "calibration.json"), "w", encoding="utf-8") as fh:
         json.dump(info, fh, indent=1)
     return platform, info

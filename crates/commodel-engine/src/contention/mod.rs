@@ -21,11 +21,14 @@
 //! Policies: [`plogpt`] (Nomura et al. eq. 6-7, RTO rule eq. 14),
 //! [`maxmin`] (weighted max-min by progressive filling, SimGrid CM02's
 //! sharing without its TCP factors) and [`zhu`] (Zhu et al.'s Algorithm 1
-//! with the asymmetric property; recomputed over [`Scope::ComponentBidir`]).
+//! with the asymmetric property; recomputed over [`Scope::ComponentBidir`]) and
+//! [`tcpflow`] (PLogP costs, max-min sharing and TCP's measured efficiency
+//! both ways; also over [`Scope::ComponentBidir`]).
 
 pub mod incast;
 pub mod maxmin;
 pub mod plogpt;
+pub mod tcpflow;
 pub mod zhu;
 
 use crate::engine::XferId;

@@ -1,0 +1,245 @@
+//! `tcpflow`: PLogP's per-message costs on a max-min shared tree, with TCP's
+//! measured efficiency when traffic runs both ways.
+//!
+//! A calibrated model of our own (not a paper's), made of what `calibrate`
+//! measures on the user's cluster:
+//!
+//! * **Per message, as PLogP.** A send of m bytes from node a is a flow of
+//!   work b_a·g(m) "bytes" (b_a the capacity of a's own link, g(m) PLogP's
+//!   gap); alone it takes exactly g(m). Its data is at the receiver L later
+//!   (PLogP's latency). So with one flow in the network the model equals
+//!   `plogp`: g(m) + L.
+//! * **Sharing, as max-min.** Flows get rates by progressive filling on the
+//!   link directions of their routes (every flow weight 1; TCP flows of one
+//!   LAN have similar round-trip times), recomputed whenever a flow starts or
+//!   ends.
+//! * **TCP both ways, measured.** A flow a -> b runs at e·(its max-min
+//!   share), where e is its efficiency at its message size m:
+//!   - e_x(m) (`exchange`) while the reverse flow b -> a is in flight: the
+//!     two directions of one pair of hosts, where each flow's ACKs queue
+//!     behind the other's data;
+//!   - e_d(m) (`duplex`) while a also receives, or b also sends, from or to
+//!     other nodes;
+//!   - 1 otherwise (one-way traffic, which TCP runs at the line rate).
+//!
+//!   e is re-evaluated at every change, so a flow speeds up when its reverse
+//!   flow ends. Capacity a flow leaves unused through e < 1 is not handed to
+//!   others (TCP loses it to queueing and recovery). Without an efficiency
+//!   table e = 1 throughout. The tables are interpolated linearly in m
+//!   between measured sizes and held constant beyond them.
+//! * Messages within a node have e = 1 and use the loopback resource.
+//!
+//! Rendezvous control messages (sizes above S) cost L each.
+
+use super::maxmin::Filler;
+use super::{emit_due, Fluid, OutQueue, Scope};
+use crate::engine::{Network, XferEvent, XferId};
+use crate::models::Table;
+use crate::time::{add, Overflow, Time, PS_PER_S};
+use crate::topology::{Route, Topology};
+use std::cmp::Reverse;
+
+/// Efficiency tables e_x(m), e_d(m) at `sizes` (each value in (0, 1]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Efficiency {
+    pub sizes: Vec<u64>,
+    pub exchange: Vec<f64>,
+    pub duplex: Vec<f64>,
+}
+
+impl Efficiency {
+    /// Linear interpolation of `y` at `m`, constant beyond the ends.
+    fn at(&self, y: &[f64], m: u64) -> f64 {
+        let s = &self.sizes;
+        let i = s.partition_point(|&x| x <= m);
+        if i == 0 {
+            return y[0];
+        }
+        if i == s.len() {
+            return y[s.len() - 1];
+        }
+        let (x0, x1) = (s[i - 1] as f64, s[i] as f64);
+        let t = (m as f64 - x0) / (x1 - x0);
+        y[i - 1] + t * (y[i] - y[i - 1])
+    }
+}
+
+/// `tcpflow` parameters besides the topology.
+#[allow(non_snake_case)]
+#[derive(Clone, Debug)]
+pub struct TcpflowParams {
+    /// PLogP latency L, ps.
+    pub L: Time,
+    /// PLogP gap g(m), ps.
+    pub g: Table,
+    pub efficiency: Option<Efficiency>,
+}
+
+/// What the network knows of a flow: its message size and end nodes.
+#[derive(Clone, Copy, Default)]
+struct Meta {
+    bytes: u64,
+    src: u32,
+    dst: u32,
+}
+
+/// The `tcpflow` network.
+pub struct TcpflowNet {
+    topo: Topology,
+    node: Vec<u32>,
+    p: TcpflowParams,
+    fluid: Fluid,
+    filler: Filler,
+    /// Per flow id.
+    meta: Vec<Meta>,
+    out: OutQueue,
+    seq: u64,
+    route: Route,
+    scratch: Vec<(u32, XferId, f64)>,
+    rates: Vec<f64>,
+    started_at: Option<Time>,
+}
+
+impl TcpflowNet {
+    pub fn new(topo: Topology, node: Vec<u32>, p: TcpflowParams) -> TcpflowNet {
+        let fluid = Fluid::new(&topo);
+        let filler = Filler::new(topo.num_resources());
+        TcpflowNet {
+            topo,
+            node,
+            p,
+            fluid,
+            filler,
+            meta: Vec::new(),
+            out: OutQueue::new(),
+            seq: 0,
+            route: Route::default(),
+            scratch: Vec::new(),
+            rates: Vec::new(),
+            started_at: None,
+        }
+    }
+
+    fn push(&mut self, t: Time, kind: u8, x: XferId) {
+        self.out.push(Reverse((t, self.seq, kind, x)));
+        self.seq += 1;
+    }
+
+    /// The efficiency e of flow `id` in the network's present state.
+    fn efficiency(&self, id: u32) -> f64 {
+        let Some(eff) = &self.p.efficiency else {
+            return 1.0;
+        };
+        let m = self.meta[id as usize];
+        if m.src == m.dst {
+            return 1.0;
+        }
+        let on = &self.fluid.on;
+        let back = &on[self.topo.node_up(m.dst) as usize];
+        if back.iter().any(|&o| self.meta[o as usize].dst == m.src) {
+            return eff.at(&eff.exchange, m.bytes);
+        }
+        let receiving = !on[self.topo.node_down(m.src) as usize].is_empty();
+        if receiving || !back.is_empty() {
+            return eff.at(&eff.duplex, m.bytes);
+        }
+        1.0
+    }
+
+    fn recompute(&mut self, now: Time) -> Result<(), Overflow> {
+        self.fluid.collect(Scope::ComponentBidir, &self.topo);
+        self.fluid.settle(now);
+        let work = std::mem::take(&mut self.fluid.work);
+        // New flows: b_a·g(m) of work.
+        for &id in &work {
+            let f = &self.fluid.flows[id as usize];
+            if !f.fresh {
+                continue;
+            }
+            let x = f.xfer;
+            let m = self.meta[id as usize];
+            let g = self.p.g.at(m.bytes).ok_or(Overflow(x))?;
+            let b = self.topo.node_capacity(m.src, false);
+            self.fluid.flows[id as usize].remaining = b * g as f64 / PS_PER_S as f64;
+        }
+        let flows = &self.fluid.flows;
+        let topo = &self.topo;
+        let items = work.iter().map(|&id| {
+            let f = &flows[id as usize];
+            (f.route.as_slice(), 1.0)
+        });
+        self.filler
+            .allocate(items, |r| topo.capacity(r, false), &mut self.rates);
+        for (k, &id) in work.iter().enumerate() {
+            self.rates[k] *= self.efficiency(id);
+        }
+        self.fluid.work = work;
+        let rates = std::mem::take(&mut self.rates);
+        let applied = self.fluid.apply(now, &rates);
+        self.rates = rates;
+        applied
+    }
+}
+
+impl Network for TcpflowNet {
+    fn name(&self) -> &'static str {
+        "tcpflow"
+    }
+    fn control_latency(&self, _src: u32, _dst: u32) -> Time {
+        self.p.L
+    }
+    fn late(&self) -> bool {
+        true
+    }
+    fn start(
+        &mut self,
+        now: Time,
+        xfer: XferId,
+        src: u32,
+        dst: u32,
+        bytes: u64,
+    ) -> Result<(), Overflow> {
+        let (a, b) = (self.node[src as usize], self.node[dst as usize]);
+        let mut route = std::mem::take(&mut self.route);
+        self.topo.route_into(a, b, &mut route);
+        // The work is set when the flow first gets a rate (recompute).
+        let id = self.fluid.add(now, xfer, &route.resources, 0.0, 1.0) as usize;
+        self.route = route;
+        if self.meta.len() <= id {
+            self.meta.resize(id + 1, Meta::default());
+        }
+        self.meta[id] = Meta {
+            bytes,
+            src: a,
+            dst: b,
+        };
+        self.started_at = Some(now);
+        Ok(())
+    }
+    fn next_time(&self) -> Option<Time> {
+        [
+            self.out.peek().map(|Reverse((t, _, _, _))| *t),
+            self.fluid.next_time(),
+            self.started_at,
+        ]
+        .into_iter()
+        .flatten()
+        .min()
+    }
+    fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>) -> Result<(), Overflow> {
+        self.started_at = None;
+        let mut done = std::mem::take(&mut self.scratch);
+        done.clear();
+        self.fluid.pop_finished(now, &mut done);
+        for &(_, x, _) in &done {
+            self.push(now, 0, x);
+            self.push(add(now, self.p.L, x)?, 1, x);
+        }
+        self.scratch = done;
+        if self.fluid.dirty() {
+            self.recompute(now)?;
+        }
+        emit_due(&mut self.out, now, out);
+        Ok(())
+    }
+}

@@ -1,0 +1,177 @@
+//! `tcpflow`: PLogP's per-message costs on max-min sharing, with TCP's
+//! measured efficiency for exchanges and duplex traffic. Hand-computed cases.
+
+use commodel_engine::params::{Common, Efficiency, PlogpParams, TcpflowParams, TopologySpec};
+use commodel_engine::predict::run;
+use commodel_engine::ModelParams;
+use commodel_engine::{Outcome, Schedule, ScheduleBuilder};
+
+const NIC: f64 = 1e8; // B/s
+const M: u64 = 1_000_000; // bytes: 10 ms at the NIC rate
+const MS: u64 = 1_000_000_000; // ps
+const US: u64 = 1_000_000; // ps
+const L: u64 = 50 * US;
+
+/// g(M) = 10 ms (one point: the table is constant), L = 50 us.
+fn params(nodes: u64, eff: Option<(f64, f64)>) -> ModelParams {
+    ModelParams::Tcpflow(TcpflowParams {
+        topology: TopologySpec::crossbar(nodes, NIC),
+        L,
+        sizes: vec![M],
+        g: vec![10 * MS],
+        efficiency: eff.map(|(x, d)| Efficiency {
+            sizes: vec![M],
+            exchange: vec![x],
+            duplex: vec![d],
+        }),
+        common: Common::default(),
+    })
+}
+
+/// Transfers (src, dst) of M bytes, all posted at t = 0.
+fn flows(nodes: u32, pairs: &[(u32, u32)]) -> Schedule {
+    let mut b = ScheduleBuilder::new(nodes);
+    for (k, &(s, d)) in pairs.iter().enumerate() {
+        b.send(s, d, M, k as u32);
+        b.recv(d, s, M, k as u32);
+    }
+    b.build().unwrap()
+}
+
+fn end_of(o: &Outcome, src: u32, dst: u32) -> u64 {
+    o.messages
+        .iter()
+        .find(|m| m.src == src && m.dst == dst)
+        .unwrap()
+        .end
+}
+
+#[test]
+fn one_flow_equals_plogp() {
+    // Alone a message takes g(m) + L, as in plogp, whatever the efficiency
+    // tables say (one-way traffic has e = 1).
+    let s = flows(2, &[(0, 1)]);
+    let plogp = ModelParams::Plogp(PlogpParams {
+        L,
+        sizes: vec![M],
+        g: vec![10 * MS],
+        common: Common::default(),
+    });
+    let p = run(&s, &plogp, true).unwrap();
+    for eff in [None, Some((0.5, 0.8))] {
+        let o = run(&s, &params(2, eff), true).unwrap();
+        assert_eq!(end_of(&o, 0, 1), 10 * MS + L);
+        assert_eq!(o.makespan, p.makespan);
+    }
+}
+
+#[test]
+fn one_flow_across_racks_equals_plogp_at_every_size() {
+    // Racks of 2 nodes, backbone 4x the NIC: a lone cross-rack flow is NIC-bound.
+    let sizes = vec![1024, 65536, 1 << 20];
+    let g = vec![100 * US, 700 * US, 9 * MS];
+    let topo = TopologySpec::racks(&[2, 2], NIC, 4.0 * NIC);
+    for m in [1u64, 1000, 4096, 100_000, 1 << 20, 3 << 20] {
+        let mut b = ScheduleBuilder::new(4);
+        b.send(0, 3, m, 0);
+        b.recv(3, 0, m, 0);
+        let s = b.build().unwrap();
+        let t = ModelParams::Tcpflow(TcpflowParams {
+            topology: topo.clone(),
+            L,
+            sizes: sizes.clone(),
+            g: g.clone(),
+            efficiency: None,
+            common: Common::default(),
+        });
+        let p = ModelParams::Plogp(PlogpParams {
+            L,
+            sizes: sizes.clone(),
+            g: g.clone(),
+            common: Common::default(),
+        });
+        let (t, p) = (run(&s, &t, true).unwrap(), run(&s, &p, true).unwrap());
+        assert_eq!(t.makespan, p.makespan, "m = {m}");
+    }
+}
+
+#[test]
+fn an_exchange_runs_at_e_x() {
+    // 0 <-> 1: each direction has its own link direction (max-min share B),
+    // times e_x = 0.5: 20 ms each, + L. Without tables: 10 ms, as plogp.
+    let s = flows(2, &[(0, 1), (1, 0)]);
+    let o = run(&s, &params(2, Some((0.5, 0.8))), true).unwrap();
+    assert_eq!(end_of(&o, 0, 1), 20 * MS + L);
+    assert_eq!(end_of(&o, 1, 0), 20 * MS + L);
+    let o = run(&s, &params(2, None), true).unwrap();
+    assert_eq!(end_of(&o, 1, 0), 10 * MS + L);
+}
+
+#[test]
+fn an_exchange_plus_a_third_flow_into_one_of_them() {
+    // 0 <-> 1 and 2 -> 0, e_x = 0.5, e_d = 0.8, work B g(M) = 1e6 B each.
+    // Until 20 ms: max-min gives 0 -> 1 the whole B, 1 -> 0 and 2 -> 0 half
+    // of 0's down link each; times e: 0 -> 1 at 0.5 B (exchange), 1 -> 0 at
+    // 0.25 B (exchange), 2 -> 0 at 0.4 B (duplex: 0 also sends).
+    // 0 -> 1 ends at 20 ms. Left: 1 -> 0 5e5 B, 2 -> 0 2e5 B; now one-way,
+    // e = 1, half of B each: 2 -> 0 ends 4 ms later (24 ms); 1 -> 0 has 3e5 B
+    // left, alone at B: 3 ms more (27 ms).
+    let s = flows(3, &[(0, 1), (1, 0), (2, 0)]);
+    let o = run(&s, &params(3, Some((0.5, 0.8))), true).unwrap();
+    assert_eq!(end_of(&o, 0, 1), 20 * MS + L);
+    assert_eq!(end_of(&o, 2, 0), 24 * MS + L);
+    assert_eq!(end_of(&o, 1, 0), 27 * MS + L);
+}
+
+#[test]
+fn rounds_of_four_nodes_xor_and_shifted() {
+    // XOR round (0 <-> 1, 2 <-> 3): every flow is an exchange: 10 ms / 0.5.
+    let o = run(
+        &flows(4, &[(0, 1), (1, 0), (2, 3), (3, 2)]),
+        &params(4, Some((0.5, 0.8))),
+        true,
+    )
+    .unwrap();
+    assert!(o.messages.iter().all(|m| m.end == 20 * MS + L));
+    // Shifted round (i -> i+1): every node sends and receives, with
+    // different peers: duplex, 10 ms / 0.8.
+    let o = run(
+        &flows(4, &[(0, 1), (1, 2), (2, 3), (3, 0)]),
+        &params(4, Some((0.5, 0.8))),
+        true,
+    )
+    .unwrap();
+    assert!(
+        o.messages.iter().all(|m| m.end == 12_500 * US + L),
+        "{:?}",
+        o.messages
+    );
+}
+
+#[test]
+fn efficiency_is_interpolated_between_sizes() {
+    // e_x = 0.5 at 0.5 MB and 1.0 at 1.5 MB: 0.75 at 1 MB, 10 ms / 0.75.
+    let mut p = params(2, None);
+    if let ModelParams::Tcpflow(t) = &mut p {
+        t.efficiency = Some(Efficiency {
+            sizes: vec![M / 2, 3 * M / 2],
+            exchange: vec![0.5, 1.0],
+            duplex: vec![1.0, 1.0],
+        });
+    }
+    let o = run(&flows(2, &[(0, 1), (1, 0)]), &p, true).unwrap();
+    let want = (10.0 * MS as f64 / 0.75).round() as u64 + L;
+    assert!(end_of(&o, 0, 1).abs_diff(want) <= 1, "{}", end_of(&o, 0, 1));
+}
+
+#[test]
+fn bad_efficiency_is_refused_naming_the_field() {
+    for (eff, field) in [
+        (Some((0.0, 0.8)), "efficiency.exchange"),
+        (Some((0.5, 1.5)), "efficiency.duplex"),
+        (Some((f64::NAN, 0.8)), "efficiency.exchange"),
+    ] {
+        let e = run(&flows(2, &[(0, 1)]), &params(2, eff), true).unwrap_err();
+        assert!(e.to_string().contains(field), "{e}");
+    }
+}

@@ -1,0 +1,129 @@
+"""``measure efficiency``: how much TCP loses when traffic runs both ways.
+
+One rank per node stands for the node (the first rank of each host; with a single host,
+every rank). With the nodes n_0 .. n_{N-1}, three rounds are timed for every size m:
+
+* ``oneway``:   n_{2i} -> n_{2i+1}, every pair at once (the reference);
+* ``exchange``: n_{2i} <-> n_{2i+1}, both directions of every pair at once;
+* ``duplex``:   n_i -> n_{i+1 mod N}, a ring: every node sends and receives, with different
+  peers (needs N >= 3).
+
+Each repetition starts from a synchronized barrier; every flow is timed from there to its
+receive's end. Repetitions continue until the 95% confidence
+interval of every flow's mean is within ``ci`` of it, or ``max_reps``. The flows are the
+same kernel as ``measure concurrent`` (samples with ``quantity = flow``).
+
+The fit (:mod:`commodel.fit.efficiency`) turns the flow times into the efficiency tables of
+the ``tcpflow`` model: e_x(m) = one-way flow time / time of an exchanging pair (its later
+flow), e_d(m) = one-way flow time / ring flow time, means over flows and repetitions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..errors import CommodelError
+from .common import Context
+from .concurrent import ci_ok, flows_step
+
+KiB = 1024
+MiB = 1024 * KiB
+
+DEFAULTS: dict[str, Any] = {
+    "sizes": [4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1 * MiB],
+    "min_reps": 5,
+    "max_reps": 15,
+    "ci": 0.05,
+}
+
+PATTERNS = ("oneway", "exchange", "duplex")
+
+
+def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
+    out = dict(DEFAULTS)
+    out.update({k: v for k, v in opts.items() if v is not None})
+    sizes = [int(s) for s in out["sizes"]]
+    if not sizes or any(s < 1 for s in sizes) or sizes != sorted(set(sizes)):
+        raise CommodelError(f"--sizes must be increasing sizes >= 1 byte, got {sizes}")
+    out["sizes"] = sizes
+    if int(out["min_reps"]) < 2:
+        raise CommodelError(f"--min-reps must be >= 2, got {out['min_reps']}")
+    if int(out["max_reps"]) < int(out["min_reps"]):
+        raise CommodelError(f"--max-reps must be >= {out['min_reps']}, got {out['max_reps']}")
+    return out
+
+
+def node_ranks(hosts: list[str]) -> list[int]:
+    """The rank standing for each node: the first rank of every host, or every rank when
+    all run on one host."""
+    first: dict[str, int] = {}
+    for r, h in enumerate(hosts):
+        first.setdefault(h, r)
+    if len(first) >= 2:
+        return sorted(first.values())
+    return list(range(len(hosts)))
+
+
+def flows(pattern: str, nodes: list[int]) -> list[tuple[int, int]]:
+    """The (src, dst) ranks of one round of ``pattern`` on ``nodes``."""
+    pairs = [(nodes[2 * i], nodes[2 * i + 1]) for i in range(len(nodes) // 2)]
+    if pattern == "oneway":
+        return pairs
+    if pattern == "exchange":
+        return pairs + [(b, a) for a, b in pairs]
+    if pattern == "duplex":
+        n = len(nodes)
+        return [(nodes[i], nodes[(i + 1) % n]) for i in range(n)] if n >= 3 else []
+    raise ValueError(pattern)
+
+
+def procedure(opts: dict[str, Any]):
+    def run(ctx: Context) -> dict[str, Any]:
+        nodes = node_ranks(ctx.hosts)
+        if len(nodes) < 2:
+            raise CommodelError("measure efficiency needs at least 2 nodes")
+        rounds = [
+            (pattern, size, f)
+            for size in opts["sizes"]
+            for pattern in PATTERNS
+            if (f := flows(pattern, nodes))
+        ]
+        ctx.progress.grow(len(rounds))
+        with ctx.phase("efficiency"):
+            for pattern, size, fl in rounds:
+                _round(ctx, opts, pattern, size, fl)
+                ctx.progress.advance(1, f"efficiency {pattern} {size} B")
+        return {"campaign": ctx.campaign, "nodes": len(nodes)}
+
+    return run
+
+
+def _round(
+    ctx: Context, opts: dict[str, Any], pattern: str, size: int, fl: list[tuple[int, int]]
+) -> list[float]:
+    """Repeat one round until every flow's mean has converged; the round times (the last
+    flow's end), one per repetition."""
+    per_flow: dict[int, list[float]] = {i: [] for i in range(len(fl))}
+    spans: list[float] = []
+    batch = 0
+    while True:
+        reps = int(opts["min_reps"]) if batch == 0 else 1
+        first = len(spans)
+
+        res = flows_step(
+            ctx, f"efficiency/{pattern}/m={size}/b={batch}", "efficiency", pattern, size, fl,
+            reps, first, n_msgs=len(fl),
+        )  # fmt: skip
+        by_rep: dict[int, float] = {}
+        for rank_out in res.per_rank:
+            for r, rep in enumerate(rank_out or []):
+                for i, t in rep:
+                    per_flow[i].append(t)
+                    by_rep[r] = max(by_rep.get(r, 0.0), t)
+        spans += [by_rep[r] for r in sorted(by_rep)]
+        batch += 1
+        if len(spans) >= int(opts["max_reps"]) or (
+            len(spans) >= int(opts["min_reps"])
+            and all(ci_ok(v, float(opts["ci"])) for v in per_flow.values())
+        ):
+            return spans

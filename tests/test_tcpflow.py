@@ -1,0 +1,167 @@
+"""The ``tcpflow`` model from Python: ``tcp.efficiency`` in platform files, the default
+model of a calibrated platform, the efficiency fit, and ``measure efficiency`` under mpirun."""
+
+from __future__ import annotations
+
+import pytest
+
+import commodel
+from commodel.errors import PlatformError
+from commodel.fit.efficiency import efficiency_section
+from commodel.measure import efficiency as E
+from commodel.platform import default_model, load_platform, platform_from_dict
+from mpirun import commodel as commodel_cmd
+from mpirun import needs_mpi, run
+
+# Two racks of two nodes, 100 MB/s NICs; g(1 MB) = 10 ms, L = 50 us.
+PLATFORM = {
+    "commodel_platform": 1,
+    "name": "t",
+    "nodes": 4,
+    "plogp": {
+        "L": 50e-6,
+        "sizes": [1000000],
+        "o_s": [1e-6],
+        "o_r": [1e-6],
+        "g": [0.01],
+    },
+    "network": {
+        "topology": "racks",
+        "racks": [2, 2],
+        "nic": 1e8,
+        "backbone": 4e8,
+    },
+    "tcp": {
+        "efficiency": {"sizes": [1000000], "exchange": [0.5], "duplex": [0.8]},
+    },
+}
+
+EXCHANGE = """num_ranks 2
+rank 0 {
+s: send 1000000b to 1 tag 0
+r: recv 1000000b from 1 tag 1
+}
+rank 1 {
+s: send 1000000b to 0 tag 1
+r: recv 1000000b from 0 tag 0
+}
+"""
+
+
+def with_efficiency(eff):
+    doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in PLATFORM.items()}
+    doc["tcp"] = {"efficiency": eff}
+    return doc
+
+
+def test_an_exchange_runs_at_e_x(tmp_path):
+    goal = tmp_path / "x.goal"
+    goal.write_text(EXCHANGE)
+    platform = platform_from_dict(PLATFORM)
+    # 10 ms / 0.5 + L (docs/models.md); plogp gives 10 ms + L
+    assert commodel.predict(str(goal), platform, "tcpflow").makespan_s == pytest.approx(0.02005)
+    assert commodel.predict(str(goal), platform, "plogp").makespan_s == pytest.approx(0.01005)
+
+
+def test_a_calibrated_platform_predicts_with_tcpflow_by_default(tmp_path, cli):
+    goal = tmp_path / "x.goal"
+    goal.write_text(EXCHANGE)
+    assert default_model(platform_from_dict(PLATFORM)) == "tcpflow"
+    assert commodel.predict(str(goal), platform_from_dict(PLATFORM)).model == "tcpflow"
+    plain = {k: v for k, v in PLATFORM.items() if k != "tcp"}
+    assert default_model(platform_from_dict(plain)) == "loggops"
+    assert default_model(load_platform("nomura2007")) == "loggops"
+    path = tmp_path / "p.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(PLATFORM))
+    res = cli("predict", str(goal), "--platform", str(path))
+    assert res.code == 0, res.err
+    assert "tcpflow" in res.out and "20.050 ms" in res.out
+
+
+@pytest.mark.parametrize(
+    "eff, field, words",
+    [
+        ({"sizes": [1], "exchange": [0], "duplex": [1]}, "tcp.efficiency.exchange[0]", "(0, 1]"),
+        ({"sizes": [1], "exchange": [1], "duplex": [1.5]}, "tcp.efficiency.duplex[0]", "1.5"),
+        ({"sizes": [1, 2], "exchange": [1], "duplex": [1, 1]}, "tcp.efficiency.exchange", "2"),
+        ({"sizes": [2, 1], "exchange": [1, 1], "duplex": [1, 1]}, "tcp.efficiency.sizes", ""),
+        ({"sizes": [1], "exchange": [1]}, "tcp.efficiency", "duplex"),
+        ({"sizes": [1], "exchange": ["x"], "duplex": [1]}, "tcp.efficiency.exchange[0]", "'x'"),
+    ],
+)
+def test_bad_efficiency_names_the_field(eff, field, words):
+    with pytest.raises(PlatformError) as exc:
+        platform_from_dict(with_efficiency(eff))
+    assert field in str(exc.value) and words in str(exc.value)
+
+
+def flow_rows(pattern, size, reps):
+    """Synthetic samples: per repetition a dict (src, dst) -> seconds."""
+    return [
+        {"phase": "efficiency", "quantity": "flow", "pattern": pattern, "size_bytes": size,
+         "repetition": r, "src": s, "dst": d, "value_s": t}
+        for r, flows in enumerate(reps)
+        for (s, d), t in flows.items()
+    ]  # fmt: skip
+
+
+def test_fit_takes_the_expected_pair_and_ring_flow_times():
+    # one-way flows: mean 10 ms. Exchanges: pairs (0, 1), (2, 3); the later flow of each
+    # pair: 10, 20 (rep 0), 20, 10 (rep 1): mean 15 ms, e_x = 10 / 15. Ring flows: mean
+    # 12.5 ms, e_d = 0.8. At 64 KiB the exchange is faster than one way: written as 1,
+    # and with no ring e_d = e_x.
+    ow = {(0, 1): 0.009, (2, 3): 0.011}
+    rows = (
+        flow_rows("oneway", 4096, [ow, ow])
+        + flow_rows(
+            "exchange",
+            4096,
+            [
+                {(0, 1): 0.010, (1, 0): 0.009, (2, 3): 0.010, (3, 2): 0.020},
+                {(0, 1): 0.020, (1, 0): 0.010, (2, 3): 0.010, (3, 2): 0.010},
+            ],
+        )
+        + flow_rows("duplex", 4096, [{(0, 1): 0.010, (1, 2): 0.015, (2, 0): 0.0125}])
+        + flow_rows("oneway", 65536, [{(0, 1): 0.1}])
+        + flow_rows("exchange", 65536, [{(0, 1): 0.09, (1, 0): 0.08}])
+    )
+    section, note = efficiency_section(rows)
+    assert section["sizes"] == [4096, 65536]
+    assert section["exchange"] == [round(10 / 15, 4), 1.0]
+    assert section["duplex"] == [0.8, 1.0]
+    assert "written as 1: exchange(65536 B) = 1.111" in note
+    assert "exchanging pair 15.000 ms (round 20.000 ms)" in note
+
+
+def test_fit_without_rounds_is_an_error():
+    with pytest.raises(commodel.errors.CommodelError, match="no one-way and exchange rounds"):
+        efficiency_section(flow_rows("oneway", 4096, [{(0, 1): 0.01}]))
+
+
+def test_rounds_and_node_ranks():
+    assert E.node_ranks(["a", "a", "b", "b", "c"]) == [0, 2, 4]
+    assert E.node_ranks(["h"] * 3) == [0, 1, 2]
+    assert E.flows("oneway", [0, 2, 4, 6]) == [(0, 2), (4, 6)]
+    assert E.flows("exchange", [0, 2, 4]) == [(0, 2), (2, 0)]
+    assert E.flows("duplex", [0, 2, 4]) == [(0, 2), (2, 4), (4, 0)]
+    assert E.flows("duplex", [0, 1]) == []
+    with pytest.raises(commodel.errors.CommodelError, match="increasing"):
+        E.validate_options({"sizes": [4096, 1024]})
+
+
+@pytest.mark.mpi
+@needs_mpi
+def test_measure_efficiency_on_three_ranks(tmp_path):
+    db = tmp_path / "e.duckdb"
+    res = run(3, "measure", "efficiency", "--db", str(db), "--sizes", "1KiB,64KiB",
+              "--max-reps", "5", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "e_x (exchange)" in res.stdout
+    out = tmp_path / "fitted.yaml"
+    fit = commodel_cmd("fit", "--db", str(db), "-o", str(out))
+    assert fit.returncode == 0, fit.stderr
+    eff = load_platform(str(out)).tcp.efficiency
+    assert eff.sizes == (1024, 65536)
+    assert all(0 < e <= 1 for e in eff.exchange + eff.duplex)
