@@ -23,7 +23,7 @@ class Interrupted(ClusterError):
 
 
 @contextlib.contextmanager
-def _signals_raise():
+def signals_raise():
     """Turn SIGTERM/SIGHUP/SIGINT into an exception so that ``finally`` blocks run."""
 
     def handler(signum: int, _frame: Any) -> None:
@@ -67,7 +67,7 @@ def up(
     plan = fabric.make_plan(spec, cluster_id)
     record = _record(spec, spec_path, cluster_id, plan)
     started = time.monotonic()
-    with _signals_raise():
+    with signals_raise():
         try:
             state.write_state(cluster_id, record)
             fabric.build(plan, spec, record)

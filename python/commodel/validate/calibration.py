@@ -47,15 +47,18 @@ def cluster_mpirun(cluster: str, *args: str, log: Log = log_to_stderr) -> str:
 
 @contextmanager
 def cluster_up(spec: str, name: str, log: Log = log_to_stderr) -> Iterator[str]:
-    """Bring a cluster up and always down again (also on errors and Ctrl-C)."""
+    """Bring a cluster up and always down again (also on errors, Ctrl-C, SIGTERM, SIGHUP)."""
+    from ..cluster.control import signals_raise
+
     if os.geteuid() != 0:
         raise CommodelError("the emulated cluster needs root (see docs/cluster.md)")
-    try:
-        log(run_commodel("cluster", "up", "--spec", spec, "--name", name, log=log).strip())
-        yield name
-    finally:
-        out = run_commodel("cluster", "down", "--name", name, log=log, check=False)
-        log(out.strip())
+    with signals_raise():
+        try:
+            log(run_commodel("cluster", "up", "--spec", spec, "--name", name, log=log).strip())
+            yield name
+        finally:
+            out = run_commodel("cluster", "down", "--name", name, log=log, check=False)
+            log(out.strip())
 
 
 def spec_info(spec: str) -> dict[str, Any]:
