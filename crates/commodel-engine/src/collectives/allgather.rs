@@ -55,3 +55,35 @@ pub(crate) fn bruck(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
         bruck_blocks(ctx.p, distance) * ctx.size
     })
 }
+
+/// Open MPI neighbor (`ompi_coll_base_allgather_intra_neighborexchange`),
+/// P even: even ranks talk to r+1 first and r-1 next, odd ranks to r-1
+/// first and r+1 next. Step 0: sendrecv of one block (size bytes) with the
+/// first neighbour; steps i = 1..P/2-1: sendrecv of two blocks with the
+/// first neighbour when i is even, the second when i is odd. Tag = step.
+/// For odd P Open MPI runs the ring, and so do we.
+pub(crate) fn neighbor(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let p = ctx.p;
+    if p % 2 == 1 {
+        return ring(ctx);
+    }
+    ctx.check_ops(p as u64 * p as u64)?;
+    let mut mpi = ctx.mpi();
+    for r in 0..p {
+        let (up, down) = (add(r, 1, p), sub(r, 1, p));
+        let neighbours = if r % 2 == 0 { [up, down] } else { [down, up] };
+        mpi.sendrecv(r, neighbours[0], ctx.size, 0, neighbours[0], ctx.size, 0);
+        for i in 1..p / 2 {
+            let peer = neighbours[(i % 2) as usize];
+            let bytes = 2 * ctx.size;
+            mpi.sendrecv(r, peer, bytes, i, peer, bytes, i);
+        }
+    }
+    mpi.finish()
+}
+
+/// Open MPI two_proc (`ompi_coll_base_allgather_intra_two_procs`): one
+/// sendrecv of a block with the other rank. Tag 0. P must be 2 (1: nothing to do).
+pub(crate) fn two_proc(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    super::patterns::two_proc_exchange(ctx, ctx.size)
+}
