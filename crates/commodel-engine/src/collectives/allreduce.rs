@@ -81,8 +81,8 @@ fn ring_allgather(mpi: &mut Mpi, r: u32, p: u32, block: &dyn Fn(u32) -> u64, tag
 /// `coll_tuned_allreduce_algorithm_segmentsize`, 0 by default, and then (as
 /// whenever size < P * s) runs [`ring`]: so without `opts.segment`, and when
 /// size < P * s, this is [`ring`]. Otherwise the P blocks of [`ring`] are cut
-/// into n = floor(size / (P s)) phases (one more when size mod (P s) is
-/// >= P and > P s / 2), block b's part in phase j being `block_bytes` of
+/// into n = floor(size / (P s)) phases (one more when size mod (P s) is at
+/// least P and above P s / 2), block b's part in phase j being `block_bytes` of
 /// block b over n; phase j runs [`ring`]'s reduce-scatter on those parts
 /// (tags j (P-1)..), and one allgather ring of whole blocks follows (tags
 /// n (P-1)..).

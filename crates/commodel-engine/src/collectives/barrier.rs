@@ -113,7 +113,7 @@ pub(crate) fn tree(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
         .collect();
     let partner = |r: u32, jump: u32| {
         let q = r ^ jump;
-        (q % jump == 0 && q < p).then_some(q)
+        (q.is_multiple_of(jump) && q < p).then_some(q)
     };
     let mut mpi = ctx.mpi();
     for r in 0..p {

@@ -20,6 +20,12 @@
 //!   communication patterns (who sends what to whom, in which order, which
 //!   operation waits for which) follow Open MPI's main branch as read in
 //!   2025 (`ompi/mca/coll/base/coll_base_*.c`); the code here is our own.
+//!   The generators added later (bcast chain, binary_tree, split_binary_tree,
+//!   knomial, scatter_allgather[_ring]; allgather neighbor, two_proc; allreduce
+//!   segmented_ring, basic_linear; barrier linear, double_ring,
+//!   recursive_doubling, tree, two_proc; alltoall two_proc; scatter
+//!   linear_nb) follow Open MPI 4.1.4's sources; each doc comment names its
+//!   function.
 //! * `gather-split` (Lastovetsky et al., section 7) and `random-pairs`
 //!   (Zhu et al., section 7).
 //!
@@ -81,6 +87,12 @@
 //!   Open MPI's fixed decision rules; the forced default 0 means "whole message
 //!   in the first segment"). The second segment is the rest, sent even when
 //!   empty (0 bytes), as Open MPI does.
+//! * Forced-algorithm defaults of Open MPI 4.1.4 elsewhere: segment size 0
+//!   (unsegmented) for the other tree bcasts and `allreduce-segmented-ring`
+//!   (which is then `allreduce-ring`, as in Open MPI); `bcast-chain` 4 chains
+//!   and `bcast-knomial` radix 4 ([`DEFAULT_FANOUT`], `opts.fanout`).
+//! * `*-two-proc`: P must be 2 (1 gives the empty schedule); larger P is
+//!   [`CollectiveError::NeedsTwoRanks`].
 //! * `alltoall-linear-sync`: at most `opts.max_requests` outstanding receives
 //!   and as many sends; 0 (Open MPI's default) means no limit, and then the
 //!   schedule equals `alltoall-basic-linear`'s. With a limit K, Open MPI

@@ -91,18 +91,7 @@ pub(crate) fn in_order_subtree_size(child: u32, root: u32, p: u32) -> u32 {
 /// Open MPI's `build_chain` with fanout 1 (bcast pipeline): virtual rank v
 /// forwards to v + 1.
 pub(crate) fn chain(rank: u32, root: u32, p: u32) -> Node {
-    let v = to_virtual(rank, root, p);
-    let parent = if v == 0 {
-        None
-    } else {
-        Some(to_real(v - 1, root, p))
-    };
-    let children = if v + 1 < p {
-        vec![to_real(v + 1, root, p)]
-    } else {
-        Vec::new()
-    };
-    Node { parent, children }
+    chains(rank, root, p, 1)
 }
 
 /// Open MPI's `build_tree(fanout)` (the bintree of bcast with fanout 2): the
@@ -190,7 +179,7 @@ pub(crate) fn knomial(rank: u32, root: u32, p: u32, radix: u32) -> Node {
     let mut m = 1u64;
     let mut parent = None;
     while m < p64 {
-        if v % (k * m) != 0 {
+        if !v.is_multiple_of(k * m) {
             parent = Some(to_real((v - v % (k * m)) as u32, root, p));
             break;
         }
