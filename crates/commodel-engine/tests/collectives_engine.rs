@@ -137,6 +137,9 @@ fn plogp_times_of_the_added_open_mpi_algorithms_by_hand() {
         // In: 1 -> 0, 3 -> 2 (g+L), 2 -> 0 (2g+2L). Out: 0 -> 2 (3g+3L),
         // 0 -> 1 (4g+3L), 2 -> 3 (4g+4L).
         ("barrier-tree", 4, 0, opts(), 4 * g + 4 * l),
+        // Gather binomial: 3 -> 2 and 1 -> 0 (g+L), 2 -> 0 (2g+2L); bcast
+        // binomial of 4000 B from 2g+2L: 0 -> 1 (3g+3L), 0 -> 2 (4g+3L), 1 -> 3 (4g+4L).
+        ("allgather-linear", 4, 1000, opts(), 4 * g + 4 * l),
         // Two isends back to back.
         ("scatter-linear-nb", 3, 1000, opts(), 2 * g + l),
     ];

@@ -520,3 +520,46 @@ fn fanout_is_checked() {
         }
     }
 }
+
+#[test]
+fn allgather_linear_is_a_gather_then_a_bcast_by_open_mpis_fixed_rules() {
+    for &p in PS {
+        for size in [1u64, 1000, 70_000] {
+            let s = gen("allgather-linear", p, size);
+            let (_, recvd) = bytes_per_rank(&s);
+            let total = p as u64 * size;
+            if p > 1 {
+                // rank 0 gathers P-1 blocks (and in a scatter_allgather bcast gets
+                // back all but its own block); everyone else gets the whole
+                // result (plus, in a binomial gather, the blocks it forwards).
+                let again = total - total.div_ceil(p as u64);
+                assert!(
+                    recvd[0] == total - size || recvd[0] == total - size + again,
+                    "P={p} size={size}: {}",
+                    recvd[0]
+                );
+                assert!(
+                    recvd[1..].iter().all(|&b| b >= total),
+                    "P={p} size={size}: {recvd:?}"
+                );
+            }
+        }
+    }
+    // P = 4, 1000 B: gather binomial (< 1 KiB per rank), bcast binomial (4000 B < 8 KiB).
+    let s = gen("allgather-linear", 4, 1000);
+    for r in 0..4 {
+        let g = render(&gen("gather-binomial", 4, 1000), r);
+        assert_eq!(render(&s, r)[..g.len()], g[..], "rank {r}");
+    }
+    assert_eq!(
+        render(&s, 1),
+        vec![
+            "send 1000b to 0 tag 0",
+            "recv 4000b from 0 tag 1 <- 0",
+            "send 4000b to 3 tag 1 <- 1",
+        ]
+    );
+    // P = 8, 1 MiB per rank: gather binomial, bcast of 8 MiB basic_linear.
+    let s = gen("allgather-linear", 8, 1 << 20);
+    assert_eq!(sends_to(&s, 0), (1..8).collect::<Vec<_>>());
+}

@@ -85,7 +85,7 @@ ALGORITHMS: dict[str, list[tuple[int, str, str | None]]] = {
         (5, "two_proc", "alltoall-two-proc"),
     ],
     "allgather": [
-        (1, "linear", None),
+        (1, "linear", "allgather-linear"),
         (2, "bruck", "allgather-bruck"),
         (3, "recursive_doubling", "allgather-recursive-doubling"),
         (4, "ring", "allgather-ring"),

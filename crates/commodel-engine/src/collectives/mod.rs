@@ -21,7 +21,7 @@
 //!   operation waits for which) follow Open MPI's main branch as read in
 //!   2025 (`ompi/mca/coll/base/coll_base_*.c`); the code here is our own.
 //!   The generators added later (bcast chain, binary_tree, split_binary_tree,
-//!   knomial, scatter_allgather[_ring]; allgather neighbor, two_proc; allreduce
+//!   knomial, scatter_allgather[_ring]; allgather neighbor, two_proc, linear; allreduce
 //!   segmented_ring, basic_linear; barrier linear, double_ring,
 //!   recursive_doubling, tree, two_proc; alltoall two_proc; scatter
 //!   linear_nb) follow Open MPI 4.1.4's sources; each doc comment names its
@@ -104,12 +104,14 @@ mod allreduce;
 mod alltoall;
 mod barrier;
 mod bcast;
+mod fixed;
 mod gather;
 mod patterns;
 mod program;
 mod random;
 mod record;
 mod scatter;
+mod sequence;
 mod trees;
 
 use std::cell::RefCell;
@@ -208,6 +210,7 @@ static CATALOG: &[CollectiveInfo] = &[
     info("allgather-recursive-doubling", "Open MPI recursive_doubling: log2 P exchanges with rank xor 2^k (Bruck if P is not a power of two)"),
     info("allgather-bruck", "Open MPI bruck: ceil(log2 P) steps, send to rank-2^k, receive from rank+2^k, doubling blocks"),
     info("allgather-neighbor", "Open MPI neighbor exchange: P/2 sendrecv steps alternating between the two neighbours (ring if P is odd)"),
+    info("allgather-linear", "Open MPI linear: gather to rank 0, then bcast from rank 0, both as Open MPI's fixed rules pick them"),
     info("allgather-two-proc", "Open MPI two_proc: one sendrecv between the two ranks (P = 2 only)"),
     info("allreduce-ring", "Open MPI ring: reduce-scatter ring then allgather ring over P blocks"),
     info("allreduce-recursive-doubling", "Open MPI recursive_doubling: log2 of the power of two below P full-buffer exchanges"),
@@ -491,6 +494,7 @@ fn run(ctx: Ctx) -> Result<Schedule, CollectiveError> {
         "allgather-bruck" => allgather::bruck(&ctx),
         "allgather-neighbor" => allgather::neighbor(&ctx),
         "allgather-two-proc" => allgather::two_proc(&ctx),
+        "allgather-linear" => allgather::linear(&ctx),
         "allreduce-ring" => allreduce::ring(&ctx),
         "allreduce-recursive-doubling" => allreduce::recursive_doubling(&ctx),
         "allreduce-rabenseifner" => allreduce::rabenseifner(&ctx),
