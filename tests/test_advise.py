@@ -95,7 +95,7 @@ def test_bcast_chain_rules_carry_open_mpis_four_chains():
     ]
 
 
-def test_every_forced_algorithm_but_one_has_a_generator():
+def test_every_forced_algorithm_has_a_generator():
     from commodel.advise.rules import ALGORITHMS
 
     names = {name for name, _ in commodel.collective_names()}
@@ -106,8 +106,7 @@ def test_every_forced_algorithm_but_one_has_a_generator():
                 missing.append((collective, alg))
             else:
                 assert gen in names, gen
-    # a reduce and a bcast chosen by Open MPI's fixed decision rules; we have no reduce
-    assert missing == [("allreduce", "nonoverlapping")]
+    assert missing == []
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:

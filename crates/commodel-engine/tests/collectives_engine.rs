@@ -140,6 +140,9 @@ fn plogp_times_of_the_added_open_mpi_algorithms_by_hand() {
         // Gather binomial: 3 -> 2 and 1 -> 0 (g+L), 2 -> 0 (2g+2L); bcast
         // binomial of 4000 B from 2g+2L: 0 -> 1 (3g+3L), 0 -> 2 (4g+3L), 1 -> 3 (4g+4L).
         ("allgather-linear", 4, 1000, opts(), 4 * g + 4 * l),
+        // Reduce binary: 3 -> 1 and 2 -> 0 (g+L), 1 -> 0 (2g+2L); bcast binomial
+        // from 2g+2L: 0 -> 1 (3g+3L), 0 -> 2 (4g+3L), 1 -> 3 (4g+4L).
+        ("allreduce-nonoverlapping", 4, 100, opts(), 4 * g + 4 * l),
         // Two isends back to back.
         ("scatter-linear-nb", 3, 1000, opts(), 2 * g + l),
     ];

@@ -563,3 +563,49 @@ fn allgather_linear_is_a_gather_then_a_bcast_by_open_mpis_fixed_rules() {
     let s = gen("allgather-linear", 8, 1 << 20);
     assert_eq!(sends_to(&s, 0), (1..8).collect::<Vec<_>>());
 }
+
+#[test]
+fn allreduce_nonoverlapping_is_a_reduce_then_a_bcast_by_open_mpis_fixed_rules() {
+    for &p in PS {
+        for size in [8u64, 1000, 70_000] {
+            let s = gen("allreduce-nonoverlapping", p, size);
+            let (sent, recvd) = bytes_per_rank(&s);
+            // Reduce: every rank but 0 sends its (partial) result once; bcast
+            // (not scatter_allgather at these sizes): every rank but 0 gets it once.
+            let n = p as u64 - 1;
+            assert_eq!(sent.iter().sum::<u64>(), 2 * n * size, "P={p} size={size}");
+            for (r, &got) in recvd.iter().enumerate().skip(1) {
+                assert!(got >= size, "P={p} size={size} rank {r}");
+            }
+        }
+    }
+    // P = 8, 1000 B: reduce binary (P 8..15, < 8 KiB), bcast knomial (< 4 KiB).
+    let o = CollectiveOptions {
+        reduce_ns_per_byte: 1.0,
+        ..opts()
+    };
+    let s = gen_with("allreduce-nonoverlapping", 8, 1000, &o);
+    assert_eq!(
+        render(&s, 1),
+        vec![
+            "recv 1000b from 3 tag 0",
+            "recv 1000b from 5 tag 0",
+            "calc 1000 <- 0",
+            "calc 1000 <- 1,2",
+            "send 1000b to 0 tag 0 <- 3",
+            "recv 1000b from 0 tag 1 <- 4",
+        ]
+    );
+    assert_eq!(sends_to(&s, 0), vec![4, 1, 2, 3]);
+    // The fixed rules' corners we do not model are named.
+    match generate("allreduce-nonoverlapping", 3, 5, &opts()) {
+        Err(e @ CollectiveError::NotModelled { .. }) => assert_eq!(
+            e.to_string(),
+            "allreduce-nonoverlapping: at 3 ranks and 5 bytes Open MPI 4.1.4's fixed rules \
+             pick reduce redscat_gather, which is not modelled"
+        ),
+        other => panic!("{other:?}"),
+    }
+    // redscat_gather below 2 elements is Open MPI's linear reduce.
+    assert_eq!(gen("allreduce-nonoverlapping", 3, 1).num_ranks(), 3);
+}

@@ -94,7 +94,7 @@ ALGORITHMS: dict[str, list[tuple[int, str, str | None]]] = {
     ],
     "allreduce": [
         (1, "basic_linear", "allreduce-basic-linear"),
-        (2, "nonoverlapping", None),
+        (2, "nonoverlapping", "allreduce-nonoverlapping"),
         (3, "recursive_doubling", "allreduce-recursive-doubling"),
         (4, "ring", "allreduce-ring"),
         (5, "segmented_ring", "allreduce-segmented-ring"),

@@ -92,46 +92,33 @@ pub(crate) fn two_proc(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
 /// communicator's gather of every block to rank 0, then its bcast of the P
 /// blocks (P * size bytes) from rank 0, one after the other
 /// ([`sequence::then`]). With only allgather forced, Open MPI 4.1.4 picks
-/// that gather and bcast by its fixed decision rules ([`fixed`]), with segment
-/// size 0 and fan-in/out 0: gather linear_sync then sends each block whole,
-/// and bcast chain (fan-out 0 read as 1) and pipeline are one unsegmented
-/// chain; knomial keeps its radix 4.
+/// that gather and bcast by its fixed decision rules ([`fixed::gather`],
+/// [`bcast::fixed_rules`]) with segment size 0: gather linear_sync then sends
+/// each block whole.
 pub(crate) fn linear(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     let p = ctx.p;
-    let total = ctx.size * p as u64;
-    let bcast_alg = fixed::bcast(p, total);
-    // Segment size 0: linear_sync's first segment is the whole block, and
-    // pipeline (our default 8 KiB) unsegmented; every other one reads None so.
-    let whole = |segment: Option<u64>| CollectiveOptions {
+    let gather_opts = CollectiveOptions {
         root: 0,
-        segment,
-        fanout: None,
+        segment: Some(ctx.size),
         ..ctx.opts.clone()
     };
-    let gather_opts = whole(Some(ctx.size));
-    let bcast_opts = whole(matches!(bcast_alg, 2 | 3).then_some(total));
-    let part = |size: u64, opts| Ctx {
-        name: ctx.name,
-        p,
-        size,
-        opts,
+    let g = Ctx {
+        opts: &gather_opts,
+        ..*ctx
     };
-    let g = part(ctx.size, &gather_opts);
     let gathered = match fixed::gather(p, ctx.size) {
         1 => gather::basic_linear(&g),
         2 => gather::binomial(&g),
         _ => gather::linear_sync(&g),
     }?;
-    let b = part(total, &bcast_opts);
-    let broadcast = match bcast_alg {
-        1 => bcast::basic_linear(&b),
-        2 | 3 => bcast::pipeline(&b),
-        4 => bcast::split_binary_tree(&b),
-        5 => bcast::binary_tree(&b),
-        6 => bcast::binomial(&b),
-        7 => bcast::knomial(&b),
-        8 => bcast::scatter_allgather(&b),
-        _ => bcast::scatter_allgather_ring(&b),
-    }?;
-    sequence::then(&gathered, &broadcast)
+    let bcast_opts = CollectiveOptions {
+        root: 0,
+        ..ctx.opts.clone()
+    };
+    let b = Ctx {
+        size: ctx.size * p as u64,
+        opts: &bcast_opts,
+        ..*ctx
+    };
+    sequence::then(&gathered, &bcast::fixed_rules(&b)?)
 }

@@ -3,7 +3,9 @@
 //! op only when `opts.reduce_ns_per_byte` > 0).
 
 use super::program::Mpi;
-use super::{add, block_bytes, sub, CollectiveError, Ctx};
+use super::{
+    add, bcast, block_bytes, reduce, sequence, sub, CollectiveError, CollectiveOptions, Ctx,
+};
 use crate::schedule::Schedule;
 
 /// Largest power of two <= p (p >= 1).
@@ -113,31 +115,39 @@ pub(crate) fn segmented_ring(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
 }
 
 /// Open MPI basic_linear (`ompi_coll_base_allreduce_intra_basic_linear`):
-/// `reduce_intra_basic_linear` to rank 0, then `bcast_intra_basic_linear`
-/// from rank 0. Reduce (tag 0): every rank r > 0 does a blocking send of the
-/// buffer to 0; rank 0 receives from P-1, then from P-2, ..., 1 in turn,
-/// reducing after each of those, and reduces its own buffer last. Bcast
-/// (tag 1): rank 0 posts isends to 1..P-1 and waits; the others receive.
+/// `reduce_intra_basic_linear` to rank 0 ([`reduce::linear`], tag 0), then
+/// `bcast_intra_basic_linear` from rank 0 (tag 1): rank 0 posts isends to
+/// 1..P-1 and waits; the others receive.
 pub(crate) fn basic_linear(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
-    let (p, size) = (ctx.p, ctx.size);
-    ctx.check_ops(4 * p as u64)?;
-    let mut mpi = ctx.mpi();
-    if p == 1 {
-        return mpi.finish();
-    }
-    mpi.recv(0, p - 1, size, 0);
-    for i in (1..p - 1).rev() {
-        mpi.recv(0, i, size, 0);
-        mpi.reduce(0, size);
-    }
-    mpi.reduce(0, size);
-    let sends: Vec<_> = (1..p).map(|d| mpi.isend(0, d, size, 1)).collect();
-    mpi.waitall(&sends);
-    for r in 1..p {
-        mpi.send(r, 0, size, 0);
-        mpi.recv(r, 0, size, 1);
-    }
-    mpi.finish()
+    reduce_then_bcast(ctx, reduce::linear, bcast::basic_linear)
+}
+
+/// Open MPI nonoverlapping (`ompi_coll_base_allreduce_intra_nonoverlapping`):
+/// the communicator's reduce to rank 0, then its bcast from rank 0. With
+/// only allreduce forced, Open MPI 4.1.4 picks both by its fixed decision
+/// rules ([`reduce::fixed_rules`] for a commutative operation,
+/// [`bcast::fixed_rules`]).
+pub(crate) fn nonoverlapping(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    reduce_then_bcast(ctx, reduce::fixed_rules, bcast::fixed_rules)
+}
+
+type Generator = fn(&Ctx) -> Result<Schedule, CollectiveError>;
+
+/// A reduce to rank 0, then a bcast from rank 0 ([`sequence::then`]).
+fn reduce_then_bcast(
+    ctx: &Ctx,
+    reduce: Generator,
+    bcast: Generator,
+) -> Result<Schedule, CollectiveError> {
+    let at_zero = CollectiveOptions {
+        root: 0,
+        ..ctx.opts.clone()
+    };
+    let c = Ctx {
+        opts: &at_zero,
+        ..*ctx
+    };
+    sequence::then(&reduce(&c)?, &bcast(&c)?)
 }
 
 /// Open MPI recursive_doubling. With p' the largest power of two <= P and

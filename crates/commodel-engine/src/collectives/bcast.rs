@@ -11,7 +11,9 @@
 use super::patterns::linear_from_root;
 use super::program::Mpi;
 use super::trees::{self, Node};
-use super::{CollectiveError, Ctx, DEFAULT_FANOUT, DEFAULT_PIPELINE_SEGMENT};
+use super::{
+    fixed, CollectiveError, CollectiveOptions, Ctx, DEFAULT_FANOUT, DEFAULT_PIPELINE_SEGMENT,
+};
 use crate::schedule::Schedule;
 
 /// Open MPI basic_linear: the root posts an isend to every other rank in
@@ -441,4 +443,32 @@ pub(crate) fn scatter_allgather_ring(ctx: &Ctx) -> Result<Schedule, CollectiveEr
         }
     }
     emit(ctx, &programs)
+}
+
+/// The bcast Open MPI 4.1.4's fixed decision rules pick for P ranks and
+/// `size` bytes ([`fixed::bcast`]), run as they run it: segment size 0 and
+/// fan-out 0, so chain (fan-out 0 read as 1) and pipeline are one unsegmented
+/// chain, and knomial keeps its radix 4. `opts.segment` and `opts.fanout` are
+/// not used.
+pub(crate) fn fixed_rules(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let alg = fixed::bcast(ctx.p, ctx.size);
+    let opts = CollectiveOptions {
+        segment: matches!(alg, 2 | 3).then_some(ctx.size),
+        fanout: None,
+        ..ctx.opts.clone()
+    };
+    let c = Ctx {
+        opts: &opts,
+        ..*ctx
+    };
+    match alg {
+        1 => basic_linear(&c),
+        2 | 3 => pipeline(&c),
+        4 => split_binary_tree(&c),
+        5 => binary_tree(&c),
+        6 => binomial(&c),
+        7 => knomial(&c),
+        8 => scatter_allgather(&c),
+        _ => scatter_allgather_ring(&c),
+    }
 }

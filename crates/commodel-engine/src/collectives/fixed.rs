@@ -1,7 +1,8 @@
 //! Open MPI 4.1.4's fixed decision rules (`coll_tuned_decision_fixed.c`) for
 //! the collectives that other algorithms call through the communicator:
-//! allgather linear runs a gather and a bcast, and with only allgather forced
-//! Open MPI picks those two by these rules (segment size 0, fan-in/out 0).
+//! allgather linear runs a gather and a bcast, allreduce nonoverlapping a
+//! reduce and a bcast, and with only allgather (allreduce) forced Open MPI
+//! picks those by these rules (segment size 0, fan-in/out 0).
 
 /// Gather algorithm number (1 basic_linear, 2 binomial, 3 linear_sync) for
 /// `p` ranks and `block` bytes per rank.
@@ -49,6 +50,54 @@ pub(crate) fn bcast(p: u32, bytes: u64) -> u32 {
     }
 }
 
+/// Reduce algorithm number (1 linear, 2 chain, 3 pipeline, 4 binary,
+/// 5 binomial, 6 in_order_binary, 7 redscat_gather) for `p` ranks, a buffer of
+/// `bytes` and a commutative operation.
+pub(crate) fn reduce(p: u32, bytes: u64) -> u32 {
+    let below = |limits: &[(u64, u32)], last: u32| first_below(bytes, limits, last);
+    const K: u64 = 1024;
+    match p {
+        0..=3 => below(
+            &[
+                (8, 7),
+                (16, 4),
+                (32, 3),
+                (256 * K, 1),
+                (512 * K, 3),
+                (K * K, 2),
+            ],
+            3,
+        ),
+        4..=7 => below(
+            &[
+                (4 * K, 4),
+                (64 * K, 2),
+                (256 * K, 5),
+                (512 * K, 1),
+                (K * K, 5),
+            ],
+            1,
+        ),
+        8..=15 => below(&[(8 * K, 4)], 5),
+        16..=31 => below(&[(4 * K, 4)], 5),
+        32..=255 => 5,
+        256..=511 => below(&[(8 * K, 5), (16 * K, 6)], 5),
+        512..=2047 => 5,
+        2048..=4095 => below(&[(512, 5), (K, 6), (8 * K, 5), (16 * K, 6)], 5),
+        _ => below(
+            &[
+                (16, 5),
+                (32, 6),
+                (K, 5),
+                (2 * K, 6),
+                (8 * K, 5),
+                (16 * K, 6),
+            ],
+            5,
+        ),
+    }
+}
+
 /// The algorithm of the first `(limit, algorithm)` with `x < limit`, else `last`.
 fn first_below(x: u64, limits: &[(u64, u32)], last: u32) -> u32 {
     limits
@@ -75,5 +124,13 @@ mod tests {
         assert_eq!(super::bcast(16, 4096), 6);
         assert_eq!(super::bcast(16, 1 << 20), 8);
         assert_eq!(super::bcast(100, 1), 7);
+        assert_eq!(super::reduce(2, 7), 7);
+        assert_eq!(super::reduce(3, 100), 1);
+        assert_eq!(super::reduce(3, 2 << 20), 3);
+        assert_eq!(super::reduce(4, 4095), 4);
+        assert_eq!(super::reduce(4, 4096), 2);
+        assert_eq!(super::reduce(7, 1 << 20), 1);
+        assert_eq!(super::reduce(16, 4096), 5);
+        assert_eq!(super::reduce(300, 10_000), 6);
     }
 }

@@ -22,7 +22,7 @@
 //!   2025 (`ompi/mca/coll/base/coll_base_*.c`); the code here is our own.
 //!   The generators added later (bcast chain, binary_tree, split_binary_tree,
 //!   knomial, scatter_allgather[_ring]; allgather neighbor, two_proc, linear; allreduce
-//!   segmented_ring, basic_linear; barrier linear, double_ring,
+//!   segmented_ring, basic_linear, nonoverlapping; barrier linear, double_ring,
 //!   recursive_doubling, tree, two_proc; alltoall two_proc; scatter
 //!   linear_nb) follow Open MPI 4.1.4's sources; each doc comment names its
 //!   function.
@@ -110,6 +110,7 @@ mod patterns;
 mod program;
 mod random;
 mod record;
+mod reduce;
 mod scatter;
 mod sequence;
 mod trees;
@@ -217,6 +218,7 @@ static CATALOG: &[CollectiveInfo] = &[
     info("allreduce-rabenseifner", "Open MPI Rabenseifner: recursive-halving reduce-scatter then recursive-doubling allgather"),
     info("allreduce-segmented-ring", "Open MPI segmented_ring: ring reduce-scatter in phases of segment-sized parts (the ring without segment)"),
     info("allreduce-basic-linear", "Open MPI basic_linear: linear reduce to rank 0, then linear bcast from rank 0"),
+    info("allreduce-nonoverlapping", "Open MPI nonoverlapping: reduce to rank 0, then bcast, both as Open MPI's fixed rules pick them"),
     info("barrier-dissemination", "Open MPI bruck barrier: ceil(log2 P) zero-byte sendrecv steps at distance 2^k"),
     info("barrier-linear", "Open MPI basic_linear: everyone sends to rank 0, which then releases each rank in turn"),
     info("barrier-double-ring", "Open MPI double_ring: a zero-byte token goes twice round the ring from rank 0"),
@@ -261,6 +263,13 @@ pub enum CollectiveError {
     },
     #[error("{name}: needs exactly 2 ranks (Open MPI's two_procs algorithm), got {ranks}")]
     NeedsTwoRanks { name: &'static str, ranks: u32 },
+    #[error("{name}: at {ranks} ranks and {size} bytes Open MPI 4.1.4's fixed rules pick {what}, which is not modelled")]
+    NotModelled {
+        name: &'static str,
+        ranks: u32,
+        size: u64,
+        what: &'static str,
+    },
     #[error("{name}: size must be at least {min} bytes, got {size} ({why})")]
     SizeTooSmall {
         name: &'static str,
@@ -500,6 +509,7 @@ fn run(ctx: Ctx) -> Result<Schedule, CollectiveError> {
         "allreduce-rabenseifner" => allreduce::rabenseifner(&ctx),
         "allreduce-segmented-ring" => allreduce::segmented_ring(&ctx),
         "allreduce-basic-linear" => allreduce::basic_linear(&ctx),
+        "allreduce-nonoverlapping" => allreduce::nonoverlapping(&ctx),
         "barrier-dissemination" => barrier::dissemination(&ctx),
         "barrier-linear" => barrier::linear(&ctx),
         "barrier-double-ring" => barrier::double_ring(&ctx),
