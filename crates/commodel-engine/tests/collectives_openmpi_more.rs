@@ -352,6 +352,11 @@ fn allreduce_segmented_ring_phases() {
         sends_to(&gen_with("allreduce-segmented-ring", 4, 102_100, &o), 0).len(),
         26 * 3 + 3
     );
+    // One rank: nothing to do, segment or not.
+    assert_eq!(
+        gen_with("allreduce-segmented-ring", 1, 100_000, &o).num_ops(),
+        0
+    );
     // Without a segment (Open MPI's forced default 0), or size < P * segment: the ring.
     for (size, o) in [(100_000u64, opts()), (3999, o.clone())] {
         let a = gen_with("allreduce-segmented-ring", 4, size, &o);

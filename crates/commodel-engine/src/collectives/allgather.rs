@@ -104,6 +104,7 @@ pub(crate) fn linear(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     };
     let g = Ctx {
         opts: &gather_opts,
+        stream: None,
         ..*ctx
     };
     let gathered = match fixed::gather(p, ctx.size) {
@@ -118,7 +119,8 @@ pub(crate) fn linear(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     let b = Ctx {
         size: ctx.size * p as u64,
         opts: &bcast_opts,
+        stream: None,
         ..*ctx
     };
-    sequence::then(&gathered, &bcast::fixed_rules(&b)?)
+    sequence::then(ctx, &gathered, &bcast::fixed_rules(&b)?)
 }

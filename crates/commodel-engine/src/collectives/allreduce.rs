@@ -90,7 +90,7 @@ fn ring_allgather(mpi: &mut Mpi, r: u32, p: u32, block: &dyn Fn(u32) -> u64, tag
 /// n (P-1)..).
 pub(crate) fn segmented_ring(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     let p = ctx.p as u64;
-    let Some(segment) = ctx.opts.segment else {
+    let Some(segment) = ctx.opts.segment.filter(|_| p > 1) else {
         return ring(ctx);
     };
     let Some(round) = segment.checked_mul(p).filter(|&w| ctx.size >= w) else {
@@ -119,7 +119,20 @@ pub(crate) fn segmented_ring(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
 /// `bcast_intra_basic_linear` from rank 0 (tag 1): rank 0 posts isends to
 /// 1..P-1 and waits; the others receive.
 pub(crate) fn basic_linear(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
-    reduce_then_bcast(ctx, reduce::linear, bcast::basic_linear)
+    let (p, size) = (ctx.p, ctx.size);
+    ctx.check_ops(4 * p as u64)?;
+    let mut mpi = ctx.mpi();
+    if p == 1 {
+        return mpi.finish();
+    }
+    reduce::linear_at_zero(&mut mpi, p, size);
+    let sends: Vec<_> = (1..p).map(|d| mpi.isend(0, d, size, 1)).collect();
+    mpi.waitall(&sends);
+    for r in 1..p {
+        mpi.send(r, 0, size, 0);
+        mpi.recv(r, 0, size, 1);
+    }
+    mpi.finish()
 }
 
 /// Open MPI nonoverlapping (`ompi_coll_base_allreduce_intra_nonoverlapping`):
@@ -128,26 +141,16 @@ pub(crate) fn basic_linear(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
 /// rules ([`reduce::fixed_rules`] for a commutative operation,
 /// [`bcast::fixed_rules`]).
 pub(crate) fn nonoverlapping(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
-    reduce_then_bcast(ctx, reduce::fixed_rules, bcast::fixed_rules)
-}
-
-type Generator = fn(&Ctx) -> Result<Schedule, CollectiveError>;
-
-/// A reduce to rank 0, then a bcast from rank 0 ([`sequence::then`]).
-fn reduce_then_bcast(
-    ctx: &Ctx,
-    reduce: Generator,
-    bcast: Generator,
-) -> Result<Schedule, CollectiveError> {
     let at_zero = CollectiveOptions {
         root: 0,
         ..ctx.opts.clone()
     };
     let c = Ctx {
         opts: &at_zero,
+        stream: None,
         ..*ctx
     };
-    sequence::then(&reduce(&c)?, &bcast(&c)?)
+    sequence::then(ctx, &reduce::fixed_rules(&c)?, &bcast::fixed_rules(&c)?)
 }
 
 /// Open MPI recursive_doubling. With p' the largest power of two <= P and

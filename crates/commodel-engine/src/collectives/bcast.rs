@@ -317,14 +317,15 @@ fn blocks(size: u64, sc: u64, from: u64, to: u64) -> u64 {
     (to * sc).min(size).saturating_sub(from * sc)
 }
 
-/// Emit the virtual-rank programs as the schedule (real rank = v + root).
+/// Emit the virtual-rank programs as the schedule (real rank = v + root),
+/// rank by rank in real-rank order.
 fn emit(ctx: &Ctx, programs: &[Vec<Step>]) -> Result<Schedule, CollectiveError> {
     let (p, root) = (ctx.p, ctx.opts.root);
     let real = |v: u32| super::add(v, root, p);
     let mut mpi = ctx.mpi();
-    for (v, program) in programs.iter().enumerate() {
-        let r = real(v as u32);
-        for step in program {
+    for r in 0..p {
+        let v = super::sub(r, root, p);
+        for step in &programs[v as usize] {
             match *step {
                 Step::Send(to, bytes, tag) => {
                     mpi.send(r, real(to), bytes, tag);
@@ -449,8 +450,9 @@ pub(crate) fn scatter_allgather_ring(ctx: &Ctx) -> Result<Schedule, CollectiveEr
 /// `size` bytes ([`fixed::bcast`]), run as they run it: segment size 0 and
 /// fan-out 0, so chain (fan-out 0 read as 1) and pipeline are one unsegmented
 /// chain, and knomial keeps its radix 4. `opts.segment` and `opts.fanout` are
-/// not used.
+/// not used. For a part of a composed collective: `ctx` records into no stream.
 pub(crate) fn fixed_rules(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    debug_assert!(ctx.stream.is_none());
     let alg = fixed::bcast(ctx.p, ctx.size);
     let opts = CollectiveOptions {
         segment: matches!(alg, 2 | 3).then_some(ctx.size),
@@ -459,6 +461,7 @@ pub(crate) fn fixed_rules(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     };
     let c = Ctx {
         opts: &opts,
+        stream: None,
         ..*ctx
     };
     match alg {

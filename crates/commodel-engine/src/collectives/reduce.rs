@@ -3,6 +3,7 @@
 //! each buffer received, a rank runs `Mpi::reduce` (a calc op only when
 //! `opts.reduce_ns_per_byte` > 0).
 
+use super::program::Mpi;
 use super::trees::{self, Node};
 use super::{fixed, CollectiveError, Ctx};
 use crate::schedule::Schedule;
@@ -18,16 +19,22 @@ pub(crate) fn linear(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     if p == 1 {
         return mpi.finish();
     }
+    linear_at_zero(&mut mpi, p, size);
+    for r in 1..p {
+        mpi.send(r, 0, size, 0);
+    }
+    mpi.finish()
+}
+
+/// Rank 0's part of [`linear`]: receive from P-1, then from P-2, ..., 1,
+/// reducing after each of those, then reduce its own buffer (tag 0).
+pub(crate) fn linear_at_zero(mpi: &mut Mpi, p: u32, size: u64) {
     mpi.recv(0, p - 1, size, 0);
     for i in (1..p - 1).rev() {
         mpi.recv(0, i, size, 0);
         mpi.reduce(0, size);
     }
     mpi.reduce(0, size);
-    for r in 1..p {
-        mpi.send(r, 0, size, 0);
-    }
-    mpi.finish()
 }
 
 /// Open MPI's `reduce_generic` with one segment (segment size 0) over a tree

@@ -1,7 +1,7 @@
 //! One collective after another on the same ranks, as an MPI program that
 //! calls them in turn (Open MPI's allgather linear: a gather, then a bcast).
 
-use super::CollectiveError;
+use super::{CollectiveError, Ctx};
 use crate::schedule::{Op, OpKind, OpRef, Schedule, ScheduleBuilder};
 
 /// `first` then `second` (same number of ranks): on each rank, every
@@ -9,8 +9,22 @@ use crate::schedule::{Op, OpKind, OpRef, Schedule, ScheduleBuilder};
 /// operations of `first` that nothing of `first` requires (its last ones),
 /// since the second call starts when the first has returned. `second`'s tags
 /// are shifted past `first`'s largest, so the two never match each other.
-pub(crate) fn then(first: &Schedule, second: &Schedule) -> Result<Schedule, CollectiveError> {
+///
+/// The parts are built whole (with no stream), so the result is not recorded
+/// rank by rank: when `ctx` holds a stream, the stream is told so (as a
+/// generator that goes back to an earlier rank would) and nothing is built.
+pub(crate) fn then(
+    ctx: &Ctx,
+    first: &Schedule,
+    second: &Schedule,
+) -> Result<Schedule, CollectiveError> {
     debug_assert_eq!(first.num_ranks(), second.num_ranks());
+    if let Some(stream) = ctx.stream {
+        // Not recorded rank by rank: have `write_goal` build it whole first.
+        let ranks = first.num_ranks();
+        stream.borrow_mut().backstep.get_or_insert((ranks, 0));
+        return Ok(ScheduleBuilder::new(ranks).build()?);
+    }
     let offset = (0..first.num_ops() as u32)
         .map(|id| first.tag(id) + 1)
         .max()
