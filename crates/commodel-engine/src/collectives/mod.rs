@@ -406,7 +406,9 @@ pub enum WriteGoalError {
 /// soon as the generator has moved past the rank, which is then dropped. A
 /// first run that keeps nothing checks that the generator records rank by
 /// rank (each rank in one stretch, in ascending order); one that does not
-/// (`gather-split`, `random-pairs`) is built whole, then written.
+/// (`gather-split`, `random-pairs`, and the two composed of whole
+/// collectives, `allgather-linear` and `allreduce-nonoverlapping`) is built
+/// whole, then written.
 pub fn write_goal<W: Write>(
     name: &str,
     ranks: u32,
