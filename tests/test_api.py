@@ -334,6 +334,7 @@ def test_one_size_grammar_in_goal_and_python() -> None:
         ({"seed": 10**23}, "seed must be a whole number from 0 to 18446744073709551615"),
         ({"root": 2**32}, "root must be a whole number from 0 to 4294967295, got 4294967296"),
         ({"segment": -1}, "collective: segment: a size must be >= 0 bytes, got -1"),
+        ({"fanout": 0}, "fanout must be a whole number from 1 to 4294967295, got 0"),
         ({"reduce_ns_per_byte": float("inf")}, "reduce_ns_per_byte must be finite and >= 0"),
         ({"name": 7}, "collective: name must be a str, got int"),
     ],
@@ -343,6 +344,15 @@ def test_collective_arguments_are_named(arguments: dict, message: str) -> None:
     with pytest.raises(errors.CollectiveError) as info:
         commodel.collective(**call)
     assert message in str(info.value)
+
+
+@needs_engine
+def test_collective_fanout_reaches_the_engine() -> None:
+    # bcast-chain on 9 ranks: 4 chains by default (the root sends 4 messages), 2 with fanout=2
+    for fanout, root_sends in ((None, 4), (2, 2), (8, 8)):
+        sched = commodel.collective("bcast-chain", 9, 1000, fanout=fanout)
+        assert sched.bytes_sent == 8 * 1000
+        assert [op[0] for op in sched.rank_ops(0)] == ["send"] * root_sends
 
 
 @needs_engine

@@ -116,6 +116,22 @@ def test_schedule_negative_ranks(cli) -> None:
     assert result.code == 2
 
 
+def test_schedule_fanout_and_two_proc_errors(cli) -> None:
+    # bcast-chain with 2 chains on 5 ranks: 0 -> 1 -> 2, 0 -> 3 -> 4
+    result = cli("schedule", "bcast-chain", "--ranks", "5", "--size", "8", "--fanout", "2")
+    assert result.code == 0, result.err
+    rank0 = result.out.split("rank 1")[0]
+    assert "send 8b to 1" in rank0 and "send 8b to 3" in rank0 and "to 2" not in rank0
+    result = cli("schedule", "bcast-chain", "--ranks", "5", "--size", "8", "--fanout", "0")
+    assert result.code == 2
+    result = cli("schedule", "barrier-two-proc", "--ranks", "3", "--size", "0")
+    assert result.code == 2
+    assert result.err == (
+        "commodel: error: barrier-two-proc: needs exactly 2 ranks "
+        "(Open MPI's two_procs algorithm), got 3\n"
+    )
+
+
 def test_unexpected_error_asks_for_a_report(cli, monkeypatch: pytest.MonkeyPatch) -> None:
     import commodel.platform
 

@@ -82,6 +82,7 @@ def collective(
     splits: int = 2,
     max_requests: int = 0,
     reduce_ns_per_byte: float = 0.0,
+    fanout: int | None = None,
 ) -> Schedule: ...
 def write_collective(
     name: str,
@@ -96,6 +97,7 @@ def write_collective(
     splits: int = 2,
     max_requests: int = 0,
     reduce_ns_per_byte: float = 0.0,
+    fanout: int | None = None,
 ) -> tuple[int, int, int]: ...
 def collective_names() -> list[tuple[str, str]]: ...
 def model_names() -> list[str]: ...

@@ -91,6 +91,7 @@ def collective(
     splits: int = 2,
     max_requests: int = 0,
     reduce_ns_per_byte: float = 0.0,
+    fanout: int | None = None,
 ) -> Schedule:
     """Generate the schedule of collective ``name`` on ``ranks`` ranks, ``size`` bytes.
 
@@ -98,13 +99,26 @@ def collective(
     ``commodel schedule --list``); ``segment`` is the pipeline segment size of segmented
     algorithms, ``degree`` the number of passes of ``random-pairs``, ``splits`` the number
     of sub-gathers of ``gather-split``, ``max_requests`` the limit of outstanding requests
-    of ``alltoall-linear-sync`` (0: unlimited), ``reduce_ns_per_byte`` the cost of the
-    reduction operation of the allreduce algorithms (a ``calc`` per reduced block; 0: none).
+    of ``alltoall-linear-sync`` (0: unlimited; for ``scatter-linear-nb``: every send to a
+    multiple of it is blocking), ``reduce_ns_per_byte`` the cost of the
+    reduction operation of the allreduce algorithms (a ``calc`` per reduced block; 0: none),
+    ``fanout`` the number of chains of ``bcast-chain`` and the radix of ``bcast-knomial``
+    (default 4, Open MPI's).
     """
     from . import _engine
 
     args = _collective_args(
-        name, ranks, size, root, seed, segment, degree, splits, max_requests, reduce_ns_per_byte
+        name,
+        ranks,
+        size,
+        root,
+        seed,
+        segment,
+        degree,
+        splits,
+        max_requests,
+        reduce_ns_per_byte,
+        fanout,
     )
     return _engine.collective(name, ranks, **args)
 
@@ -121,6 +135,7 @@ def write_collective(
     splits: int = 2,
     max_requests: int = 0,
     reduce_ns_per_byte: float = 0.0,
+    fanout: int | None = None,
 ) -> tuple[int, int, int]:
     """Write collective ``name`` as GOAL text to ``path`` (None or ``"-"``: standard output).
 
@@ -135,7 +150,17 @@ def write_collective(
     from . import _engine
 
     args = _collective_args(
-        name, ranks, size, root, seed, segment, degree, splits, max_requests, reduce_ns_per_byte
+        name,
+        ranks,
+        size,
+        root,
+        seed,
+        segment,
+        degree,
+        splits,
+        max_requests,
+        reduce_ns_per_byte,
+        fanout,
     )
     target = None if path is None else os.fspath(path)
     if target is not None and target != "-":
@@ -163,6 +188,7 @@ def _collective_args(
     splits: object,
     max_requests: object,
     reduce_ns_per_byte: object,
+    fanout: object = None,
 ) -> dict[str, Any]:
     """Check the arguments of :func:`collective`; the engine's keyword arguments after
     ``name`` and ``ranks`` (sizes in bytes)."""
@@ -174,6 +200,8 @@ def _collective_args(
     _whole("degree", degree, 1, MAX_U32)
     _whole("splits", splits, 1, MAX_U32)
     _whole("max_requests", max_requests, 0, MAX_U32)
+    if fanout is not None:
+        _whole("fanout", fanout, 1, MAX_U32)
     if isinstance(reduce_ns_per_byte, bool) or not isinstance(reduce_ns_per_byte, (int, float)):
         raise CollectiveError(
             f"collective: reduce_ns_per_byte must be a number, "
@@ -192,6 +220,7 @@ def _collective_args(
         "splits": splits,
         "max_requests": max_requests,
         "reduce_ns_per_byte": reduce_ns_per_byte,
+        "fanout": fanout,
     }
 
 

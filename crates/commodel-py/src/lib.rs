@@ -112,7 +112,7 @@ fn read_goal(py: Python<'_>, path: &str) -> PyResult<Schedule> {
 
 /// Generate a collective schedule (see `collective_names()`).
 #[pyfunction]
-#[pyo3(signature = (name, ranks, size, root = 0, seed = 0, segment = None, degree = 1, splits = 2, max_requests = 0, reduce_ns_per_byte = 0.0))]
+#[pyo3(signature = (name, ranks, size, root = 0, seed = 0, segment = None, degree = 1, splits = 2, max_requests = 0, reduce_ns_per_byte = 0.0, fanout = None))]
 #[allow(clippy::too_many_arguments)]
 fn collective(
     py: Python<'_>,
@@ -126,11 +126,13 @@ fn collective(
     splits: u32,
     max_requests: u32,
     reduce_ns_per_byte: f64,
+    fanout: Option<u32>,
 ) -> PyResult<Schedule> {
     let opts = CollectiveOptions {
         root,
         seed,
         segment,
+        fanout,
         degree,
         splits,
         max_requests,
@@ -147,7 +149,7 @@ fn collective(
 /// (created only once the schedule is known to be valid), or else through `write`,
 /// a callable taking `bytes`, in chunks. Returns `(num_ranks, num_ops, bytes_sent)`.
 #[pyfunction]
-#[pyo3(signature = (name, ranks, size, path = None, write = None, root = 0, seed = 0, segment = None, degree = 1, splits = 2, max_requests = 0, reduce_ns_per_byte = 0.0))]
+#[pyo3(signature = (name, ranks, size, path = None, write = None, root = 0, seed = 0, segment = None, degree = 1, splits = 2, max_requests = 0, reduce_ns_per_byte = 0.0, fanout = None))]
 #[allow(clippy::too_many_arguments)]
 fn write_collective(
     py: Python<'_>,
@@ -163,11 +165,13 @@ fn write_collective(
     splits: u32,
     max_requests: u32,
     reduce_ns_per_byte: f64,
+    fanout: Option<u32>,
 ) -> PyResult<(u32, u64, u64)> {
     let opts = CollectiveOptions {
         root,
         seed,
         segment,
+        fanout,
         degree,
         splits,
         max_requests,

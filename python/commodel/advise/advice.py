@@ -33,6 +33,11 @@ from .rules import (
 # default 1 KiB first segment. Everything else unsegmented (0).
 SEGSIZE = {("bcast", 3): 8192, ("gather", 3): 1024}
 
+# Fan-in/out the rules file passes with an algorithm: Open MPI 4.1.4's bcast chain takes
+# its number of chains from the rule (a forced run: coll_tuned_bcast_algorithm_chain_fanout,
+# 4), and 0 would make it a single chain; bcast-chain predicts 4 chains. Everything else 0.
+FANINOUT = {("bcast", 2): 4}
+
 ROOTED = ("bcast", "gather", "scatter")
 
 
@@ -173,7 +178,8 @@ def rules_from_advice(advices: list[Advice]) -> list[CollectiveRules]:
                     continue
                 start = rule_message_size(adv.collective, pt.size, p) if comm.rules else 0
                 seg = SEGSIZE.get((adv.collective, best.number), 0)
-                comm.rules.append(MessageRule(start, best.number, 0, seg))
+                fan = FANINOUT.get((adv.collective, best.number), 0)
+                comm.rules.append(MessageRule(start, best.number, fan, seg))
             if comm.rules:
                 table.comm_rules.append(comm)
         if table.comm_rules:

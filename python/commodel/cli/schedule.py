@@ -67,7 +67,14 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         type=nonnegative_int,
         default=0,
         metavar="N",
-        help="outstanding requests of alltoall-linear-sync (default 0: unlimited)",
+        help="outstanding requests of alltoall-linear-sync (default 0: unlimited); "
+        "scatter-linear-nb: every send to a multiple of N is blocking",
+    )
+    parser.add_argument(
+        "--fanout",
+        type=positive_int,
+        metavar="K",
+        help="chains of bcast-chain, radix of bcast-knomial (default 4, as Open MPI)",
     )
     parser.add_argument(
         "--reduce-ns-per-byte",
@@ -110,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
         degree=args.degree,
         splits=args.splits,
         max_requests=args.max_requests,
+        fanout=args.fanout,
         reduce_ns_per_byte=args.reduce_ns_per_byte,
     )
     if args.output not in (None, "-"):

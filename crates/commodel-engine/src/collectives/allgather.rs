@@ -2,7 +2,7 @@
 //! contributes; every rank ends with P * size bytes.
 
 use super::patterns::{bruck_exchange, doubling, Toward};
-use super::{add, sub, CollectiveError, Ctx};
+use super::{add, bcast, fixed, gather, sequence, sub, CollectiveError, CollectiveOptions, Ctx};
 use crate::schedule::Schedule;
 
 /// Open MPI ring: step i = 0..P-2: sendrecv, send one block (size bytes) to
@@ -54,4 +54,73 @@ pub(crate) fn bruck(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     bruck_exchange(ctx, Toward::Lower, |distance| {
         bruck_blocks(ctx.p, distance) * ctx.size
     })
+}
+
+/// Open MPI neighbor (`ompi_coll_base_allgather_intra_neighborexchange`),
+/// P even: even ranks talk to r+1 first and r-1 next, odd ranks to r-1
+/// first and r+1 next. Step 0: sendrecv of one block (size bytes) with the
+/// first neighbour; steps i = 1..P/2-1: sendrecv of two blocks with the
+/// first neighbour when i is even, the second when i is odd. Tag = step.
+/// For odd P Open MPI runs the ring, and so do we.
+pub(crate) fn neighbor(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let p = ctx.p;
+    if p % 2 == 1 {
+        return ring(ctx);
+    }
+    ctx.check_ops(p as u64 * p as u64)?;
+    let mut mpi = ctx.mpi();
+    for r in 0..p {
+        let (up, down) = (add(r, 1, p), sub(r, 1, p));
+        let neighbours = if r % 2 == 0 { [up, down] } else { [down, up] };
+        mpi.sendrecv(r, neighbours[0], ctx.size, 0, neighbours[0], ctx.size, 0);
+        for i in 1..p / 2 {
+            let peer = neighbours[(i % 2) as usize];
+            let bytes = 2 * ctx.size;
+            mpi.sendrecv(r, peer, bytes, i, peer, bytes, i);
+        }
+    }
+    mpi.finish()
+}
+
+/// Open MPI two_proc (`ompi_coll_base_allgather_intra_two_procs`): one
+/// sendrecv of a block with the other rank. Tag 0. P must be 2 (1: nothing to do).
+pub(crate) fn two_proc(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    super::patterns::two_proc_exchange(ctx, ctx.size)
+}
+
+/// Open MPI linear (`ompi_coll_base_allgather_intra_basic_linear`): the
+/// communicator's gather of every block to rank 0, then its bcast of the P
+/// blocks (P * size bytes) from rank 0, one after the other
+/// ([`sequence::then`]). With only allgather forced, Open MPI 4.1.4 picks
+/// that gather and bcast by its fixed decision rules ([`fixed::gather`],
+/// [`bcast::fixed_rules`]) with segment size 0: gather linear_sync then sends
+/// each block whole.
+pub(crate) fn linear(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let p = ctx.p;
+    let gather_opts = CollectiveOptions {
+        root: 0,
+        segment: Some(ctx.size),
+        ..ctx.opts.clone()
+    };
+    let g = Ctx {
+        opts: &gather_opts,
+        stream: None,
+        ..*ctx
+    };
+    let gathered = match fixed::gather(p, ctx.size) {
+        1 => gather::basic_linear(&g),
+        2 => gather::binomial(&g),
+        _ => gather::linear_sync(&g),
+    }?;
+    let bcast_opts = CollectiveOptions {
+        root: 0,
+        ..ctx.opts.clone()
+    };
+    let b = Ctx {
+        size: ctx.size * p as u64,
+        opts: &bcast_opts,
+        stream: None,
+        ..*ctx
+    };
+    sequence::then(ctx, &gathered, &bcast::fixed_rules(&b)?)
 }

@@ -2,7 +2,10 @@
 //! After each receive of data to reduce, a rank runs `Mpi::reduce` (a calc
 //! op only when `opts.reduce_ns_per_byte` > 0).
 
-use super::{add, block_bytes, sub, CollectiveError, Ctx};
+use super::program::Mpi;
+use super::{
+    add, bcast, block_bytes, reduce, sequence, sub, CollectiveError, CollectiveOptions, Ctx,
+};
 use crate::schedule::Schedule;
 
 /// Largest power of two <= p (p >= 1).
@@ -31,35 +34,123 @@ pub(crate) fn ring(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
         return mpi.finish();
     }
     for r in 0..p {
-        let (left, right) = (sub(r, 1, p), add(r, 1, p));
-        let mut pending = mpi.irecv(r, left, block(sub(r, 1, p)), 0);
-        mpi.send(r, right, block(r), 0);
-        for k in 2..p {
-            let next = mpi.irecv(r, left, block(sub(r, k, p)), k - 1);
-            mpi.wait(pending);
-            let prev = add(sub(r, k, p), 1, p);
-            mpi.reduce(r, block(prev));
-            mpi.send(r, right, block(prev), k - 1);
-            pending = next;
-        }
-        mpi.wait(pending);
-        mpi.reduce(r, block(right));
-        for k in 0..p - 1 {
-            let send_block = sub(add(r, 1, p), k, p);
-            let recv_block = sub(r, k, p);
-            let tag = p - 1 + k;
-            mpi.sendrecv(
-                r,
-                right,
-                block(send_block),
-                tag,
-                left,
-                block(recv_block),
-                tag,
-            );
-        }
+        ring_reduce_scatter(&mut mpi, r, p, &block, 0);
+        ring_allgather(&mut mpi, r, p, &block, p - 1);
     }
     mpi.finish()
+}
+
+/// Rank r's reduce-scatter ring over P blocks of `block(b)` bytes, tags
+/// `tag0`..`tag0`+P-2 (phase 1 of [`ring`]).
+fn ring_reduce_scatter(mpi: &mut Mpi, r: u32, p: u32, block: &dyn Fn(u32) -> u64, tag0: u32) {
+    let (left, right) = (sub(r, 1, p), add(r, 1, p));
+    let mut pending = mpi.irecv(r, left, block(sub(r, 1, p)), tag0);
+    mpi.send(r, right, block(r), tag0);
+    for k in 2..p {
+        let next = mpi.irecv(r, left, block(sub(r, k, p)), tag0 + k - 1);
+        mpi.wait(pending);
+        let prev = add(sub(r, k, p), 1, p);
+        mpi.reduce(r, block(prev));
+        mpi.send(r, right, block(prev), tag0 + k - 1);
+        pending = next;
+    }
+    mpi.wait(pending);
+    mpi.reduce(r, block(right));
+}
+
+/// Rank r's allgather ring (phase 2 of [`ring`]): k = 0..P-2, sendrecv,
+/// send block r+1-k to r+1, receive block r-k from r-1; tags `tag0`+k.
+fn ring_allgather(mpi: &mut Mpi, r: u32, p: u32, block: &dyn Fn(u32) -> u64, tag0: u32) {
+    let (left, right) = (sub(r, 1, p), add(r, 1, p));
+    for k in 0..p - 1 {
+        let send_block = sub(add(r, 1, p), k, p);
+        let recv_block = sub(r, k, p);
+        let tag = tag0 + k;
+        mpi.sendrecv(
+            r,
+            right,
+            block(send_block),
+            tag,
+            left,
+            block(recv_block),
+            tag,
+        );
+    }
+}
+
+/// Open MPI segmented_ring (`ompi_coll_base_allreduce_intra_ring_segmented`)
+/// with segment s = `opts.segment` bytes. Open MPI's forced path passes
+/// `coll_tuned_allreduce_algorithm_segmentsize`, 0 by default, and then (as
+/// whenever size < P * s) runs [`ring`]: so without `opts.segment`, and when
+/// size < P * s, this is [`ring`]. Otherwise the P blocks of [`ring`] are cut
+/// into n = floor(size / (P s)) phases (one more when size mod (P s) is at
+/// least P and above P s / 2), block b's part in phase j being `block_bytes` of
+/// block b over n; phase j runs [`ring`]'s reduce-scatter on those parts
+/// (tags j (P-1)..), and one allgather ring of whole blocks follows (tags
+/// n (P-1)..).
+pub(crate) fn segmented_ring(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let p = ctx.p as u64;
+    let Some(segment) = ctx.opts.segment.filter(|_| p > 1) else {
+        return ring(ctx);
+    };
+    let Some(round) = segment.checked_mul(p).filter(|&w| ctx.size >= w) else {
+        return ring(ctx);
+    };
+    let rest = ctx.size % round;
+    let phases = ctx.size / round + u64::from(rest >= p && rest > round / 2);
+    ctx.check_ops(2 * (phases + 1) * p * (p - 1) + 2 * p)?;
+    if (phases + 1) * p > u32::MAX as u64 {
+        return Err(ctx.invalid("segment", segment, "more ring steps than tags (2^32)"));
+    }
+    let block = |b: u32| block_bytes(ctx.size, p, b as u64);
+    let mut mpi = ctx.mpi();
+    for r in 0..ctx.p {
+        for phase in 0..phases {
+            let part = |b: u32| block_bytes(block(b), phases, phase);
+            ring_reduce_scatter(&mut mpi, r, ctx.p, &part, (phase * (p - 1)) as u32);
+        }
+        ring_allgather(&mut mpi, r, ctx.p, &block, (phases * (p - 1)) as u32);
+    }
+    mpi.finish()
+}
+
+/// Open MPI basic_linear (`ompi_coll_base_allreduce_intra_basic_linear`):
+/// `reduce_intra_basic_linear` to rank 0 ([`reduce::linear`], tag 0), then
+/// `bcast_intra_basic_linear` from rank 0 (tag 1): rank 0 posts isends to
+/// 1..P-1 and waits; the others receive.
+pub(crate) fn basic_linear(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let (p, size) = (ctx.p, ctx.size);
+    ctx.check_ops(4 * p as u64)?;
+    let mut mpi = ctx.mpi();
+    if p == 1 {
+        return mpi.finish();
+    }
+    reduce::linear_at_zero(&mut mpi, p, size);
+    let sends: Vec<_> = (1..p).map(|d| mpi.isend(0, d, size, 1)).collect();
+    mpi.waitall(&sends);
+    for r in 1..p {
+        mpi.send(r, 0, size, 0);
+        mpi.recv(r, 0, size, 1);
+    }
+    mpi.finish()
+}
+
+/// Open MPI nonoverlapping (`ompi_coll_base_allreduce_intra_nonoverlapping`):
+/// the communicator's reduce to rank 0, then its bcast from rank 0. With
+/// only allreduce forced, Open MPI 4.1.4 picks both by its fixed decision
+/// rules ([`reduce::fixed_rules`] for a commutative operation,
+/// [`bcast::fixed_rules`]).
+pub(crate) fn nonoverlapping(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let at_zero = CollectiveOptions {
+        root: 0,
+        ..ctx.opts.clone()
+    };
+    let c = Ctx {
+        opts: &at_zero,
+        stream: None,
+        ..*ctx
+    };
+    sequence::then(ctx, &reduce::fixed_rules(&c)?, &bcast::fixed_rules(&c)?)
 }
 
 /// Open MPI recursive_doubling. With p' the largest power of two <= P and

@@ -121,6 +121,13 @@ pub(crate) fn modified_bruck(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     })
 }
 
+/// Open MPI two_proc (`ompi_coll_base_alltoall_intra_two_procs`): one
+/// sendrecv of a block (size bytes) with the other rank. Tag 0. P must be 2
+/// (1: nothing to do).
+pub(crate) fn two_proc(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    super::patterns::two_proc_exchange(ctx, ctx.size)
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

@@ -20,6 +20,12 @@
 //!   communication patterns (who sends what to whom, in which order, which
 //!   operation waits for which) follow Open MPI's main branch as read in
 //!   2025 (`ompi/mca/coll/base/coll_base_*.c`); the code here is our own.
+//!   The generators added later (bcast chain, binary_tree, split_binary_tree,
+//!   knomial, scatter_allgather[_ring]; allgather neighbor, two_proc, linear; allreduce
+//!   segmented_ring, basic_linear, nonoverlapping; barrier linear, double_ring,
+//!   recursive_doubling, tree, two_proc; alltoall two_proc; scatter
+//!   linear_nb) follow Open MPI 4.1.4's sources; each doc comment names its
+//!   function.
 //! * `gather-split` (Lastovetsky et al., section 7) and `random-pairs`
 //!   (Zhu et al., section 7).
 //!
@@ -81,6 +87,12 @@
 //!   Open MPI's fixed decision rules; the forced default 0 means "whole message
 //!   in the first segment"). The second segment is the rest, sent even when
 //!   empty (0 bytes), as Open MPI does.
+//! * Forced-algorithm defaults of Open MPI 4.1.4 elsewhere: segment size 0
+//!   (unsegmented) for the other tree bcasts and `allreduce-segmented-ring`
+//!   (which is then `allreduce-ring`, as in Open MPI); `bcast-chain` 4 chains
+//!   and `bcast-knomial` radix 4 ([`DEFAULT_FANOUT`], `opts.fanout`).
+//! * `*-two-proc`: P must be 2 (1 gives the empty schedule); larger P is
+//!   [`CollectiveError::NeedsTwoRanks`].
 //! * `alltoall-linear-sync`: at most `opts.max_requests` outstanding receives
 //!   and as many sends; 0 (Open MPI's default) means no limit, and then the
 //!   schedule equals `alltoall-basic-linear`'s. With a limit K, Open MPI
@@ -92,12 +104,15 @@ mod allreduce;
 mod alltoall;
 mod barrier;
 mod bcast;
+mod fixed;
 mod gather;
 mod patterns;
 mod program;
 mod random;
 mod record;
+mod reduce;
 mod scatter;
+mod sequence;
 mod trees;
 
 use std::cell::RefCell;
@@ -109,6 +124,10 @@ use record::RankStream;
 
 /// Default segment of `bcast-pipeline`, in bytes.
 pub const DEFAULT_PIPELINE_SEGMENT: u64 = 8 * 1024;
+/// Default chain fanout of `bcast-chain` and radix of `bcast-knomial`
+/// (Open MPI 4.1.4's `coll_tuned_bcast_algorithm_chain_fanout` and
+/// `coll_tuned_bcast_algorithm_knomial_radix`).
+pub const DEFAULT_FANOUT: u32 = 4;
 /// Default first segment of `gather-linear-sync`, in bytes.
 pub const DEFAULT_GATHER_SYNC_FIRST_SEGMENT: u64 = 1024;
 
@@ -119,15 +138,21 @@ pub struct CollectiveOptions {
     pub root: u32,
     /// Seed of `random-pairs`. Default 0.
     pub seed: u64,
-    /// Segment size in bytes: `bcast-pipeline` (default 8 KiB),
-    /// `bcast-binomial` (default unsegmented), first segment of
-    /// `gather-linear-sync` (default 1 KiB). Must be > 0 when given.
+    /// Segment size in bytes: `bcast-pipeline` (default 8 KiB), the other
+    /// tree bcasts and `allreduce-segmented-ring` (default unsegmented, Open
+    /// MPI's forced default), first segment of `gather-linear-sync` (default
+    /// 1 KiB). Must be > 0 when given.
     pub segment: Option<u64>,
+    /// Number of chains of `bcast-chain`, radix of `bcast-knomial`; default
+    /// [`DEFAULT_FANOUT`]. Must be >= 1 (>= 2 for the radix) when given.
+    pub fanout: Option<u32>,
     /// Passes d of `random-pairs`. Default 1.
     pub degree: u32,
     /// Number k of sub-gathers of `gather-split`. Default 2.
     pub splits: u32,
     /// Outstanding requests of `alltoall-linear-sync`; 0 = no limit (Open MPI's default).
+    /// For `scatter-linear-nb`: every send to a rank that is a multiple of it
+    /// is blocking when > 1 (0, Open MPI's default: all nonblocking).
     pub max_requests: u32,
     /// Local reduction cost of allreduce in ns per byte received. Default 0.0 (no calc ops).
     pub reduce_ns_per_byte: f64,
@@ -139,6 +164,7 @@ impl Default for CollectiveOptions {
             root: 0,
             seed: 0,
             segment: None,
+            fanout: None,
             degree: 1,
             splits: 2,
             max_requests: 0,
@@ -165,21 +191,40 @@ static CATALOG: &[CollectiveInfo] = &[
     info("alltoall-pairwise", "Open MPI pairwise: P-1 sendrecv steps, send to rank+i, receive from rank-i"),
     info("alltoall-modified-bruck", "Open MPI modified_bruck: ceil(log2 P) sendrecv steps at distance 2^k carrying the blocks with bit k set"),
     info("alltoall-linear-sync", "Open MPI linear_sync: like basic_linear with at most max_requests outstanding per direction"),
+    info("alltoall-two-proc", "Open MPI two_proc: one sendrecv between the two ranks (P = 2 only)"),
     info("gather-basic-linear", "Open MPI basic_linear: every rank sends to the root, which receives in rank order"),
     info("gather-binomial", "Open MPI binomial: in-order binomial tree, each node receives its subtrees then forwards"),
     info("gather-linear-sync", "Open MPI linear_sync: root sends a 0-byte go to each rank in turn, which sends two segments"),
     info("scatter-basic-linear", "Open MPI basic_linear: the root sends each rank its block in rank order"),
     info("scatter-binomial", "Open MPI binomial: in-order binomial tree, each node forwards its subtrees' blocks, largest first"),
+    info("scatter-linear-nb", "Open MPI linear_nb: the root posts an isend to each rank in rank order, then waits for all"),
     info("bcast-basic-linear", "Open MPI basic_linear: the root posts a send to every rank, then waits for all"),
     info("bcast-binomial", "Open MPI binomial: binomial tree, children served together (segmented if segment is set)"),
     info("bcast-pipeline", "Open MPI pipeline: a chain root -> root+1 -> ..., message cut into segments (default 8 KiB)"),
+    info("bcast-chain", "Open MPI chain: the root feeds fanout (default 4) chains of consecutive ranks, unsegmented by default"),
+    info("bcast-binary-tree", "Open MPI bintree: level-order binary tree, children served together, unsegmented by default"),
+    info("bcast-split-binary-tree", "Open MPI split_bintree: each half down one subtree of the binary tree, then pairs swap halves"),
+    info("bcast-knomial", "Open MPI knomial: k-nomial tree of radix fanout (default 4), unsegmented by default"),
+    info("bcast-scatter-allgather", "Open MPI scatter_allgather: binomial scatter of P blocks, then recursive-doubling allgather"),
+    info("bcast-scatter-allgather-ring", "Open MPI scatter_allgather_ring: binomial scatter of P blocks, then ring allgather"),
     info("allgather-ring", "Open MPI ring: P-1 sendrecv steps passing one block to the right neighbour"),
     info("allgather-recursive-doubling", "Open MPI recursive_doubling: log2 P exchanges with rank xor 2^k (Bruck if P is not a power of two)"),
     info("allgather-bruck", "Open MPI bruck: ceil(log2 P) steps, send to rank-2^k, receive from rank+2^k, doubling blocks"),
+    info("allgather-neighbor", "Open MPI neighbor exchange: P/2 sendrecv steps alternating between the two neighbours (ring if P is odd)"),
+    info("allgather-linear", "Open MPI linear: gather to rank 0, then bcast from rank 0, both as Open MPI's fixed rules pick them"),
+    info("allgather-two-proc", "Open MPI two_proc: one sendrecv between the two ranks (P = 2 only)"),
     info("allreduce-ring", "Open MPI ring: reduce-scatter ring then allgather ring over P blocks"),
     info("allreduce-recursive-doubling", "Open MPI recursive_doubling: log2 of the power of two below P full-buffer exchanges"),
     info("allreduce-rabenseifner", "Open MPI Rabenseifner: recursive-halving reduce-scatter then recursive-doubling allgather"),
+    info("allreduce-segmented-ring", "Open MPI segmented_ring: ring reduce-scatter in phases of segment-sized parts (the ring without segment)"),
+    info("allreduce-basic-linear", "Open MPI basic_linear: linear reduce to rank 0, then linear bcast from rank 0"),
+    info("allreduce-nonoverlapping", "Open MPI nonoverlapping: reduce to rank 0, then bcast, both as Open MPI's fixed rules pick them"),
     info("barrier-dissemination", "Open MPI bruck barrier: ceil(log2 P) zero-byte sendrecv steps at distance 2^k"),
+    info("barrier-linear", "Open MPI basic_linear: everyone sends to rank 0, which then releases each rank in turn"),
+    info("barrier-double-ring", "Open MPI double_ring: a zero-byte token goes twice round the ring from rank 0"),
+    info("barrier-recursive-doubling", "Open MPI recursive_doubling: log2 p' exchanges, ranks above p' folded in before and released after"),
+    info("barrier-tree", "Open MPI tree: binomial fan-in to rank 0, then fan-out"),
+    info("barrier-two-proc", "Open MPI two_proc: one zero-byte sendrecv between the two ranks (P = 2 only)"),
     info("gather-split", "Lastovetsky: a gather of M bytes as k linear sub-gathers of M/k bytes, one after another"),
     info("random-pairs", "Zhu: d passes; each node in turn picks a random other node, transfer kept with probability 1/2"),
 ];
@@ -215,6 +260,15 @@ pub enum CollectiveError {
         ranks: u32,
         below: u32,
         above: u64,
+    },
+    #[error("{name}: needs exactly 2 ranks (Open MPI's two_procs algorithm), got {ranks}")]
+    NeedsTwoRanks { name: &'static str, ranks: u32 },
+    #[error("{name}: at {ranks} ranks and {size} bytes Open MPI 4.1.4's fixed rules pick {what}, which is not modelled")]
+    NotModelled {
+        name: &'static str,
+        ranks: u32,
+        size: u64,
+        what: &'static str,
     },
     #[error("{name}: size must be at least {min} bytes, got {size} ({why})")]
     SizeTooSmall {
@@ -352,7 +406,9 @@ pub enum WriteGoalError {
 /// soon as the generator has moved past the rank, which is then dropped. A
 /// first run that keeps nothing checks that the generator records rank by
 /// rank (each rank in one stretch, in ascending order); one that does not
-/// (`gather-split`, `random-pairs`) is built whole, then written.
+/// (`gather-split`, `random-pairs`, and the two composed of whole
+/// collectives, `allgather-linear` and `allreduce-nonoverlapping`) is built
+/// whole, then written.
 pub fn write_goal<W: Write>(
     name: &str,
     ranks: u32,
@@ -427,22 +483,41 @@ fn run(ctx: Ctx) -> Result<Schedule, CollectiveError> {
         "alltoall-pairwise" => alltoall::pairwise(&ctx),
         "alltoall-modified-bruck" => alltoall::modified_bruck(&ctx),
         "alltoall-linear-sync" => alltoall::linear_sync(&ctx),
+        "alltoall-two-proc" => alltoall::two_proc(&ctx),
         "gather-basic-linear" => gather::basic_linear(&ctx),
         "gather-binomial" => gather::binomial(&ctx),
         "gather-linear-sync" => gather::linear_sync(&ctx),
         "gather-split" => gather::split(&ctx),
         "scatter-basic-linear" => scatter::basic_linear(&ctx),
         "scatter-binomial" => scatter::binomial(&ctx),
+        "scatter-linear-nb" => scatter::linear_nb(&ctx),
         "bcast-basic-linear" => bcast::basic_linear(&ctx),
         "bcast-binomial" => bcast::binomial(&ctx),
         "bcast-pipeline" => bcast::pipeline(&ctx),
+        "bcast-chain" => bcast::chain(&ctx),
+        "bcast-binary-tree" => bcast::binary_tree(&ctx),
+        "bcast-split-binary-tree" => bcast::split_binary_tree(&ctx),
+        "bcast-knomial" => bcast::knomial(&ctx),
+        "bcast-scatter-allgather" => bcast::scatter_allgather(&ctx),
+        "bcast-scatter-allgather-ring" => bcast::scatter_allgather_ring(&ctx),
         "allgather-ring" => allgather::ring(&ctx),
         "allgather-recursive-doubling" => allgather::recursive_doubling(&ctx),
         "allgather-bruck" => allgather::bruck(&ctx),
+        "allgather-neighbor" => allgather::neighbor(&ctx),
+        "allgather-two-proc" => allgather::two_proc(&ctx),
+        "allgather-linear" => allgather::linear(&ctx),
         "allreduce-ring" => allreduce::ring(&ctx),
         "allreduce-recursive-doubling" => allreduce::recursive_doubling(&ctx),
         "allreduce-rabenseifner" => allreduce::rabenseifner(&ctx),
+        "allreduce-segmented-ring" => allreduce::segmented_ring(&ctx),
+        "allreduce-basic-linear" => allreduce::basic_linear(&ctx),
+        "allreduce-nonoverlapping" => allreduce::nonoverlapping(&ctx),
         "barrier-dissemination" => barrier::dissemination(&ctx),
+        "barrier-linear" => barrier::linear(&ctx),
+        "barrier-double-ring" => barrier::double_ring(&ctx),
+        "barrier-recursive-doubling" => barrier::recursive_doubling(&ctx),
+        "barrier-tree" => barrier::tree(&ctx),
+        "barrier-two-proc" => barrier::two_proc(&ctx),
         "random-pairs" => random::random_pairs(&ctx),
         other => unreachable!("catalog entry {other} has no generator"),
     };
@@ -470,7 +545,7 @@ fn check_common(ctx: &Ctx) -> Result<(), CollectiveError> {
             ranks: ctx.p,
         });
     }
-    if ctx.size == 0 && name != "barrier-dissemination" {
+    if ctx.size == 0 && !name.starts_with("barrier") {
         return Err(CollectiveError::SizeTooSmall {
             name,
             size: 0,
@@ -487,6 +562,9 @@ fn check_common(ctx: &Ctx) -> Result<(), CollectiveError> {
     }
     if ctx.opts.segment == Some(0) {
         return Err(ctx.invalid("segment", 0, "a segment must hold at least one byte"));
+    }
+    if ctx.opts.fanout == Some(0) {
+        return Err(ctx.invalid("fanout", 0, "a tree needs at least one child per node"));
     }
     let rate = ctx.opts.reduce_ns_per_byte;
     if !(rate.is_finite() && rate >= 0.0) {
@@ -595,8 +673,9 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), catalog().len());
         for c in catalog() {
+            let p = if c.name.ends_with("two-proc") { 2 } else { 4 };
             assert!(
-                generate(c.name, 4, 64, &CollectiveOptions::default()).is_ok(),
+                generate(c.name, p, 64, &CollectiveOptions::default()).is_ok(),
                 "{}",
                 c.name
             );

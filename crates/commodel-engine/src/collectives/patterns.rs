@@ -69,6 +69,26 @@ pub(crate) fn linear_from_root(ctx: &Ctx, nonblocking: bool) -> Result<Schedule,
     mpi.finish()
 }
 
+/// Open MPI's two_procs algorithms (allgather, alltoall, barrier): ranks 0
+/// and 1 do one sendrecv of `bytes` each way. Tag 0. Open MPI refuses any
+/// other communicator size (MPI_ERR_UNSUPPORTED_OPERATION); we refuse P > 2
+/// and give P = 1 no operation, like every collective.
+pub(crate) fn two_proc_exchange(ctx: &Ctx, bytes: u64) -> Result<Schedule, CollectiveError> {
+    if ctx.p > 2 {
+        return Err(CollectiveError::NeedsTwoRanks {
+            name: ctx.name,
+            ranks: ctx.p,
+        });
+    }
+    let mut mpi = ctx.mpi();
+    if ctx.p == 2 {
+        for r in 0..2 {
+            mpi.sendrecv(r, 1 - r, bytes, 0, 1 - r, bytes, 0);
+        }
+    }
+    mpi.finish()
+}
+
 #[cfg(test)]
 mod tests {
     #[test]

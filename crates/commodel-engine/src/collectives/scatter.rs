@@ -31,3 +31,31 @@ pub(crate) fn binomial(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     }
     mpi.finish()
 }
+
+/// Open MPI linear_nb (`ompi_coll_base_scatter_intra_linear_nb`): the root
+/// sends each rank its block in rank order (itself skipped), every send an
+/// isend, except that with `opts.max_requests` = m > 1 (Open MPI's
+/// `coll_tuned_scatter_algorithm_max_requests`, forced default 0) the send
+/// to each rank i with i mod m = 0 is blocking; then it waits for all. Every
+/// other rank does one blocking receive. Tag 0.
+pub(crate) fn linear_nb(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let (p, root) = (ctx.p, ctx.opts.root);
+    let m = ctx.opts.max_requests;
+    let mut mpi = ctx.mpi();
+    for r in 0..p {
+        if r != root {
+            mpi.recv(r, root, ctx.size, 0);
+            continue;
+        }
+        let mut pending = Vec::new();
+        for dst in (0..p).filter(|&d| d != root) {
+            if m > 1 && dst % m == 0 {
+                mpi.send(root, dst, ctx.size, 0);
+            } else {
+                pending.push(mpi.isend(root, dst, ctx.size, 0));
+            }
+        }
+        mpi.waitall(&pending);
+    }
+    mpi.finish()
+}

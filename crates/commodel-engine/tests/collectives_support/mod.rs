@@ -26,10 +26,12 @@ pub fn names() -> Vec<&'static str> {
 /// Rank counts a collective accepts among `candidates`.
 pub fn rank_counts(name: &str, candidates: &[u32]) -> Vec<u32> {
     let pow2_only = name.starts_with("alltoall-xor");
+    let two_only = name.ends_with("-two-proc");
     candidates
         .iter()
         .copied()
         .filter(|p| !pow2_only || p.is_power_of_two())
+        .filter(|&p| !two_only || p <= 2)
         .collect()
 }
 
