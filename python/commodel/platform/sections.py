@@ -15,6 +15,7 @@ from typing import Any, Callable
 from ..errors import PlatformWarning
 from .fields import (
     At,
+    choice,
     mapping,
     number,
     number_list,
@@ -83,13 +84,18 @@ class TcpEfficiency:
 
 @dataclass(frozen=True)
 class TCP:
-    """TCP constants: the retransmission timeout, PlogPT's thresholds eps_S, eps_T and the
-    measured efficiency of traffic both ways."""
+    """TCP constants: the retransmission timeout, PlogPT's thresholds eps_S, eps_T, the rule
+    that decides a buffer overflowed (``plogpt``: eq. 14's P_B; ``buffer``: the measured
+    port buffers ``network.buffer``) and the measured efficiency of traffic both ways."""
 
     rto: float = 0.2  # s
     eps_S: float | None = None  # dimensionless (PlogPT eq. 5)
     eps_T: float | None = None  # s (PlogPT eq. 14)
     efficiency: TcpEfficiency | None = None
+    rto_rule: str = "plogpt"  # one of RTO_RULES
+
+
+RTO_RULES = ("plogpt", "buffer")
 
 
 @dataclass(frozen=True)
@@ -200,7 +206,7 @@ def validate_tcp_efficiency(at: At, value: Any) -> TcpEfficiency:
 
 
 def validate_tcp(at: At, value: Any) -> TCP:
-    data = mapping(at, value, optional=("rto", "eps_S", "eps_T", "efficiency"))
+    data = mapping(at, value, optional=("rto", "eps_S", "eps_T", "efficiency", "rto_rule"))
     eps_s = data.get("eps_S")
     if eps_s is not None:
         eps_s = number(at.key("eps_S"), eps_s, float, "a number")
@@ -216,6 +222,7 @@ def validate_tcp(at: At, value: Any) -> TCP:
             if data.get("efficiency") is None
             else validate_tcp_efficiency(at.key("efficiency"), data["efficiency"])
         ),
+        rto_rule=choice(at.key("rto_rule"), data.get("rto_rule", "plogpt"), RTO_RULES, "rule"),
     )
 
 
