@@ -3,11 +3,14 @@
 From the sweep of sizes M and process counts n (root + n-1 senders):
 
 1. **Linear model** per n: a line T_lin(n, M) = a_n + b_n M through the normal (not
-   escalated) time at every M (:func:`low_mode`: the median of the repetitions within
-   ``escalation_factor`` of the fastest), fitted robustly (points more than ``escalation_factor`` times
-   above the line are dropped and the line refitted, until nothing changes).
-2. **Escalated samples**: t > escalation_factor * T_lin(n, M) and t - T_lin(n, M) >
-   min_excess (defaults 3 and 1 ms).
+   escalated) time at every M (:func:`low_mode`: the median of the normal mode of the
+   repetitions within ``escalation_factor`` of the fastest), fitted robustly (points more
+   than ``escalation_factor`` times above the line are dropped and the line refitted, until
+   nothing changes).
+2. **Escalated samples**: t - T_lin(n, M) > min_excess (default 1 ms) and either t >
+   escalation_factor * T_lin(n, M) (default 3) or t in the escalated mode of its (n, M)
+   repetitions (:func:`commodel.stats.split_modes`; this finds an escalation of 200 ms on
+   a normal time of 150 ms, which the factor misses).
 3. **M1(n)**: the smallest M with an escalated sample; **Mc(n)**: the smallest M from which
    every sample of every larger M is escalated (null if never); **M2**: the smallest
    measured M above the largest escalated M of any n (null if escalations reach the
@@ -32,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CommodelError
-from ..stats import central
+from ..stats import central, split_modes
 from .assemble import fitter
 
 DEFAULT_FACTOR = 3.0
@@ -74,12 +77,15 @@ def robust_line(sizes: list[int], values: list[float], factor: float) -> tuple[f
 
 
 def low_mode(times: list[float], factor: float) -> float:
-    """The central time of the repetitions that were not escalated: the median of those
-    within ``factor`` of the fastest. An escalation only adds time, so the fastest
-    repetitions are the normal ones however many others escalated (a fixed percentile,
-    such as the 25th, is itself escalated once more than 75% are)."""
+    """The central time of the repetitions that were not escalated: the median of the normal
+    mode (:func:`~commodel.stats.split_modes`) of those within ``factor`` of the fastest. An
+    escalation only adds time, so the fastest repetitions are the normal ones however many
+    others escalated (a fixed percentile, such as the 25th, is itself escalated once more
+    than 75% are); the split keeps escalations of less than ``factor`` times the normal
+    time out of the median."""
     fastest = min(times)
-    return float(np.median([t for t in times if t <= factor * fastest]))
+    normal, _ = split_modes([t for t in times if t <= factor * fastest])
+    return float(np.median(normal))
 
 
 def cluster_levels(values: list[float], gap: float = DEFAULT_LEVEL_GAP) -> list[list[float]]:
@@ -173,8 +179,10 @@ def fit_many_to_one(
         lines[n] = (a, b)
         for m in ms:
             pred = max(a + b * m, 1e-12)
+            upper = split_modes(table[n][m])[1]
+            cut = min(upper) if upper else math.inf
             escalated.setdefault(n, {})[m] = [
-                t for t in table[n][m] if t > factor * pred and t - pred > min_excess
+                t for t in table[n][m] if (t > factor * pred or t >= cut) and t - pred > min_excess
             ]
     all_esc = [t for by in escalated.values() for ts in by.values() for t in ts]
     levels = cluster_levels(all_esc, gap)
