@@ -407,3 +407,48 @@ fn buffer_rule_needs_the_buffer() {
     let e = run(&s, &p, false).unwrap_err().to_string();
     assert!(e.contains("buffer[0]") && e.contains("> 0 bytes"), "{e}");
 }
+
+#[test]
+fn buffer_rule_ignores_the_senders_own_nic() {
+    // Racks [2, 2] as above. Node 0 sends 8 KiB to each of nodes 1, 2, 3 at once: its NIC
+    // carries 3 flows (1e6/3 B/s each), they end together at t1 = 24.576 ms. Node 3 sends
+    // 12 KiB to node 2, sharing node 2's downlink with node 0's flow (5e5 B/s), so it ends
+    // at t1 too, and then 1 KiB to node 1 (height 2, entering at t1: P_S(1, 2) for node 0's
+    // send to node 1). That send's route: node 0's uplink (3 flows, 24 KiB, the sender's
+    // own queue: not a candidate) and node 1's downlink (1 flow): 8 KiB + the entering
+    // 1 KiB = 9 KiB toward node 1's port. A 20 KiB port holds it; an 8 KiB one does not.
+    let text = "num_ranks 4\nrank 0 {\na: send 8192b to 1\nb: send 8192b to 2\n\
+c: send 8192b to 3\n}\nrank 1 {\na: recv 8192b from 0\nb: recv 1024b from 3\n}\n\
+rank 2 {\na: recv 8192b from 0\nb: recv 12288b from 3\n}\n\
+rank 3 {\na: send 12288b to 2\nb: send 1024b to 1\nb requires a\nc: recv 8192b from 0\n}\n";
+    let s = goal::parse(text, "own-nic.goal").unwrap();
+    let mut racks = TopologySpec::racks(&[2, 2], 1e6, 1e7);
+    if let TopologySpec::Racks { d, .. } = &mut racks {
+        *d = Some(vec![S / 1000, 2 * S / 1000]);
+    }
+    let mut p = PlogptParams::new(
+        racks,
+        0,
+        vec![1024, 8192, 12288],
+        vec![1_024_000_000, 8_192_000_000, 12_288_000_000],
+    );
+    p.eps_S = Some(1e-3);
+    p.eps_T = Some(1000);
+    p.rto = Some(200 * S / 1000);
+    p.rto_rule = RtoRule::Buffer;
+    let t1 = 3 * 8_192_000_000u64;
+    p.buffer = Some(vec![20 * 1024, 1 << 20]);
+    let o = run(&s, &p, true).unwrap();
+    assert!(o.rto_events.is_empty(), "{:?}", o.rto_events);
+    assert_eq!(o.makespan, t1 + 1_024_000_000);
+    p.buffer = Some(vec![8 * 1024, 1 << 20]);
+    let o = run(&s, &p, true).unwrap();
+    let late: Vec<(u32, u32)> = o
+        .messages
+        .iter()
+        .filter(|m| m.rto)
+        .map(|m| (m.src, m.dst))
+        .collect();
+    assert_eq!(late, vec![(0, 1)]);
+    assert_eq!(o.makespan, t1 + 200 * S / 1000);
+}

@@ -88,6 +88,16 @@ pub struct PlogptNet {
     levels: Levels,
     /// A flow started at this instant and has no rate yet.
     started_at: Option<Time>,
+    /// The buffer rule's load of the instant being decided.
+    instant: Option<InstantLoad>,
+}
+
+/// Per link direction (resource): the sends that finish at one instant (flows, bytes) and
+/// the bytes of those that enter at it, not yet started (the buffer rule).
+#[derive(Default)]
+struct InstantLoad {
+    done: FxHashMap<u32, (usize, u64)>,
+    entering: FxHashMap<u32, u64>,
 }
 
 /// An Isend that entered toward a node: when, which, its height, source node and size.
@@ -132,6 +142,7 @@ impl PlogptNet {
             ahead: Vec::new(),
             levels,
             started_at: None,
+            instant: None,
         }
     }
 
@@ -224,32 +235,69 @@ impl PlogptNet {
         applied
     }
 
+    /// The buffer rule's [`InstantLoad`] at `now`: the `done` flows per resource of their
+    /// routes, and the sends entering now (`ahead`) per resource of theirs, except those
+    /// already started or entered.
+    fn instant_load(
+        &self,
+        now: Time,
+        done: &[(u32, XferId, f64)],
+        ahead: &[Entering],
+    ) -> InstantLoad {
+        let mut load = InstantLoad::default();
+        for &(f, x, _) in done {
+            let bytes = self.info.get(&x).map_or(0, |i| i.bytes);
+            for &r in &self.fluid.flows[f as usize].route {
+                let e = load.done.entry(r).or_default();
+                e.0 += 1;
+                e.1 += bytes;
+            }
+        }
+        let eps_t = self.p.rto.as_ref().map_or(0, |r| r.eps_t);
+        if eps_t == 0 {
+            return load;
+        }
+        let mut path = Route::default();
+        for &(o, s, d, m) in ahead {
+            let (a, b) = (self.node[s as usize], self.node[d as usize]);
+            let entered = self.entries[b as usize]
+                .iter()
+                .any(|e| e.xfer == o && now - e.t < eps_t);
+            if a == b || entered || self.info.contains_key(&o) {
+                continue;
+            }
+            self.topo.route_into(a, b, &mut path);
+            for &r in &path.resources {
+                *load.entering.entry(r).or_default() += m;
+            }
+        }
+        load
+    }
+
     /// The buffer rule: at `now` (f_noRTO of the finishing flow `id` toward `dst_node`), do
     /// the bytes of the sends on the most congested link direction of its route overflow the
     /// buffer of that link's height? Counted: the flows on it (those finishing now too), the
     /// Isends toward `dst_node` that entered less than eps_T ago and have not started, and
-    /// those entering now (`ahead`) whose routes cross it. The sender's own NIC is not a
+    /// those entering now whose routes cross it (`load`). The sender's own NIC is not a
     /// candidate: its queue holds the socket back rather than dropping.
     fn overflows(
         &self,
         id: u32,
         dst_node: u32,
         now: Time,
-        done: &[(u32, XferId, f64)],
-        ahead: &[Entering],
+        load: &InstantLoad,
         buffer: &[u64],
     ) -> bool {
         let Some(eps_t) = self.p.rto.as_ref().map(|r| r.eps_t) else {
             return false;
         };
         let route = &self.fluid.flows[id as usize].route;
-        let crosses = |f: u32, r: u32| self.fluid.flows[f as usize].route.contains(&r);
         // The most congested direction: least capacity per flow; ties go to the one nearer
         // the receiver (the switch port where the flows queue).
         let mut best: Option<(f64, u32)> = None;
         for &r in route.iter().skip(1) {
-            let flows = self.fluid.on[r as usize].len()
-                + done.iter().filter(|&&(f, _, _)| crosses(f, r)).count();
+            let finishing = load.done.get(&r).map_or(0, |d| d.0);
+            let flows = self.fluid.on[r as usize].len() + finishing;
             let busy_back = self
                 .topo
                 .reverse(r)
@@ -264,33 +312,22 @@ impl PlogptNet {
         let Some(&cap) = buffer.get((h as usize).saturating_sub(1)) else {
             return false;
         };
-        let bytes_of = |x: XferId| self.info.get(&x).map_or(0, |i| i.bytes);
         let mut bytes: u64 = self.fluid.on[r as usize]
             .iter()
-            .map(|&f| bytes_of(self.fluid.flows[f as usize].xfer))
+            .map(|&f| {
+                let x = self.fluid.flows[f as usize].xfer;
+                self.info.get(&x).map_or(0, |i| i.bytes)
+            })
             .sum();
-        bytes += done
-            .iter()
-            .filter(|&&(f, _, _)| crosses(f, r))
-            .map(|&(_, x, _)| bytes_of(x))
-            .sum::<u64>();
-        let on_path = |a: u32, b: u32| a != b && self.topo.route(a, b).resources.contains(&r);
-        let mut counted: Vec<XferId> = Vec::new();
+        bytes += load.done.get(&r).map_or(0, |d| d.1);
+        bytes += load.entering.get(&r).copied().unwrap_or(0);
         for e in &self.entries[dst_node as usize] {
             if now - e.t < eps_t
                 && !self.info.contains_key(&e.xfer)
-                && on_path(e.src_node, dst_node)
+                && e.src_node != dst_node
+                && self.topo.route(e.src_node, dst_node).resources.contains(&r)
             {
                 bytes += e.bytes;
-                counted.push(e.xfer);
-            }
-        }
-        if eps_t > 0 {
-            for &(o, s, d, m) in ahead {
-                let (a, b) = (self.node[s as usize], self.node[d as usize]);
-                if !self.info.contains_key(&o) && !counted.contains(&o) && on_path(a, b) {
-                    bytes += m;
-                }
             }
         }
         bytes > cap
@@ -396,6 +433,9 @@ impl Network for PlogptNet {
                     lookahead(x, &mut ahead);
                 }
             }
+            if self.p.rto.as_ref().is_some_and(|r| r.buffer.is_some()) {
+                self.instant = Some(self.instant_load(now, &done, &ahead));
+            }
             for &(id, x, rate) in &done {
                 let inf = self.info[&x];
                 let mut delayed = false;
@@ -406,14 +446,13 @@ impl Network for PlogptNet {
                     } else {
                         None
                     };
+                    // P_B (eq. 8-9): B(O) = d(h(O)) b_c(O, t_f) < m(O); under the buffer
+                    // rule the overflow test comes after the cheaper trigger below.
                     let full = match &rto.buffer {
-                        // P_B (eq. 8-9): B(O) = d(h(O)) b_c(O, t_f) < m(O).
                         None => d_h.is_some_and(|d| {
                             (d as f64) * rate / (PS_PER_S as f64) < inf.bytes as f64
                         }),
-                        Some(buffer) => {
-                            h >= 1 && self.overflows(id, inf.dst_node, now, &done, &ahead, buffer)
-                        }
+                        Some(_) => h >= 1,
                     };
                     if full {
                         self.prune(inf.dst_node, now);
@@ -432,6 +471,10 @@ impl Network for PlogptNet {
                                     && Self::p_s(levels, eps_s, h, self.height(s, d))
                             });
                         delayed = past || soon;
+                        if let (true, Some(buffer)) = (delayed, &rto.buffer) {
+                            let load = self.instant.as_ref().expect("set with the buffer rule");
+                            delayed = self.overflows(id, inf.dst_node, now, load, buffer);
+                        }
                     }
                     if delayed {
                         let t_rto = rto.t_rto;
@@ -453,6 +496,7 @@ impl Network for PlogptNet {
             for &(_, x, _) in &done {
                 self.info.remove(&x);
             }
+            self.instant = None;
             self.ahead = ahead;
         }
         self.scratch = done;
