@@ -172,3 +172,13 @@ def test_low_mode_is_the_median_of_the_normal_repetitions():
     assert F.low_mode([1.0, 1.2, 1.1, 5.0, 5.2], 3.0) == pytest.approx(1.1)
     assert F.low_mode([5.0, 5.1, 1.0], 3.0) == 1.0  # one normal one among escalated
     assert F.low_mode([2.0], 3.0) == 2.0
+
+
+def test_plot_points_tell_escalations_apart_as_the_fit_does():
+    # 256 KiB, n = 5..8, 16 of 20 repetitions 200 ms late (less than 3 times the normal time)
+    samples = _sweep([4096, 16384, 65536, 262144], 16)
+    points = F.plot_points(samples, F.fit_many_to_one(samples, {}))
+    assert len(points) == len(samples)
+    late = sorted((n, m) for n, m, _, level in points if level)
+    assert late == sorted([(n, 262144) for n in range(5, 9)] * 16)
+    assert {level for *_, level in points} == {0, 1}

@@ -88,6 +88,15 @@ def low_mode(times: list[float], factor: float) -> float:
     return float(np.median(normal))
 
 
+def escalated(times: list[float], pred: float, factor: float, min_excess: float) -> list[float]:
+    """The escalated ones of the repetitions ``times`` of one (n, M) whose line gives
+    ``pred``: more than ``min_excess`` above it, and more than ``factor`` times it or in the
+    escalated mode of ``times`` (:func:`~commodel.stats.split_modes`)."""
+    upper = split_modes(times)[1]
+    cut = min(upper) if upper else math.inf
+    return [t for t in times if (t > factor * pred or t >= cut) and t - pred > min_excess]
+
+
 def cluster_levels(values: list[float], gap: float = DEFAULT_LEVEL_GAP) -> list[list[float]]:
     """1-D clustering: sorted values split where the next is more than ``gap`` above."""
     out: list[list[float]] = []
@@ -172,34 +181,30 @@ def fit_many_to_one(
     ns = sorted(table)
     sizes = sorted({m for by in table.values() for m in by})
     lines: dict[int, tuple[float, float]] = {}
-    escalated: dict[int, dict[int, list[float]]] = {}
+    escalated_at: dict[int, dict[int, list[float]]] = {}
     for n in ns:
         ms = sorted(table[n])
         a, b = robust_line(ms, [low_mode(table[n][m], factor) for m in ms], factor)
         lines[n] = (a, b)
         for m in ms:
             pred = max(a + b * m, 1e-12)
-            upper = split_modes(table[n][m])[1]
-            cut = min(upper) if upper else math.inf
-            escalated.setdefault(n, {})[m] = [
-                t for t in table[n][m] if (t > factor * pred or t >= cut) and t - pred > min_excess
-            ]
-    all_esc = [t for by in escalated.values() for ts in by.values() for t in ts]
+            escalated_at.setdefault(n, {})[m] = escalated(table[n][m], pred, factor, min_excess)
+    all_esc = [t for by in escalated_at.values() for ts in by.values() for t in ts]
     levels = cluster_levels(all_esc, gap)
     M1: list[int | None] = []
     Mc: list[int | None] = []
     for n in ns:
         ms = sorted(table[n])
-        esc_ms = [m for m in ms if escalated[n][m]]
+        esc_ms = [m for m in ms if escalated_at[n][m]]
         M1.append(esc_ms[0] if esc_ms else None)
         # Mc: every size from Mc up to the largest escalated one is escalated every time
         mc = None
         for m in reversed(esc_ms[-1:] and [x for x in ms if x <= esc_ms[-1]]):
-            if len(escalated[n][m]) != len(table[n][m]):
+            if len(escalated_at[n][m]) != len(table[n][m]):
                 break
             mc = m
         Mc.append(mc)
-    max_esc = max((m for n in ns for m in table[n] if escalated[n][m]), default=None)
+    max_esc = max((m for n in ns for m in table[n] if escalated_at[n][m]), default=None)
     M2 = None
     if max_esc is not None:
         above = [m for m in sizes if m > max_esc]
@@ -211,7 +216,7 @@ def fit_many_to_one(
             for b_i, m in enumerate(sizes):
                 ts = table[n].get(m, [])
                 if ts:
-                    hits = sum(1 for t in escalated[n].get(m, []) if level_of(t, levels) == i)
+                    hits = sum(1 for t in escalated_at[n].get(m, []) if level_of(t, levels) == i)
                     F[a_i, b_i] = hits / len(ts)
         surfaces.append(spline_surface(ns, sizes, F))
     sec: dict[str, Any] = {
@@ -304,19 +309,19 @@ def fit_one_to_many(
 
 
 def plot_points(samples: list[dict[str, Any]], sec: dict[str, Any]) -> list[tuple]:
-    """(n, M, t, level) for every many-to-one sample (level 0: not escalated)."""
-    levels_vals = sec["levels"]
+    """(n, M, t, level) for every many-to-one sample (level 0: not escalated), told apart
+    as :func:`fit_many_to_one` does."""
     lines = dict(zip(sec["n"], zip(sec["linear"]["intercept"], sec["linear"]["slope"])))
+    clusters = [[v] for v in sec["levels"]]
     out = []
-    clusters = [[v] for v in levels_vals]
-    for s in samples:
-        if s["phase"] != "many-to-one":
-            continue
-        n, m, t = int(s["n_ranks"]), int(s["size_bytes"]), float(s["value_s"])
+    for n, by_size in _table(samples, "many-to-one").items():
         a, b = lines[n]
-        pred = max(a + b * m, 1e-12)
-        esc = t > sec["escalation_factor"] * pred and t - pred > sec["min_excess"]
-        out.append((n, m, t, level_of(t, clusters) if esc and clusters else 0))
+        for m, times in by_size.items():
+            pred = max(a + b * m, 1e-12)
+            esc = escalated(times, pred, sec["escalation_factor"], sec["min_excess"])
+            for t in times:
+                level = level_of(t, clusters) if t in esc and clusters else 0
+                out.append((n, m, t, level))
     return out
 
 
