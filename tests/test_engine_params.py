@@ -115,6 +115,25 @@ def test_topology_fields() -> None:
     assert "parameter `topology` must be a dict" in model_error("plogpt", p)
 
 
+def test_rto_rule_and_buffer() -> None:
+    p = params_of("plogpt")
+    p["rto_rule"] = "buffers"
+    assert model_error("plogpt", p) == (
+        "model plogpt: parameter `rto_rule` must be one of plogpt, buffer, got 'buffers'"
+    )
+    p["rto_rule"] = "buffer"
+    assert model_error("plogpt", p).startswith(
+        "model plogpt: parameter `buffer` is required by rto_rule buffer"
+    )
+    p["buffer"] = [32768, -1]
+    assert model_error("plogpt", p) == (
+        "model plogpt: parameter `buffer[1]` must be a non-negative integer, got -1"
+    )
+    p["buffer"] = [32768]  # one value for every height; one message: no RTO either way
+    plain = simulate("plogpt", params_of("plogpt"))
+    assert simulate("plogpt", p)["makespan_ps"] == plain["makespan_ps"] > 0
+
+
 def test_flags_must_be_booleans() -> None:
     p = params_of("maxmin")
     p["rtt_weights"] = "yes"

@@ -243,3 +243,122 @@ def test_falling_overheads_are_fitted_too():
     assert sec["o_r"][5] == pytest.approx(o_r(65536), rel=1e-12)
     assert sec["o_s"] == pytest.approx(fit.o_s, rel=1e-12)  # already non-decreasing
     assert any(n.startswith("o_r(1024) = ") for n in F.adjusted_values(fit))
+
+
+def test_split_modes_unimodal_stays_whole():
+    from commodel.stats import split_modes
+
+    values = [0.060 * (1 + 0.01 * ((7 * i) % 10 - 5)) for i in range(10)]  # +-5%
+    normal, escalated = split_modes(values)
+    assert escalated == [] and sorted(values) == normal
+
+
+def test_split_modes_finds_a_70_30_split():
+    from commodel.stats import split_modes
+
+    low = [0.060, 0.061, 0.0595, 0.0605, 0.0602, 0.0598, 0.0601]
+    high = [0.120, 0.121, 0.1195]
+    normal, escalated = split_modes(low[:4] + high[:1] + low[4:] + high[1:])
+    assert normal == sorted(low) and escalated == sorted(high)
+    assert len(escalated) / (len(normal) + len(escalated)) == pytest.approx(0.3)
+    # 80% escalated: the 2 fastest are still the normal mode
+    normal, escalated = split_modes([0.06, 0.0601] + [0.12 + 1e-4 * i for i in range(8)])
+    assert normal == [0.06, 0.0601] and len(escalated) == 8
+    # one slow sample is an outlier, not a mode (at least 2 samples in each group)
+    assert split_modes(low + [0.5])[1] == []
+
+
+def test_split_modes_does_not_split_a_heavy_tail():
+    from commodel.stats import split_modes
+
+    # quantiles of a Pareto (alpha = 2) and of a log-normal (sigma = 0.5): one mode each,
+    # their largest gaps (1.0 and 0.5 at the top) stay below 4 times the spread below them
+    pareto = [(1 - (i + 0.5) / 30) ** -0.5 for i in range(30)]
+    assert split_modes(pareto)[1] == []
+    from statistics import NormalDist
+
+    lognormal = [math.exp(0.5 * NormalDist().inv_cdf((i + 0.5) / 30)) for i in range(30)]
+    assert split_modes(lognormal)[1] == []
+
+
+def test_bimodal_roundtrips_split_into_table_and_escalation(tmp_path):
+    """Bidirectional round trips at 1 MiB alternating 0.06 / 0.12 s (3 of 10 slow): the table
+    holds the normal mode, the escalation its g(m) level and frequency 0.3."""
+    from commodel.platform import load_platform
+
+    samples = synthetic()
+    m_big = 1 << 20
+    for rep in range(10):
+        slow = rep in (2, 5, 8)
+        t = (0.12 if slow else 0.06) * (1 + 0.001 * rep)
+        for q, v in (("rtt", t), ("o_s", o_s(m_big)), ("o_r", o_r(m_big))):
+            samples.append({"phase": "roundtrip", "pattern": "uni", "quantity": q,
+                            "size_bytes": m_big, "n_msgs": 1, "repetition": rep,
+                            "value_s": v})  # fmt: skip
+    for n in (1, 10):
+        samples.append({"phase": "g0", "pattern": "bi", "quantity": "rtt_n", "size_bytes": 0,
+                        "n_msgs": n, "repetition": 0, "value_s": rtt_n(0, n)})  # fmt: skip
+    for m in SIZES + [m_big]:
+        for rep in range(10):
+            t = rtt(m) if m != m_big else (0.12 if rep in (1, 4, 7) else 0.06) * (1 + 0.001 * rep)
+            samples.append({"phase": "roundtrip", "pattern": "bi", "quantity": "rtt",
+                            "size_bytes": m, "n_msgs": 1, "repetition": rep,
+                            "value_s": t})  # fmt: skip
+    fit = F.fit_plogp(samples, {"statistic": "median", "bidirectional": True})
+    rtt0 = rtt(0)
+    g0 = rtt_n(0, 40) / 40
+    normal = sorted(0.06 * (1 + 0.001 * r) for r in range(10) if r not in (2, 5, 8))
+    slow = sorted(0.12 * (1 + 0.001 * r) for r in (2, 5, 8))
+    assert fit.g[-1] == pytest.approx(normal[3] - rtt0 + g0, rel=1e-12)
+    (level, freq) = fit.escalation[m_big]
+    assert level == pytest.approx(slow[1] - rtt0 + g0, rel=1e-12)
+    assert freq == pytest.approx(0.3)
+    assert set(fit.escalation) == {m_big}  # the unimodal sizes have none
+    g0b = rtt_n(0, 10) / 10
+    assert fit.escalation_bidirectional[m_big][1] == pytest.approx(0.3)
+    assert fit.escalation_bidirectional[m_big][0] == pytest.approx(
+        0.12 * 1.004 - rtt(0) + g0b, rel=1e-12
+    )
+    sec = F.plogp_section(fit)
+    assert sec["escalation"]["sizes"] == [m_big]
+    assert sec["escalation"]["frequency"] == [pytest.approx(0.3)]
+    assert sec["bidirectional"]["escalation"]["sizes"] == [m_big]
+    doc = {"commodel_platform": 1, "name": "t", "nodes": 2, "plogp": sec}
+    path = tmp_path / "p.yaml"
+    path.write_text(yamlout.dump(doc))
+    plat = load_platform(str(path))
+    assert plat.plogp.escalation.sizes == (m_big,)
+    assert plat.plogp.escalation.frequency == (pytest.approx(0.3),)
+    assert plat.plogp.bidirectional.escalation.level[0] == pytest.approx(
+        fit.escalation_bidirectional[m_big][0], rel=1e-5
+    )
+
+
+@pytest.mark.parametrize(
+    ("escalation", "field", "problem"),
+    [
+        ({"sizes": [3], "level": [0.1], "frequency": [0.5]}, "plogp.escalation.sizes[0]",
+         "3 is not one of plogp.sizes"),
+        ({"sizes": [1024], "level": [0.1], "frequency": [0]}, "plogp.escalation.frequency[0]",
+         "(0, 1]"),
+        ({"sizes": [1024], "level": [0.1, 0.2], "frequency": [0.5]}, "plogp.escalation.level",
+         "has 2 values"),
+        ({"sizes": [1024], "level": [-1], "frequency": [0.5]}, "plogp.escalation.level[0]",
+         ">= 0"),
+        ({"sizes": [1024], "level": [0.1]}, "plogp.escalation.frequency", "missing"),
+    ],
+)  # fmt: skip
+def test_bad_escalation_names_the_field(escalation, field, problem, cli, tmp_path):
+    import yaml
+
+    plogp = {"L": 1e-5, "sizes": [0, 1024], "o_s": [1e-6, 2e-6], "o_r": [1e-6, 2e-6],
+             "g": [1e-6, 2e-5], "S": None, "escalation": escalation}  # fmt: skip
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump({"commodel_platform": 1, "name": "b", "nodes": 2,
+                                    "plogp": plogp}))  # fmt: skip
+    from conftest import EXAMPLES
+
+    res = cli("predict", EXAMPLES / "schedules" / "plogpt-example.goal", "--platform", path,
+              "--model", "plogp")  # fmt: skip
+    assert res.code == 2, res.err
+    assert f"bad.yaml: {field}" in res.err and problem in res.err, res.err

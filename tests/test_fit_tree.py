@@ -124,3 +124,72 @@ def test_network_section_loads_as_a_platform(tmp_path):
     plat = load_platform(str(path))
     assert plat.network.unidirectional.b == pytest.approx((1e8, 2e8))
     assert plat.network.bidirectional.d == pytest.approx((1e-4, 2e-4))
+
+
+def _tree_db(tmp_path, with_tcp: bool):
+    """A results database with a complete tree campaign (b = 1e8, 2e8 B/s on 4 nodes) and,
+    if asked, a tcp campaign (RTO_min 200 ms)."""
+    from commodel.db import ResultsDB
+
+    path = tmp_path / "tree.duckdb"
+    with ResultsDB(path) as db:
+        hosts = ["h0", "h1", "h2", "h3"]
+        camp = db.create_campaign("tree", "test", {}, hosts, "Open MPI", "5")
+        rows = _samples(4, [1e8, 2e8], [1e-4, 2e-4], 1e-5)
+        db.write_step(camp, [{**r, "step": "bursts", "benchmark": "tree"} for r in rows])
+        db.set_status(camp, "complete")
+        if with_tcp:
+            camp = db.create_campaign("tcp", "test", {}, hosts, "Open MPI", "5")
+            rows = [{"step": "settings", "benchmark": "tcp", "phase": "settings",
+                     "quantity": "rto_min", "value_s": 0.2, "src": r,
+                     "extra": {"source": "test", "congestion_control": "cubic"}}
+                    for r in range(4)]  # fmt: skip
+            db.write_step(camp, rows)
+            db.set_status(camp, "complete")
+    return path
+
+
+def test_fit_writes_the_buffers_it_is_given(tmp_path, cli):
+    from commodel.platform import load_platform
+
+    db = _tree_db(tmp_path, with_tcp=True)
+    out = tmp_path / "p.yaml"
+    res = cli("fit", "--db", db, "--buffer", "32KiB,128KiB", "-o", out)
+    assert res.code == 0, res.err
+    plat = load_platform(str(out))
+    assert plat.network.buffer == (32768, 131072)
+    assert plat.tcp.rto_rule == "buffer"
+    assert "not measured" in out.read_text()
+    res = cli("fit", "--db", db, "--buffer", "32KiB", "-o", out)
+    assert res.code == 0, res.err
+    assert load_platform(str(out)).network.buffer == (32768, 32768)
+    # without --buffer: no buffer, eq. 14's rule
+    res = cli("fit", "--db", db, "-o", out)
+    plat = load_platform(str(out))
+    assert plat.network.buffer is None and plat.tcp.rto_rule == "plogpt"
+
+
+@pytest.mark.parametrize(
+    ("buffer", "problem"),
+    [("1KiB,2KiB,3KiB", "one per height h = 1..2 of the fitted network, got 1024,2048,3072"),
+     ("0", "one size > 0 bytes"), ("lots", "--buffer: cannot read 'lots'")],
+)  # fmt: skip
+def test_fit_bad_buffer_exits_2(tmp_path, cli, buffer, problem):
+    res = cli("fit", "--db", _tree_db(tmp_path, with_tcp=False), "--buffer", buffer)
+    assert res.code == 2
+    assert problem in res.err and "Traceback" not in res.err
+
+
+def test_fit_buffer_needs_a_network(tmp_path, cli):
+    from commodel.db import ResultsDB
+
+    path = tmp_path / "tcp.duckdb"
+    with ResultsDB(path) as db:
+        camp = db.create_campaign("tcp", "test", {}, ["h0"], "Open MPI", "5")
+        db.write_step(camp, [{"step": "settings", "benchmark": "tcp", "phase": "settings",
+                              "quantity": "rto_min", "value_s": 0.2, "src": 0,
+                              "extra": {}}])  # fmt: skip
+        db.set_status(camp, "complete")
+    res = cli("fit", "--db", path, "--buffer", "32KiB")
+    assert res.code == 2
+    assert "--buffer: no network section" in res.err

@@ -272,3 +272,119 @@ def test_binary_tree_clamp_is_announced() -> None:
     with pytest.warns(UserWarning, match=r"network\.unidirectional\.b\[1\] = 5e\+06"):
         params = platform.engine_params("plogpt")
     assert params["topology"]["b"] == [1e6, 5e6]  # the engine applies the clamp
+
+
+# two-rack-8's shape: 100 Mbit/s NICs, 200 Mbit/s uplinks, 32 KiB ports toward the hosts.
+TWO_RACK_8: dict[str, Any] = {
+    "commodel_platform": 1,
+    "name": "two-rack-8-like",
+    "nodes": 8,
+    "network": {
+        "topology": "racks",
+        "racks": 2,
+        "nodes_per_rack": 4,
+        "nic": "100Mbps",
+        "backbone": "200Mbps",
+        "d": [1e-4, 2e-4],
+        "buffer": ["32KiB", "128KiB"],
+    },
+    "plogp": {
+        "L": 5e-5,
+        "sizes": [4096, 65536],
+        "o_s": [0, 0],
+        "o_r": [0, 0],
+        "g": [327.68e-6, 5242.88e-6],
+        "S": None,
+    },
+    "tcp": {"rto": 0.2, "eps_S": 1e-3, "eps_T": 1e-5, "rto_rule": "buffer"},
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "problem"),
+    [
+        ({"tcp": {"rto_rule": "buffers"}}, "tcp.rto_rule", "did you mean 'buffer'"),
+        ({"network": {"buffer": [1024, 2048, 4096]}}, "network.buffer", "h = 1..2, got 3"),
+        ({"network": {"buffer": ["32KiB", 0]}}, "network.buffer[1]", "> 0 bytes"),
+        ({"network": {"buffer": -5}}, "network.buffer", ">= 0 bytes"),
+        ({"network": {"buffer": "lots"}}, "network.buffer", "size in bytes"),
+        ({"network": {"buffer": None}}, "network.buffer", "tcp.rto_rule buffer needs"),
+    ],
+)
+def test_bad_rto_rule_and_buffer_name_the_field(
+    change: dict[str, Any], field: str, problem: str
+) -> None:
+    data = copy.deepcopy(TWO_RACK_8)
+    for section, values in change.items():
+        data[section].update(values)
+    with pytest.raises(
+        PlatformError, match=re.escape(f"b.yaml: {field}: ") + ".*" + re.escape(problem)
+    ):
+        platform_from_dict(data, "b.yaml")
+
+
+def test_buffer_reaches_the_engine_params() -> None:
+    params = platform_from_dict(copy.deepcopy(TWO_RACK_8), "b.yaml").engine_params("plogpt")
+    assert params["rto_rule"] == "buffer"
+    assert params["buffer"] == [32768, 131072]
+    data = copy.deepcopy(TWO_RACK_8)
+    data["network"]["buffer"] = "32KiB"  # one value: every height
+    del data["tcp"]["rto_rule"]
+    params = platform_from_dict(data, "b.yaml").engine_params("plogpt")
+    assert params["rto_rule"] == "plogpt"
+    assert params["buffer"] == [32768, 32768]
+
+
+def _alltoall_b(cli, tmp_path, size: int):
+    goal = tmp_path / f"b{size}.goal"
+    made = cli("schedule", "alltoall-xor-post-all", "--ranks", "8", "--size", str(size), "-o", goal)
+    assert made.code == 0, made.err
+    return goal
+
+
+@needs_engine
+@pytest.mark.parametrize(
+    ("rule", "size", "rtos"), [("plogpt", 4096, 8), ("buffer", 4096, 0), ("buffer", 65536, 8)]
+)
+def test_predict_plogpt_uses_the_rto_rule(cli, tmp_path, rule: str, size: int, rtos: int) -> None:
+    # Alltoall B on 8 ranks: only the round-3 sends (height 1) see an Isend of height 2 enter
+    # toward their node. eq. 14: d(1) b(1) = 1250 B < m; the buffer rule: 2 m bytes toward a
+    # 32 KiB port (the case of crates/commodel-engine/tests/contention_plogpt.rs).
+    import json
+
+    import yaml
+
+    data = copy.deepcopy(TWO_RACK_8)
+    data["tcp"]["rto_rule"] = rule
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = cli(
+        "predict",
+        _alltoall_b(cli, tmp_path, size),
+        "--platform",
+        path,
+        "--model",
+        "plogpt",
+        "--json",
+    )
+    assert result.code == 0, result.err
+    out = json.loads(result.out)
+    assert len(out["rto_events"]) == rtos
+    g = {4096: 327_680_000, 65536: 5_242_880_000}[size]
+    assert out["makespan_ps"] == 11 * g + 50_000_000 + (200 * 10**9 if rtos else 0)
+
+
+@needs_engine
+def test_buffer_rule_without_buffer_exits_2(cli, tmp_path) -> None:
+    import yaml
+
+    data = copy.deepcopy(TWO_RACK_8)
+    del data["network"]["buffer"]
+    path = tmp_path / "nobuf.yaml"
+    path.write_text(yaml.safe_dump(data))
+    result = cli(
+        "predict", _alltoall_b(cli, tmp_path, 4096), "--platform", path, "--model", "plogpt"
+    )
+    assert result.code == 2
+    assert "network.buffer: missing" in result.err
+    assert "Traceback" not in result.err

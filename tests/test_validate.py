@@ -424,3 +424,20 @@ def test_machine_bound_schedules_are_reported_apart(stored, tmp_path):
     assert rows["two-64KiB-busy.goal"]["machine_bound"] == "1"
     assert rows["two-64KiB-busy.goal"]["rank_wait_share_median"] == "0.4"
     assert rows["two-64KiB.goal"]["machine_bound"] == "0"
+
+
+@pytest.mark.parametrize(
+    ("spec", "buffers"),
+    [
+        # racks of 4 (8) and 8 (16): heights up to the rack stay on a rack switch
+        ("two-rack-8.yaml", [32768, 32768, 131072]),
+        ("two-rack-16.yaml", [32768, 32768, 32768, 131072]),
+        # a switch above every pair of hosts: only the hosts' own links end at a host port
+        ("tree-8.yaml", [32768, 131072, 131072]),
+    ],
+)
+def test_tree_buffers_map_the_cluster_ports_to_tree_heights(spec, buffers):
+    from commodel.validate.calibration import tree_buffers
+
+    path = os.path.join(os.path.dirname(__file__), "..", "examples", "clusters", spec)
+    assert tree_buffers(path) == buffers

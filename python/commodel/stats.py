@@ -2,7 +2,8 @@
 
 Of repeated samples (measurement and fits): :func:`central` (mean, median or min),
 :func:`standard_error` and :func:`relative_standard_error` (Kielmann's "average error",
-the stopping rule of the PLogP measurement). numpy is imported inside them only.
+the stopping rule of the PLogP measurement), :func:`split_modes` (the normal and the
+escalated mode of bimodal samples). numpy is imported inside them only.
 
 Of predictions against measurements (docs/validation.md):
 
@@ -48,6 +49,41 @@ def standard_error(values: Sequence[float]) -> float:
     if arr.size < 2:
         return math.inf
     return float(arr.std(ddof=1) / math.sqrt(arr.size))
+
+
+#: :func:`split_modes`: the gap before the escalated mode is more than GAP_FACTOR times the
+#: spread (max - min) of the normal mode, and the escalated mode starts MIN_RISE above it.
+GAP_FACTOR = 4.0
+MIN_RISE = 0.2
+
+
+def split_modes(
+    values: Sequence[float],
+    gap_factor: float = GAP_FACTOR,
+    min_rise: float = MIN_RISE,
+    min_group: int = 2,
+) -> tuple[list[float], list[float]]:
+    """Split repeated samples into the normal mode and an escalated one (a retransmission
+    timeout, TCP loss recovery): ``(normal, escalated)``, ``escalated`` empty when the
+    samples are unimodal.
+
+    The rule: sort the samples x_1 <= ... <= x_n; a split after x_i (normal x_1..x_i,
+    escalated x_{i+1}..x_n, each group at least ``min_group`` samples) is valid when the gap
+    x_{i+1} - x_i exceeds ``gap_factor`` times the spread x_i - x_1 of the normal group and
+    x_{i+1} > (1 + ``min_rise``) x_i. The valid split with the largest gap wins (the lowest
+    i on ties). A heavy tail does not split: its gaps grow slowly and stay below a few times
+    the spread of everything under them."""
+    xs = sorted(float(v) for v in values)
+    best: tuple[float, int] | None = None
+    for i in range(min_group, len(xs) - min_group + 1):
+        lo_top, hi_bottom = xs[i - 1], xs[i]
+        gap = hi_bottom - lo_top
+        valid = gap > gap_factor * (lo_top - xs[0]) and hi_bottom > (1.0 + min_rise) * lo_top
+        if valid and (best is None or gap > best[0]):
+            best = (gap, i)
+    if best is None:
+        return xs, []
+    return xs[: best[1]], xs[best[1] :]
 
 
 def relative_standard_error(values: Sequence[float]) -> float:

@@ -10,7 +10,7 @@
 //! | `loggops` | [`LogGopsParams`] | L, o, g (ps), G, O (ps/B), S (B) |
 //! | `plogp` | [`PlogpParams`] | L (ps), g(m) at `sizes` (ps), S |
 //! | `hockney` | [`HockneyParams`] | alpha (ps), beta (ps/B), S |
-//! | `plogpt` | [`PlogptParams`] | topology with b(h), d(h); L, g(m), optional g_bidir(m); RTO rule from eps_S, eps_T (ps) and T_RTO (ps, default 200 ms) when the topology has d(h) |
+//! | `plogpt` | [`PlogptParams`] | topology with b(h), d(h); L, g(m), optional g_bidir(m); RTO rule from eps_S, eps_T (ps) and T_RTO (ps, default 200 ms) when the topology has d(h); `rto_rule` picks eq. 14's P_B or the measured port buffers `buffer` (bytes per height) |
 //! | `maxmin`, `maxmin-plain` | [`MaxminParams`] | topology; `rtt_weights` (false: plain) |
 //! | `zhu`, `zhu-fair` | [`ZhuParams`] | topology; `asymmetric` (false: fairness only) |
 //! | `tcpflow` | [`TcpflowParams`] | topology; L (ps), g(m) at `sizes` (ps); optional efficiency e_x(m), e_d(m) (dimensionless, in (0, 1]) |
@@ -138,7 +138,39 @@ pub struct PlogptParams {
     pub eps_T: Option<Time>,
     /// T_RTO, ps (None: 200 ms).
     pub rto: Option<Time>,
+    /// Which test decides that a finishing send overflows a buffer (default: eq. 14's P_B).
+    pub rto_rule: RtoRule,
+    /// Measured buffer capacity of the switch port feeding a link of height h, bytes, for
+    /// h = 1..D (index h - 1), or one value for every height; required by [`RtoRule::Buffer`].
+    pub buffer: Option<Vec<u64>>,
     pub common: Common,
+}
+
+/// How `plogpt` decides that a finishing send O overflowed a buffer; the rest of the RTO rule
+/// (another Isend to O's destination node entering within eps_T with P_S, T_RTO) is the same.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RtoRule {
+    /// PlogPT eq. 8-9: P_B(O) holds, B(O) = d(h(O)) b_c(O, f_noRTO) < m(O).
+    #[default]
+    Plogpt,
+    /// The bytes of the sends in flight at f_noRTO (O among them, and the Isends entering
+    /// within eps_T) on the most congested link direction of O's route exceed the `buffer` of
+    /// that link's height.
+    Buffer,
+}
+
+impl RtoRule {
+    /// The names, as the platform's `tcp.rto_rule` spells them.
+    pub const NAMES: &'static [&'static str] = &["plogpt", "buffer"];
+
+    /// The rule named `name` (one of [`RtoRule::NAMES`]).
+    pub fn from_name(name: &str) -> Option<RtoRule> {
+        match name {
+            "plogpt" => Some(RtoRule::Plogpt),
+            "buffer" => Some(RtoRule::Buffer),
+            _ => None,
+        }
+    }
 }
 
 /// Max-min sharing, weighted by route latency unless `rtt_weights` is false (`maxmin-plain`).
@@ -187,6 +219,8 @@ impl PlogptParams {
             eps_S: None,
             eps_T: None,
             rto: None,
+            rto_rule: RtoRule::Plogpt,
+            buffer: None,
             common: Common::default(),
         }
     }

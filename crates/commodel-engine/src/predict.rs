@@ -14,7 +14,9 @@ use crate::loggops::{self, LogGops};
 use crate::models::{Hockney, NicNetwork, PLogP, Table};
 use crate::outcome::{Outcome, SimError};
 pub use crate::params::MODELS;
-use crate::params::{Common, Efficiency, ModelParams, PlogptParams, PsPerByte, TopologySpec};
+use crate::params::{
+    Common, Efficiency, ModelParams, PlogptParams, PsPerByte, RtoRule, TopologySpec,
+};
 use crate::schedule::Schedule;
 use crate::time::{self, Time, PS_PER_S};
 use crate::topology::{placement, Topology};
@@ -147,6 +149,41 @@ fn efficiency(model: &'static str, e: &Efficiency) -> Result<Efficiency, SimErro
     Ok(e.clone())
 }
 
+/// The `buffer` of [`RtoRule::Buffer`], one capacity (bytes) per height h = 1..`heights`.
+fn buffers(
+    model: &'static str,
+    given: Option<&[u64]>,
+    heights: usize,
+) -> Result<Vec<u64>, SimError> {
+    let Some(given) = given else {
+        return Err(SimError::bad(
+            model,
+            "buffer",
+            "is required by rto_rule buffer: the port buffer capacity in bytes per height (network.buffer)",
+        ));
+    };
+    if given.len() != 1 && given.len() != heights {
+        return Err(SimError::bad(
+            model,
+            "buffer",
+            format!(
+                "needs one value or one per height h = 1..{heights}, got {}",
+                given.len()
+            ),
+        ));
+    }
+    if let Some(i) = given.iter().position(|&x| x == 0) {
+        return Err(SimError::bad(
+            model,
+            format!("buffer[{i}]"),
+            "must be > 0 bytes",
+        ));
+    }
+    Ok((0..heights)
+        .map(|h| given[if given.len() == 1 { 0 } else { h }])
+        .collect())
+}
+
 /// PlogPT's g(m), g_bidir(m) and RTO rule; the rule applies when eps_S, eps_T and d(h) are given.
 fn plogpt_params(
     model: &'static str,
@@ -167,11 +204,16 @@ fn plogpt_params(
         .unwrap_or(&topo.levels)
         .d
         .is_empty();
+    let buffer = match p.rto_rule {
+        RtoRule::Plogpt => None,
+        RtoRule::Buffer => Some(buffers(model, p.buffer.as_deref(), topo.levels.b.len())?),
+    };
     let rto = match (eps_s, p.eps_T) {
         (Some(eps_s), Some(eps_t)) if has_d => Some(Rto {
             t_rto: p.rto.unwrap_or(PS_PER_S / 5),
             eps_s,
             eps_t,
+            buffer,
         }),
         _ => None,
     };

@@ -3,7 +3,7 @@
 //! and bad input.
 
 use commodel_engine::collectives::{generate, CollectiveOptions};
-use commodel_engine::params::{ModelParams, PlogptParams, TopologySpec};
+use commodel_engine::params::{ModelParams, PlogptParams, RtoRule, TopologySpec};
 use commodel_engine::{goal, predict, Outcome, Schedule, SimError};
 
 const S: u64 = 1_000_000_000_000; // ps per second
@@ -277,4 +277,178 @@ fn several_ranks_per_node_share_the_nic() {
         o.makespan, 2000,
         "two flows on one link: half the rate each"
     );
+}
+
+/// two-rack-8's shape: 2 racks of 4 nodes, 100 Mbit/s NICs (12.5e6 B/s), 200 Mbit/s rack
+/// uplinks; g(m) = m / b(1) at 4 KiB and 64 KiB, L = 50 us; d = 100 us, 200 us (P_S(1, 2):
+/// ln(2 b(1)/b(2))^2 + ln(d(1)/d(2))^2 = 0 + 0.48 > eps_S = 1e-3); T_RTO = 200 ms; ports of
+/// 32 KiB toward a host, 128 KiB on the rack uplinks.
+fn two_rack_params(rule: RtoRule) -> PlogptParams {
+    let mut racks = TopologySpec::racks(&[4, 4], 12.5e6, 25e6);
+    if let TopologySpec::Racks { d, .. } = &mut racks {
+        *d = Some(vec![100_000_000, 200_000_000]);
+    }
+    let mut p = PlogptParams::new(
+        racks,
+        L,
+        vec![4096, 65536],
+        vec![327_680_000, 5_242_880_000],
+    );
+    p.eps_S = Some(1e-3);
+    p.eps_T = Some(10_000_000);
+    p.rto = Some(200 * S / 1000);
+    p.rto_rule = rule;
+    p.buffer = Some(vec![32 * 1024, 128 * 1024]);
+    p
+}
+
+#[test]
+fn buffer_rule_alltoall_b_on_two_racks() {
+    // Alltoall B on 8 ranks: rank n sends to n xor i in rounds i = 1..7, one blocking send
+    // at a time. Rounds 1-3 stay in the rack (height 1, one flow per NIC: g(m) each), rounds
+    // 4-7 cross the uplinks (height 2, 4 flows per uplink direction: b(2)/4 = b(1)/2, 2 g(m)
+    // each): 11 g(m) + L without RTOs. Only at the end of round 3 does an Isend of another
+    // height (n xor 4 -> n, P_S(1, 2)) enter toward the node a send finishes at.
+    let t_rto = 200 * S / 1000;
+    for (m, g) in [(4096u64, 327_680_000u64), (65536, 5_242_880_000)] {
+        let s = alltoall("alltoall-xor-post-all", 8, m);
+        let base = 11 * g + L;
+        // eq. 14: B(O) = d(1) b_c = 100 us * 12.5e6 B/s = 1250 B < m at both sizes: every
+        // rank's round-3 send times out.
+        let o = run(&s, &two_rack_params(RtoRule::Plogpt), true).unwrap();
+        assert_eq!(o.rto_events.len(), 8, "eq. 14, m = {m}");
+        assert_eq!(o.makespan, base + t_rto, "eq. 14, m = {m}");
+        // Buffer rule: O's route is n xor 3's uplink (the sender's own NIC, not a candidate)
+        // and n's downlink, where O is the only flow; with the Isend n xor 4 -> n that enters
+        // as O finishes, 2m bytes head for n's 32 KiB port: 8 KiB fits, 128 KiB does not.
+        let o = run(&s, &two_rack_params(RtoRule::Buffer), true).unwrap();
+        if m == 4096 {
+            assert!(o.rto_events.is_empty(), "2 x 4 KiB = 8 KiB <= 32 KiB");
+            assert_eq!(o.makespan, base);
+        } else {
+            assert_eq!(
+                o.rto_events.len(),
+                8,
+                "2 x 64 KiB = 128 KiB > 32 KiB, every rank"
+            );
+            assert!(o.rto_events.iter().all(|e| e.delay == t_rto));
+            assert_eq!(o.makespan, base + t_rto);
+        }
+        // A 256 KiB port holds the 128 KiB: no RTO at either size.
+        let mut deep = two_rack_params(RtoRule::Buffer);
+        deep.buffer = Some(vec![256 * 1024]);
+        let o = run(&s, &deep, true).unwrap();
+        assert!(o.rto_events.is_empty(), "m = {m}");
+        assert_eq!(o.makespan, base);
+    }
+}
+
+#[test]
+fn buffer_rule_counts_the_flows_sharing_the_port() {
+    // Racks [2, 2] (NICs 1e6 B/s, uplinks 1e7 B/s), g(m) = m / b(1), L = 0. Nodes 1 (same
+    // rack, height 1), 2 and 3 (height 2) send 8 KiB to node 0 at once; the three flows share
+    // node 0's downlink at 1e6/3 B/s (the uplinks carry 2 flows at 5e6 each) and end together
+    // at t1 = 3 * 8.192 ms. Node 1 then sends 1 KiB more to node 0 (entering at t1, height
+    // 1: P_S(2, 1) holds for the sends of nodes 2 and 3, P_S(1, 1) not for node 1's).
+    // Bytes toward node 0's port at t1: 3 * 8192 + 1024 = 25600. A port of 24 KiB (24576)
+    // overflows: nodes 2 and 3's sends time out, their ranks finish at t1 + T_RTO. A port of
+    // exactly 25600 bytes holds them: node 1's second send, alone, ends at t1 + 1.024 ms.
+    let text = "num_ranks 4\nrank 0 {\na: recv 8192b from 1\nb: recv 8192b from 2\n\
+c: recv 8192b from 3\nd: recv 1024b from 1\n}\nrank 1 {\na: send 8192b to 0\n\
+b: send 1024b to 0\nb requires a\n}\nrank 2 {\na: send 8192b to 0\n}\n\
+rank 3 {\na: send 8192b to 0\n}\n";
+    let s = goal::parse(text, "incast.goal").unwrap();
+    let mut racks = TopologySpec::racks(&[2, 2], 1e6, 1e7);
+    if let TopologySpec::Racks { d, .. } = &mut racks {
+        *d = Some(vec![S / 1000, 2 * S / 1000]);
+    }
+    let mut p = PlogptParams::new(
+        racks,
+        0,
+        vec![1024, 8192],
+        vec![1_024_000_000, 8_192_000_000],
+    );
+    p.eps_S = Some(1e-3);
+    p.eps_T = Some(1000);
+    p.rto = Some(200 * S / 1000);
+    p.rto_rule = RtoRule::Buffer;
+    let t1 = 3 * 8_192_000_000u64;
+    p.buffer = Some(vec![24576, 1 << 20]);
+    let o = run(&s, &p, true).unwrap();
+    assert_eq!(o.rto_events.len(), 2, "{:?}", o.rto_events);
+    let srcs: Vec<u32> = {
+        let mut v: Vec<u32> = o.messages.iter().filter(|m| m.rto).map(|m| m.src).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(srcs, vec![2, 3]);
+    assert_eq!(o.finish[2], t1 + 200 * S / 1000);
+    assert_eq!(o.makespan, t1 + 200 * S / 1000);
+    p.buffer = Some(vec![25600, 1 << 20]);
+    let o = run(&s, &p, true).unwrap();
+    assert!(o.rto_events.is_empty());
+    assert_eq!(o.makespan, t1 + 1_024_000_000);
+}
+
+#[test]
+fn buffer_rule_needs_the_buffer() {
+    let s = alltoall("alltoall-xor-post-all", 8, 4096);
+    let mut p = two_rack_params(RtoRule::Buffer);
+    p.buffer = None;
+    let e = run(&s, &p, false).unwrap_err().to_string();
+    assert!(
+        e.contains("`buffer`") && e.contains("rto_rule buffer"),
+        "{e}"
+    );
+    p.buffer = Some(vec![1, 2, 3]);
+    let e = run(&s, &p, false).unwrap_err().to_string();
+    assert!(e.contains("one per height h = 1..2, got 3"), "{e}");
+    p.buffer = Some(vec![0, 2]);
+    let e = run(&s, &p, false).unwrap_err().to_string();
+    assert!(e.contains("buffer[0]") && e.contains("> 0 bytes"), "{e}");
+}
+
+#[test]
+fn buffer_rule_ignores_the_senders_own_nic() {
+    // Racks [2, 2] as above. Node 0 sends 8 KiB to each of nodes 1, 2, 3 at once: its NIC
+    // carries 3 flows (1e6/3 B/s each), they end together at t1 = 24.576 ms. Node 3 sends
+    // 12 KiB to node 2, sharing node 2's downlink with node 0's flow (5e5 B/s), so it ends
+    // at t1 too, and then 1 KiB to node 1 (height 2, entering at t1: P_S(1, 2) for node 0's
+    // send to node 1). That send's route: node 0's uplink (3 flows, 24 KiB, the sender's
+    // own queue: not a candidate) and node 1's downlink (1 flow): 8 KiB + the entering
+    // 1 KiB = 9 KiB toward node 1's port. A 20 KiB port holds it; an 8 KiB one does not.
+    let text = "num_ranks 4\nrank 0 {\na: send 8192b to 1\nb: send 8192b to 2\n\
+c: send 8192b to 3\n}\nrank 1 {\na: recv 8192b from 0\nb: recv 1024b from 3\n}\n\
+rank 2 {\na: recv 8192b from 0\nb: recv 12288b from 3\n}\n\
+rank 3 {\na: send 12288b to 2\nb: send 1024b to 1\nb requires a\nc: recv 8192b from 0\n}\n";
+    let s = goal::parse(text, "own-nic.goal").unwrap();
+    let mut racks = TopologySpec::racks(&[2, 2], 1e6, 1e7);
+    if let TopologySpec::Racks { d, .. } = &mut racks {
+        *d = Some(vec![S / 1000, 2 * S / 1000]);
+    }
+    let mut p = PlogptParams::new(
+        racks,
+        0,
+        vec![1024, 8192, 12288],
+        vec![1_024_000_000, 8_192_000_000, 12_288_000_000],
+    );
+    p.eps_S = Some(1e-3);
+    p.eps_T = Some(1000);
+    p.rto = Some(200 * S / 1000);
+    p.rto_rule = RtoRule::Buffer;
+    let t1 = 3 * 8_192_000_000u64;
+    p.buffer = Some(vec![20 * 1024, 1 << 20]);
+    let o = run(&s, &p, true).unwrap();
+    assert!(o.rto_events.is_empty(), "{:?}", o.rto_events);
+    assert_eq!(o.makespan, t1 + 1_024_000_000);
+    p.buffer = Some(vec![8 * 1024, 1 << 20]);
+    let o = run(&s, &p, true).unwrap();
+    let late: Vec<(u32, u32)> = o
+        .messages
+        .iter()
+        .filter(|m| m.rto)
+        .map(|m| (m.src, m.dst))
+        .collect();
+    assert_eq!(late, vec![(0, 1)]);
+    assert_eq!(o.makespan, t1 + 200 * S / 1000);
 }

@@ -8,8 +8,8 @@
 use crate::errors::sim_error;
 use commodel_engine::params::{
     Common, Efficiency, HockneyParams, IncastParams, IncastRow, LogGopsParams, MaxminParams,
-    ModelParams, PlogpParams, PlogptParams, PsPerByte, TcpflowParams, TopologySpec, ZhuParams,
-    MODELS,
+    ModelParams, PlogpParams, PlogptParams, PsPerByte, RtoRule, TcpflowParams, TopologySpec,
+    ZhuParams, MODELS,
 };
 use commodel_engine::SimError;
 use pyo3::prelude::*;
@@ -57,6 +57,8 @@ pub fn model_params(model: &str, d: &Bound<'_, PyDict>) -> PyResult<ModelParams>
             eps_S: f.opt_float("eps_S")?,
             eps_T: f.opt_uint("eps_T")?,
             rto: f.opt_uint("rto")?,
+            rto_rule: rto_rule(&f)?,
+            buffer: f.opt_uints("buffer")?,
             common: common(&f)?,
         }),
         "maxmin" | "maxmin-plain" => ModelParams::Maxmin(MaxminParams {
@@ -85,6 +87,28 @@ pub fn model_params(model: &str, d: &Bound<'_, PyDict>) -> PyResult<ModelParams>
             common: common(&f)?,
         }),
     })
+}
+
+/// `rto_rule`: one of [`RtoRule::NAMES`] (absent: `plogpt`, eq. 14).
+fn rto_rule(f: &Fields<'_>) -> PyResult<RtoRule> {
+    let Some(v) = f.get("rto_rule")? else {
+        return Ok(RtoRule::Plogpt);
+    };
+    let name = v
+        .downcast::<PyString>()
+        .ok()
+        .map(|s| s.to_cow().map(|c| c.into_owned()));
+    match name.transpose()?.as_deref().and_then(RtoRule::from_name) {
+        Some(rule) => Ok(rule),
+        None => Err(f.bad(
+            "rto_rule",
+            &format!(
+                "must be one of {}, got {}",
+                RtoRule::NAMES.join(", "),
+                show(&v)
+            ),
+        )),
+    }
 }
 
 fn common(f: &Fields<'_>) -> PyResult<Common> {

@@ -7,7 +7,7 @@ import os
 import shlex
 import sys
 
-from .common import size_arg
+from .common import add_buffer_option, size_arg
 
 HELP = "measure everything the models need under mpirun, then fit a complete platform file"
 
@@ -50,6 +50,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="measure every part anew instead of reusing complete campaigns of the database",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars or part lines")
+    add_buffer_option(p)
     p.set_defaults(func=run)
     return p
 
@@ -85,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from ..fit.assemble import fit_to_text
 
     ids = sorted(summary["campaigns"].values())
-    text = fit_to_text(args.db, ids, args.name)
+    text = fit_to_text(args.db, ids, args.name, args.buffer)
     write_output(text, args.output)
     took = ", ".join(f"{k} {v:.1f} s" for k, v in summary["elapsed_s"].items())
     skipped = "; ".join(f"{k}: {v}" for k, v in summary["skipped"].items())

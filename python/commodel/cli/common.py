@@ -47,6 +47,19 @@ def size_list(text: str) -> list[int]:
     return [size_arg(x) for x in _items(text)]
 
 
+def add_buffer_option(p: argparse.ArgumentParser) -> None:
+    """``--buffer`` of ``fit`` and ``calibrate``: the switches' port buffers, given by the user."""
+    p.add_argument(
+        "--buffer",
+        type=size_list,
+        metavar="BYTES[,BYTES...]",
+        help="port buffer capacity of the switches (not measurable from the hosts): one size "
+        "or one per height h = 1..D of the fitted network, written as network.buffer with "
+        "tcp.rto_rule: buffer (on two-rack-8: 32KiB,32KiB,128KiB, the cluster spec's "
+        "switch_port and backbone_port)",
+    )
+
+
 def int_list(text: str) -> list[int]:
     """argparse type: whole numbers >= 0 separated by commas, ``3,4,8``."""
     return [nonnegative_int(x) for x in _items(text)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from .common import positive_int, write_output
+from .common import add_buffer_option, positive_int, write_output
 
 HELP = "fit a platform file from the campaigns of a results database"
 
@@ -28,6 +28,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument(
         "-o", "--output", metavar="FILE", help="platform YAML to write (default: stdout)"
     )
+    add_buffer_option(p)
     p.set_defaults(func=run)
     return p
 
@@ -35,6 +36,6 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> int:
     from ..fit.assemble import fit_to_text
 
-    text = fit_to_text(args.db, args.campaign, args.name)
+    text = fit_to_text(args.db, args.campaign, args.name, args.buffer)
     write_output(text, args.output)
     return 0

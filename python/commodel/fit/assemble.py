@@ -97,9 +97,14 @@ def select_campaigns(db: ResultsDB, ids: list[int] | None) -> list[Campaign]:
 
 
 def fit_platform(
-    db_path: str, campaign_ids: list[int] | None = None, name: str | None = None
+    db_path: str,
+    campaign_ids: list[int] | None = None,
+    name: str | None = None,
+    buffer: list[int] | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
-    """The platform document and its comments (top-level key -> comment)."""
+    """The platform document and its comments (top-level key -> comment); ``buffer``: the
+    port buffer capacities (bytes, one value or one per height) the user knows, written as
+    ``network.buffer`` (see :func:`add_buffer`)."""
     _load_optional_fitters()
     with ResultsDB(db_path, read_only=True) as db:
         camps = select_campaigns(db, campaign_ids)
@@ -143,6 +148,8 @@ def fit_platform(
         nodes = max(c.ranks for c in camps)
         if "network" in sections:
             nodes = sections["network"]["nodes"]
+        if buffer is not None:
+            add_buffer(sections, comments, buffer)
     doc: dict[str, Any] = {
         "commodel_platform": 1,
         "name": name or f"measured-{hosts[0] if hosts else 'cluster'}",
@@ -161,9 +168,36 @@ def fit_platform(
     return doc, comments
 
 
+def add_buffer(sections: dict[str, Any], comments: dict[str, str], buffer: list[int]) -> None:
+    """Write the port buffers (bytes; one value, or one per height of the fitted network) as
+    ``network.buffer`` and pick ``tcp.rto_rule: buffer`` when there is a ``tcp`` section.
+    Nothing measures a switch's buffers from the hosts: they come from the user (``--buffer``,
+    e.g. the cluster spec's ``buffers``)."""
+    network = sections.get("network")
+    if network is None:
+        raise CommodelError(
+            "--buffer: no network section to add the port buffers to (measure tree first)"
+        )
+    heights = len(network["unidirectional"]["b"])
+    if len(buffer) not in (1, heights) or min(buffer) <= 0:
+        raise CommodelError(
+            f"--buffer: needs one size > 0 bytes or one per height h = 1..{heights} of the "
+            f"fitted network, got {','.join(str(b) for b in buffer[:8])}"
+        )
+    network["buffer"] = buffer[0] if len(buffer) == 1 else list(buffer)
+    note = "buffer: port buffer capacities given with --buffer (bytes), not measured"
+    comments["network"] = comments.get("network", "") + "\n" + note
+    if "tcp" in sections:
+        sections["tcp"]["rto_rule"] = "buffer"
+        comments["tcp"] = comments.get("tcp", "") + "\nrto_rule buffer: --buffer was given"
+
+
 def fit_to_text(
-    db_path: str, campaign_ids: list[int] | None = None, name: str | None = None
+    db_path: str,
+    campaign_ids: list[int] | None = None,
+    name: str | None = None,
+    buffer: list[int] | None = None,
 ) -> str:
-    doc, comments = fit_platform(db_path, campaign_ids, name)
+    doc, comments = fit_platform(db_path, campaign_ids, name, buffer)
     header = "# commodel platform file written by `commodel fit`; units: seconds, bytes, bytes/s\n"
     return header + yamlout.dump(doc, comments)

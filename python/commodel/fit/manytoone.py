@@ -3,11 +3,14 @@
 From the sweep of sizes M and process counts n (root + n-1 senders):
 
 1. **Linear model** per n: a line T_lin(n, M) = a_n + b_n M through the normal (not
-   escalated) time at every M (:func:`low_mode`: the median of the repetitions within
-   ``escalation_factor`` of the fastest), fitted robustly (points more than ``escalation_factor`` times
-   above the line are dropped and the line refitted, until nothing changes).
-2. **Escalated samples**: t > escalation_factor * T_lin(n, M) and t - T_lin(n, M) >
-   min_excess (defaults 3 and 1 ms).
+   escalated) time at every M (:func:`low_mode`: the median of the normal mode of the
+   repetitions within ``escalation_factor`` of the fastest), fitted robustly (points more
+   than ``escalation_factor`` times above the line are dropped and the line refitted, until
+   nothing changes).
+2. **Escalated samples**: t - T_lin(n, M) > min_excess (default 1 ms) and either t >
+   escalation_factor * T_lin(n, M) (default 3) or t in the escalated mode of its (n, M)
+   repetitions (:func:`commodel.stats.split_modes`; this finds an escalation of 200 ms on
+   a normal time of 150 ms, which the factor misses).
 3. **M1(n)**: the smallest M with an escalated sample; **Mc(n)**: the smallest M from which
    every sample of every larger M is escalated (null if never); **M2**: the smallest
    measured M above the largest escalated M of any n (null if escalations reach the
@@ -32,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import CommodelError
-from ..stats import central
+from ..stats import central, split_modes
 from .assemble import fitter
 
 DEFAULT_FACTOR = 3.0
@@ -74,12 +77,24 @@ def robust_line(sizes: list[int], values: list[float], factor: float) -> tuple[f
 
 
 def low_mode(times: list[float], factor: float) -> float:
-    """The central time of the repetitions that were not escalated: the median of those
-    within ``factor`` of the fastest. An escalation only adds time, so the fastest
-    repetitions are the normal ones however many others escalated (a fixed percentile,
-    such as the 25th, is itself escalated once more than 75% are)."""
+    """The central time of the repetitions that were not escalated: the median of the normal
+    mode (:func:`~commodel.stats.split_modes`) of those within ``factor`` of the fastest. An
+    escalation only adds time, so the fastest repetitions are the normal ones however many
+    others escalated (a fixed percentile, such as the 25th, is itself escalated once more
+    than 75% are); the split keeps escalations of less than ``factor`` times the normal
+    time out of the median."""
     fastest = min(times)
-    return float(np.median([t for t in times if t <= factor * fastest]))
+    normal, _ = split_modes([t for t in times if t <= factor * fastest])
+    return float(np.median(normal))
+
+
+def escalated(times: list[float], pred: float, factor: float, min_excess: float) -> list[float]:
+    """The escalated ones of the repetitions ``times`` of one (n, M) whose line gives
+    ``pred``: more than ``min_excess`` above it, and more than ``factor`` times it or in the
+    escalated mode of ``times`` (:func:`~commodel.stats.split_modes`)."""
+    upper = split_modes(times)[1]
+    cut = min(upper) if upper else math.inf
+    return [t for t in times if (t > factor * pred or t >= cut) and t - pred > min_excess]
 
 
 def cluster_levels(values: list[float], gap: float = DEFAULT_LEVEL_GAP) -> list[list[float]]:
@@ -166,32 +181,30 @@ def fit_many_to_one(
     ns = sorted(table)
     sizes = sorted({m for by in table.values() for m in by})
     lines: dict[int, tuple[float, float]] = {}
-    escalated: dict[int, dict[int, list[float]]] = {}
+    escalated_at: dict[int, dict[int, list[float]]] = {}
     for n in ns:
         ms = sorted(table[n])
         a, b = robust_line(ms, [low_mode(table[n][m], factor) for m in ms], factor)
         lines[n] = (a, b)
         for m in ms:
             pred = max(a + b * m, 1e-12)
-            escalated.setdefault(n, {})[m] = [
-                t for t in table[n][m] if t > factor * pred and t - pred > min_excess
-            ]
-    all_esc = [t for by in escalated.values() for ts in by.values() for t in ts]
+            escalated_at.setdefault(n, {})[m] = escalated(table[n][m], pred, factor, min_excess)
+    all_esc = [t for by in escalated_at.values() for ts in by.values() for t in ts]
     levels = cluster_levels(all_esc, gap)
     M1: list[int | None] = []
     Mc: list[int | None] = []
     for n in ns:
         ms = sorted(table[n])
-        esc_ms = [m for m in ms if escalated[n][m]]
+        esc_ms = [m for m in ms if escalated_at[n][m]]
         M1.append(esc_ms[0] if esc_ms else None)
         # Mc: every size from Mc up to the largest escalated one is escalated every time
         mc = None
         for m in reversed(esc_ms[-1:] and [x for x in ms if x <= esc_ms[-1]]):
-            if len(escalated[n][m]) != len(table[n][m]):
+            if len(escalated_at[n][m]) != len(table[n][m]):
                 break
             mc = m
         Mc.append(mc)
-    max_esc = max((m for n in ns for m in table[n] if escalated[n][m]), default=None)
+    max_esc = max((m for n in ns for m in table[n] if escalated_at[n][m]), default=None)
     M2 = None
     if max_esc is not None:
         above = [m for m in sizes if m > max_esc]
@@ -203,7 +216,7 @@ def fit_many_to_one(
             for b_i, m in enumerate(sizes):
                 ts = table[n].get(m, [])
                 if ts:
-                    hits = sum(1 for t in escalated[n].get(m, []) if level_of(t, levels) == i)
+                    hits = sum(1 for t in escalated_at[n].get(m, []) if level_of(t, levels) == i)
                     F[a_i, b_i] = hits / len(ts)
         surfaces.append(spline_surface(ns, sizes, F))
     sec: dict[str, Any] = {
@@ -296,19 +309,19 @@ def fit_one_to_many(
 
 
 def plot_points(samples: list[dict[str, Any]], sec: dict[str, Any]) -> list[tuple]:
-    """(n, M, t, level) for every many-to-one sample (level 0: not escalated)."""
-    levels_vals = sec["levels"]
+    """(n, M, t, level) for every many-to-one sample (level 0: not escalated), told apart
+    as :func:`fit_many_to_one` does."""
     lines = dict(zip(sec["n"], zip(sec["linear"]["intercept"], sec["linear"]["slope"])))
+    clusters = [[v] for v in sec["levels"]]
     out = []
-    clusters = [[v] for v in levels_vals]
-    for s in samples:
-        if s["phase"] != "many-to-one":
-            continue
-        n, m, t = int(s["n_ranks"]), int(s["size_bytes"]), float(s["value_s"])
+    for n, by_size in _table(samples, "many-to-one").items():
         a, b = lines[n]
-        pred = max(a + b * m, 1e-12)
-        esc = t > sec["escalation_factor"] * pred and t - pred > sec["min_excess"]
-        out.append((n, m, t, level_of(t, clusters) if esc and clusters else 0))
+        for m, times in by_size.items():
+            pred = max(a + b * m, 1e-12)
+            esc = escalated(times, pred, sec["escalation_factor"], sec["min_excess"])
+            for t in times:
+                level = level_of(t, clusters) if t in esc and clusters else 0
+                out.append((n, m, t, level))
     return out
 
 

@@ -14,6 +14,11 @@ Readings of the paper, documented in ``docs/measurement.md``:
   noisy values can even turn negative; when the doubling stops at its cap before the rule
   holds, the bias RTT_1/RTT_n is printed with the result.)
 * g(m) = RTT(m) - RTT(0) + g(0) and L = (RTT(0) - 2 g(0))/2 (the paper's equations).
+* Bimodal round trips (``stats.split_modes``: a gap above the lower group of more than 4
+  times its spread and 20% of its top, at least 2 samples in each group) are split: g(m)
+  and L come from the normal mode, and the escalated mode (a retransmission timeout or TCP
+  loss recovery) is kept per size as its g(m) level and its frequency
+  (:attr:`PlogpFit.escalation`), not averaged into the table.
 * A value "agrees" with the linear extrapolation from the two smaller sizes when the
   difference is within eps relative, or within two standard errors of the difference
   (the paper assumes measurements precise to eps; on a shared machine noise alone would
@@ -28,7 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CommodelError
-from ..stats import central
+from ..stats import central, split_modes
 
 
 def saturation_gap(rtt_n: float, n: int) -> float:
@@ -104,6 +109,10 @@ class PlogpFit:
     g0_bidirectional: float | None = None
     L_bidirectional: float | None = None
     reps: list[int] = field(default_factory=list)
+    #: size -> (g(m) of the escalated mode, s; its frequency), where the round trips of a
+    #: size are bimodal (unidirectional; the fast method only)
+    escalation: dict[int, tuple[float, float]] = field(default_factory=dict)
+    escalation_bidirectional: dict[int, tuple[float, float]] = field(default_factory=dict)
     method: str = "fast"
     mode: str = "send"
     ranks: int = 2
@@ -174,6 +183,27 @@ def gap_from_series(series: dict[int, list[float]], statistic: str) -> float:
     return saturation_gap(central(series[n], statistic), n)
 
 
+def _fast_gaps(
+    rt: dict[int, dict[str, list[float]]], sizes: list[int], g0: float, statistic: str
+) -> tuple[float, list[float], dict[int, tuple[float, float]]]:
+    """RTT(0), the fast g(m) = RTT(m) - RTT(0) + g(0) of the normal mode of every size
+    (g(0) itself at 0), and size -> (escalated g(m), frequency) where the round trips of a
+    size are bimodal (:func:`~commodel.stats.split_modes`)."""
+    normal: dict[int, list[float]] = {}
+    escalated: dict[int, list[float]] = {}
+    for m in sizes:
+        normal[m], escalated[m] = split_modes(rt[m]["rtt"])
+    rtt0 = central(normal[0], statistic)
+    g = [central(normal[m], statistic) - rtt0 + g0 for m in sizes]
+    g[0] = g0
+    escalation = {
+        m: (central(esc, statistic) - rtt0 + g0, len(esc) / len(rt[m]["rtt"]))
+        for m, esc in escalated.items()
+        if esc
+    }
+    return rtt0, g, escalation
+
+
 def fit_plogp(samples: list[dict[str, Any]], options: dict[str, Any], ranks: int = 2) -> PlogpFit:
     """Fit the PLogP tables from one campaign's samples."""
     statistic = options.get("statistic", "median")
@@ -184,12 +214,10 @@ def fit_plogp(samples: list[dict[str, Any]], options: dict[str, Any], ranks: int
     if 0 not in rt:
         raise CommodelError("the plogp campaign has no RTT(0) samples")
     sizes = sorted(rt)
-    rtt0 = central(rt[0]["rtt"], statistic)
+    rtt0, g_fast, escalation = _fast_gaps(rt, sizes, g0, statistic)
     L = (rtt0 - 2 * g0) / 2
     o_s = [central(rt[m]["o_s"], statistic) for m in sizes]
     o_r = [central(rt[m]["o_r"], statistic) for m in sizes]
-    g_fast = [central(rt[m]["rtt"], statistic) - rtt0 + g0 for m in sizes]
-    g_fast[0] = g0
     reps = [len(rt[m]["rtt"]) for m in sizes]
     fit = PlogpFit(
         L=L,
@@ -201,6 +229,7 @@ def fit_plogp(samples: list[dict[str, Any]], options: dict[str, Any], ranks: int
         g=list(g_fast),
         g_fast=g_fast,
         reps=reps,
+        escalation=escalation if options.get("method") != "saturation" else {},
         method=options.get("method", "fast"),
         mode=options.get("mode", "send"),
         ranks=ranks,
@@ -217,9 +246,7 @@ def fit_plogp(samples: list[dict[str, Any]], options: dict[str, Any], ranks: int
         missing = [m for m in sizes if m not in rb]
         if missing:
             raise CommodelError(f"bidirectional roundtrips missing for sizes {missing}")
-        rtt0b = central(rb[0]["rtt"], statistic)
-        gb = [central(rb[m]["rtt"], statistic) - rtt0b + g0b for m in sizes]
-        gb[0] = g0b
+        rtt0b, gb, fit.escalation_bidirectional = _fast_gaps(rb, sizes, g0b, statistic)
         fit.g_bidirectional = gb
         fit.g0_bidirectional = g0b
         fit.L_bidirectional = (rtt0b - 2 * g0b) / 2
@@ -271,10 +298,25 @@ def plogp_section(fit: PlogpFit) -> dict[str, Any]:
         "o_r": monotone_fit(fit.o_r, w),
         "g": monotone_fit(fit.g, w),
     }
+    if fit.escalation:
+        sec["escalation"] = escalation_section(fit.escalation)
     if fit.g_bidirectional is not None:
         sec["bidirectional"] = {"g": monotone_fit(fit.g_bidirectional, w)}
+        if fit.escalation_bidirectional:
+            sec["bidirectional"]["escalation"] = escalation_section(fit.escalation_bidirectional)
     sec["S"] = None
     return sec
+
+
+def escalation_section(escalation: dict[int, tuple[float, float]]) -> dict[str, list]:
+    """``{sizes, level, frequency}``: per size with an escalated mode, its g(m) (s, not
+    below 0) and the fraction of the samples in it (docs/formats.md)."""
+    sizes = sorted(escalation)
+    return {
+        "sizes": sizes,
+        "level": [max(0.0, escalation[m][0]) for m in sizes],
+        "frequency": [escalation[m][1] for m in sizes],
+    }
 
 
 def adjusted_values(fit: PlogpFit, rel: float = 0.01) -> list[str]:

@@ -235,6 +235,10 @@ def plogpt_params(platform: Platform) -> dict[str, Any]:
             params["eps_S"] = tcp.eps_S
         if tcp.eps_T is not None:
             params["eps_T"] = ps(tcp.eps_T)
+        params["rto_rule"] = tcp.rto_rule
+    buffer = platform.section("network", "plogpt").buffer
+    if buffer is not None:
+        params["buffer"] = list(buffer)
     return params
 
 

@@ -145,6 +145,12 @@ def platform_from_dict(data: Any, source: str = "<dict>") -> Platform:
         raise at.key("network.nodes").error(
             f"the network has {network.nodes} nodes but the platform has nodes: {nodes}"
         )
+    rule = getattr(sections.get("tcp"), "rto_rule", None)
+    if rule == "buffer" and network is not None and network.buffer is None:
+        raise at.key("network.buffer").error(
+            "missing: tcp.rto_rule buffer needs the port buffer capacity in bytes, "
+            "one value or one per height"
+        )
     return Platform(
         name=name,
         nodes=nodes,

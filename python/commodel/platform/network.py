@@ -18,7 +18,9 @@ Topologies (``network.topology``, see docs/formats.md):
   leaf's uplinks into one link of ``nodes_per_leaf * nic / oversubscription``.
 
 Every topology but ``binary-tree`` may give ``d`` (s per height: 1 for node links, 2 for
-rack uplinks), PlogPT's buffer delays, which ``plogpt``'s RTO rule needs.
+rack uplinks), PlogPT's buffer delays, which ``plogpt``'s RTO rule needs. Every topology may
+give ``buffer`` (bytes): the measured capacity of the switch port feeding a link of height h,
+one value per height or one for all, which ``plogpt``'s ``tcp.rto_rule: buffer`` needs.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Union
 
-from .fields import At, choice, describe, integer, mapping, number_list, rate, seconds
+from .fields import At, choice, describe, integer, mapping, number_list, rate, seconds, size
 
 TOPOLOGIES = ("binary-tree", "crossbar", "racks", "leaf-spine", "fat-tree")
 
@@ -48,6 +50,7 @@ class BinaryTree:
     unidirectional: TreeLevels
     bidirectional: TreeLevels | None = None
     latency: tuple[float, ...] | None = None
+    buffer: tuple[int, ...] | None = None  # B per height h = 1..D (port buffer capacity)
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ class TreeNetwork:
     saturation: int | None = None  # Zhu's optical saturation threshold, flows
     oversubscription: float = 1.0
     d: tuple[float, ...] | None = None  # s per height (PlogPT buffer delays)
+    buffer: tuple[int, ...] | None = None  # B per height (port buffer capacity)
 
 
 # The validated ``network`` section.
@@ -100,7 +104,7 @@ def _binary_tree(at: At, value: dict[str, Any]) -> BinaryTree:
         at,
         value,
         required=("topology",),
-        optional=("nodes", "unidirectional", "bidirectional", "latency"),
+        optional=("nodes", "unidirectional", "bidirectional", "latency", "buffer"),
     )
     for key in ("nodes", "unidirectional"):
         if key not in data:
@@ -125,6 +129,7 @@ def _binary_tree(at: At, value: dict[str, Any]) -> BinaryTree:
         if bidirectional is None
         else _tree_levels(at.key("bidirectional"), bidirectional, height),
         latency=latency,
+        buffer=_buffer(at.key("buffer"), data.get("buffer"), height),
     )
 
 
@@ -135,7 +140,7 @@ def _at_least_one(at: At, value: Any) -> float:
 
 
 def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
-    common = ("topology", "nodes", "nic", "nic_bidir", "d")
+    common = ("topology", "nodes", "nic", "nic_bidir", "d", "buffer")
     if topology == "crossbar":
         data = mapping(at, value, required=("nic",), optional=(*common, "latency"))
         nodes = data.get("nodes")
@@ -217,7 +222,24 @@ def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
         saturation=saturation,
         oversubscription=over,
         d=d,
+        buffer=_buffer(at.key("buffer"), data.get("buffer"), 1 if topology == "crossbar" else 2),
     )
+
+
+def _buffer(at: At, value: Any, heights: int) -> tuple[int, ...] | None:
+    """``buffer``: port buffer capacity in bytes per height h = 1..``heights``, or one value
+    for all; each > 0."""
+    if value is None:
+        return None
+    given = number_list(at, value, size) if isinstance(value, list) else [size(at, value)]
+    if len(given) not in (1, heights):
+        raise at.error(f"needs one value or one per height h = 1..{heights}, got {len(given)}")
+    for i, v in enumerate(given):
+        if v == 0:
+            raise (at.index(i) if isinstance(value, list) else at).error(
+                "must be a buffer capacity > 0 bytes, got 0"
+            )
+    return tuple(given * heights if len(given) == 1 else given)
 
 
 def _racks(at: At, data: dict[str, Any]) -> tuple[int, ...]:

@@ -15,6 +15,7 @@ from typing import Any, Callable
 from ..errors import PlatformWarning
 from .fields import (
     At,
+    choice,
     mapping,
     number,
     number_list,
@@ -40,12 +41,23 @@ class LogGOPS:
 
 
 @dataclass(frozen=True)
+class Escalation:
+    """Where the measured g(m) samples of a size were bimodal: the escalated mode's g(m)
+    and the fraction of the samples in it (the table holds the normal mode)."""
+
+    sizes: tuple[int, ...]  # B, a subset of plogp.sizes, increasing
+    level: tuple[float, ...]  # s, g(m) of the escalated mode
+    frequency: tuple[float, ...]  # in (0, 1]
+
+
+@dataclass(frozen=True)
 class PLogPTables:
     """PLogP tables over message sizes; the uni- or bidirectional measurement."""
 
     o_s: tuple[float, ...] | None
     o_r: tuple[float, ...] | None
     g: tuple[float, ...]
+    escalation: Escalation | None = None
 
 
 @dataclass(frozen=True)
@@ -59,6 +71,7 @@ class PLogP:
     g: tuple[float, ...]  # s
     S: int | None  # B; None: every message is eager
     bidirectional: PLogPTables | None = None
+    escalation: Escalation | None = None
 
 
 @dataclass(frozen=True)
@@ -83,13 +96,18 @@ class TcpEfficiency:
 
 @dataclass(frozen=True)
 class TCP:
-    """TCP constants: the retransmission timeout, PlogPT's thresholds eps_S, eps_T and the
-    measured efficiency of traffic both ways."""
+    """TCP constants: the retransmission timeout, PlogPT's thresholds eps_S, eps_T, the rule
+    that decides a buffer overflowed (``plogpt``: eq. 14's P_B; ``buffer``: the measured
+    port buffers ``network.buffer``) and the measured efficiency of traffic both ways."""
 
     rto: float = 0.2  # s
     eps_S: float | None = None  # dimensionless (PlogPT eq. 5)
     eps_T: float | None = None  # s (PlogPT eq. 14)
     efficiency: TcpEfficiency | None = None
+    rto_rule: str = "plogpt"  # one of RTO_RULES
+
+
+RTO_RULES = ("plogpt", "buffer")
 
 
 @dataclass(frozen=True)
@@ -145,20 +163,49 @@ def _warn_if_decreasing(at: At, symbol: str, values: list[float], sizes: list[in
             return
 
 
+def _escalation(at: At, value: Any, sizes: list[int]) -> Escalation | None:
+    """``escalation: {sizes, level, frequency}`` (see :class:`Escalation`)."""
+    if value is None:
+        return None
+    data = mapping(at, value, required=("sizes", "level", "frequency"))
+    esc_sizes = _increasing_sizes(at.key("sizes"), data["sizes"])
+    for i, m in enumerate(esc_sizes):
+        if m not in sizes:
+            raise at.key("sizes").index(i).error(f"{m} is not one of plogp.sizes")
+    level = number_list(at.key("level"), data["level"], seconds)
+    same_length(at.key("level"), level, at.key("sizes"), esc_sizes)
+
+    def fraction(item_at: At, v: Any) -> float:
+        f = number(item_at, v, float, "a number")
+        if not 0.0 < f <= 1.0:
+            raise item_at.error(f"must be a fraction in (0, 1], got {f:g}")
+        return f
+
+    frequency = number_list(at.key("frequency"), data["frequency"], fraction)
+    same_length(at.key("frequency"), frequency, at.key("sizes"), esc_sizes)
+    return Escalation(sizes=tuple(esc_sizes), level=tuple(level), frequency=tuple(frequency))
+
+
 def validate_plogp(at: At, value: Any) -> PLogP:
     data = mapping(
-        at, value, required=("L", "sizes", "o_s", "o_r", "g"), optional=("S", "bidirectional")
+        at,
+        value,
+        required=("L", "sizes", "o_s", "o_r", "g"),
+        optional=("S", "bidirectional", "escalation"),
     )
     sizes_at = at.key("sizes")
     sizes = _increasing_sizes(sizes_at, data["sizes"])
     bidirectional = None
     if data.get("bidirectional") is not None:
         bat = at.key("bidirectional")
-        bdata = mapping(bat, data["bidirectional"], required=("g",), optional=("o_s", "o_r"))
+        bdata = mapping(
+            bat, data["bidirectional"], required=("g",), optional=("o_s", "o_r", "escalation")
+        )
         bidirectional = PLogPTables(
             o_s=_table(bat, bdata, "o_s", sizes_at, sizes) if "o_s" in bdata else None,
             o_r=_table(bat, bdata, "o_r", sizes_at, sizes) if "o_r" in bdata else None,
             g=_table(bat, bdata, "g", sizes_at, sizes),
+            escalation=_escalation(bat.key("escalation"), bdata.get("escalation"), sizes),
         )
     return PLogP(
         L=seconds(at.key("L"), data["L"]),
@@ -168,6 +215,7 @@ def validate_plogp(at: At, value: Any) -> PLogP:
         g=_table(at, data, "g", sizes_at, sizes),
         S=size(at.key("S"), data.get("S"), allow_none=True),
         bidirectional=bidirectional,
+        escalation=_escalation(at.key("escalation"), data.get("escalation"), sizes),
     )
 
 
@@ -200,7 +248,7 @@ def validate_tcp_efficiency(at: At, value: Any) -> TcpEfficiency:
 
 
 def validate_tcp(at: At, value: Any) -> TCP:
-    data = mapping(at, value, optional=("rto", "eps_S", "eps_T", "efficiency"))
+    data = mapping(at, value, optional=("rto", "eps_S", "eps_T", "efficiency", "rto_rule"))
     eps_s = data.get("eps_S")
     if eps_s is not None:
         eps_s = number(at.key("eps_S"), eps_s, float, "a number")
@@ -216,6 +264,7 @@ def validate_tcp(at: At, value: Any) -> TCP:
             if data.get("efficiency") is None
             else validate_tcp_efficiency(at.key("efficiency"), data["efficiency"])
         ),
+        rto_rule=choice(at.key("rto_rule"), data.get("rto_rule", "plogpt"), RTO_RULES, "rule"),
     )
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import CommodelError
 from ..units import format_duration
-from .calibration import Log, calibrate, cluster_up, log_to_stderr
+from .calibration import Log, calibrate, cluster_up, log_to_stderr, tree_buffers
 
 ALGORITHMS = {"A": "alltoall-xor-pairwise", "B": "alltoall-xor-post-all"}
 
@@ -191,7 +191,7 @@ def run_cluster_demo(args: argparse.Namespace) -> int:
         # the fitted platform's notes (e.g. a bidirectional b clipped to 2 b(1)) are in
         # the report's files; the demo prints only its table
         warnings.simplefilter("ignore", UserWarning)
-        platform, _ = calibrate(name, work, max(DEMO_SIZES), log=log)
+        platform, _ = calibrate(name, work, max(DEMO_SIZES), log=log, buffer=tree_buffers(spec))
         rows = measure_alltoall_ab(name, platform, 8, list(DEMO_SIZES), reps, work, out, log=log)
     print(f"Alltoall A (xor pairwise) and B (post all receives) on {os.path.basename(spec)}, "
           f"measured with real TCP vs predicted from the fitted platform")  # fmt: skip

@@ -68,20 +68,48 @@ def spec_info(spec: str) -> dict[str, Any]:
     return {"hosts": len(s.hosts), "rto_min_s": s.rto_min_ms / 1000.0, "name": s.name}
 
 
+def tree_buffers(spec: str) -> list[int]:
+    """The port buffer (bytes) behind each height h = 1..D of the binary tree that
+    ``calibrate`` fits on the cluster of ``spec`` (2^D <= hosts ranks, rank r on host r):
+    the switch port toward a host where the 2^h ranks under every height-h edge share a
+    switch (one rack; the hosts' own links), the port on an inter-switch link otherwise."""
+    from ..cluster.spec import load_spec
+
+    s = load_spec(spec)
+    depth = len(s.hosts).bit_length() - 1
+    if s.topology.kind == "racks":
+        rack_of = {host: i for i, rack in enumerate(s.topology.racks) for host in rack}
+    else:  # a switch above every pair of hosts
+        rack_of = {host: host // 2 for host in range(len(s.hosts))}
+    out = []
+    for h in range(1, depth + 1):
+        blocks = [range(b, b + (1 << h)) for b in range(0, 1 << depth, 1 << h)]
+        shared = h == 1 or all(len({rack_of[r] for r in blk}) == 1 for blk in blocks)
+        out.append(s.switch_port_buffer if shared else s.backbone_port_buffer)
+    return out
+
+
 def calibrate(
-    cluster: str, workdir: str, max_size: int, log: Log = log_to_stderr
+    cluster: str,
+    workdir: str,
+    max_size: int,
+    log: Log = log_to_stderr,
+    buffer: list[int] | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """``commodel calibrate`` (tcp, plogp up to ``max_size``, tree, efficiency) on the cluster;
-    returns
-    the platform file it fitted and what was done (also written to calibration.json)."""
+    """``commodel calibrate`` (tcp, plogp up to ``max_size``, tree, efficiency) on the cluster,
+    with the switches' port buffers ``buffer`` (bytes per tree height, :func:`tree_buffers`)
+    if given; returns the platform file it fitted and what was done (also written to
+    calibration.json)."""
     db = os.path.join(workdir, "calibration.duckdb")
     platform = os.path.join(workdir, "platform.yaml")
     log(f"calibration: commodel calibrate (tcp, plogp up to {max_size} B, tree, efficiency)")
+    extra = ["--buffer", ",".join(str(b) for b in buffer)] if buffer else []
     cluster_mpirun(
         cluster, "calibrate", "--db", db, "--parts", "tcp,plogp,tree,efficiency",
-        "--max-size", str(max_size), "--quiet", "-o", platform, log=log,
+        "--max-size", str(max_size), "--quiet", "-o", platform, *extra, log=log,
     )  # fmt: skip
-    info = {"db": db, "platform": platform, "parts": ["tcp", "plogp", "tree", "efficiency"]}
+    parts = ["tcp", "plogp", "tree", "efficiency"]
+    info = {"db": db, "platform": platform, "parts": parts, "buffer": buffer}
     with open(os.path.join(workdir, "calibration.json"), "w", encoding="utf-8") as fh:
         json.dump(info, fh, indent=1)
     return platform, info

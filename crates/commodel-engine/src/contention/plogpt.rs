@@ -27,6 +27,12 @@
 //!   A delayed send finishes at f_noRTO + T_RTO and its data arrives L later;
 //!   the event names the message. Without `d` or `eps_S`, no RTO is predicted.
 //!   Messages between ranks of one node (height 0) never time out.
+//! * **RTO from measured buffers** (`rto_rule: buffer`, not in the paper): P_B
+//!   is replaced by an overflow test: the bytes of the sends on the most
+//!   congested link direction of O's route at f_noRTO (the flows in flight
+//!   there, those finishing with O included, and the Isends entering within
+//!   eps_T that cross it) exceed the measured port buffer of that link's
+//!   height ([`PlogptNet::overflows`]); the rest of the rule is as above.
 
 use super::{emit_due, Fluid, OutQueue, Scope};
 use crate::engine::{Entering, Lookahead, Network, XferEvent, XferId};
@@ -46,6 +52,9 @@ pub struct Rto {
     pub eps_s: f64,
     /// eps_T, ps.
     pub eps_t: Time,
+    /// Port buffer capacity per height h = 1..D (index h - 1), bytes: the overflow test
+    /// replacing P_B (`rto_rule: buffer`); None: P_B.
+    pub buffer: Option<Vec<u64>>,
 }
 
 /// PlogPT parameters besides the topology.
@@ -68,8 +77,8 @@ pub struct PlogptNet {
     info: FxHashMap<XferId, XferInfo>,
     /// Per flow id: whether it is priced bidirectionally.
     bidir: Vec<bool>,
-    /// Per destination node: recent Isend entries (time, transfer, height).
-    entries: Vec<VecDeque<(Time, XferId, u32)>>,
+    /// Per destination node: recent Isend entries.
+    entries: Vec<VecDeque<Entry>>,
     out: OutQueue,
     seq: u64,
     route: Route,
@@ -79,6 +88,26 @@ pub struct PlogptNet {
     levels: Levels,
     /// A flow started at this instant and has no rate yet.
     started_at: Option<Time>,
+    /// The buffer rule's load of the instant being decided.
+    instant: Option<InstantLoad>,
+}
+
+/// Per link direction (resource): the sends that finish at one instant (flows, bytes) and
+/// the bytes of those that enter at it, not yet started (the buffer rule).
+#[derive(Default)]
+struct InstantLoad {
+    done: FxHashMap<u32, (usize, u64)>,
+    entering: FxHashMap<u32, u64>,
+}
+
+/// An Isend that entered toward a node: when, which, its height, source node and size.
+#[derive(Clone, Copy)]
+struct Entry {
+    t: Time,
+    xfer: XferId,
+    height: u32,
+    src_node: u32,
+    bytes: u64,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -113,6 +142,7 @@ impl PlogptNet {
             ahead: Vec::new(),
             levels,
             started_at: None,
+            instant: None,
         }
     }
 
@@ -205,11 +235,109 @@ impl PlogptNet {
         applied
     }
 
+    /// The buffer rule's [`InstantLoad`] at `now`: the `done` flows per resource of their
+    /// routes, and the sends entering now (`ahead`) per resource of theirs, except those
+    /// already started or entered.
+    fn instant_load(
+        &self,
+        now: Time,
+        done: &[(u32, XferId, f64)],
+        ahead: &[Entering],
+    ) -> InstantLoad {
+        let mut load = InstantLoad::default();
+        for &(f, x, _) in done {
+            let bytes = self.info.get(&x).map_or(0, |i| i.bytes);
+            for &r in &self.fluid.flows[f as usize].route {
+                let e = load.done.entry(r).or_default();
+                e.0 += 1;
+                e.1 += bytes;
+            }
+        }
+        let eps_t = self.p.rto.as_ref().map_or(0, |r| r.eps_t);
+        if eps_t == 0 {
+            return load;
+        }
+        let mut path = Route::default();
+        for &(o, s, d, m) in ahead {
+            let (a, b) = (self.node[s as usize], self.node[d as usize]);
+            let entered = self.entries[b as usize]
+                .iter()
+                .any(|e| e.xfer == o && now - e.t < eps_t);
+            if a == b || entered || self.info.contains_key(&o) {
+                continue;
+            }
+            self.topo.route_into(a, b, &mut path);
+            for &r in &path.resources {
+                *load.entering.entry(r).or_default() += m;
+            }
+        }
+        load
+    }
+
+    /// The buffer rule: at `now` (f_noRTO of the finishing flow `id` toward `dst_node`), do
+    /// the bytes of the sends on the most congested link direction of its route overflow the
+    /// buffer of that link's height? Counted: the flows on it (those finishing now too), the
+    /// Isends toward `dst_node` that entered less than eps_T ago and have not started, and
+    /// those entering now whose routes cross it (`load`). The sender's own NIC is not a
+    /// candidate: its queue holds the socket back rather than dropping.
+    fn overflows(
+        &self,
+        id: u32,
+        dst_node: u32,
+        now: Time,
+        load: &InstantLoad,
+        buffer: &[u64],
+    ) -> bool {
+        let Some(eps_t) = self.p.rto.as_ref().map(|r| r.eps_t) else {
+            return false;
+        };
+        let route = &self.fluid.flows[id as usize].route;
+        // The most congested direction: least capacity per flow; ties go to the one nearer
+        // the receiver (the switch port where the flows queue).
+        let mut best: Option<(f64, u32)> = None;
+        for &r in route.iter().skip(1) {
+            let finishing = load.done.get(&r).map_or(0, |d| d.0);
+            let flows = self.fluid.on[r as usize].len() + finishing;
+            let busy_back = self
+                .topo
+                .reverse(r)
+                .is_some_and(|b| !self.fluid.on[b as usize].is_empty());
+            let share = self.topo.capacity(r, busy_back) / flows.max(1) as f64;
+            if best.is_none_or(|(s, _)| share <= s) {
+                best = Some((share, r));
+            }
+        }
+        let Some((_, r)) = best else { return false };
+        let h = self.topo.resource_height(r);
+        let Some(&cap) = buffer.get((h as usize).saturating_sub(1)) else {
+            return false;
+        };
+        let mut bytes: u64 = self.fluid.on[r as usize]
+            .iter()
+            .map(|&f| {
+                let x = self.fluid.flows[f as usize].xfer;
+                self.info.get(&x).map_or(0, |i| i.bytes)
+            })
+            .sum();
+        bytes += load.done.get(&r).map_or(0, |d| d.1);
+        bytes += load.entering.get(&r).copied().unwrap_or(0);
+        for e in &self.entries[dst_node as usize] {
+            if now - e.t < eps_t
+                && !self.info.contains_key(&e.xfer)
+                && e.src_node != dst_node
+                && self.topo.route(e.src_node, dst_node).resources.contains(&r)
+            {
+                bytes += e.bytes;
+            }
+        }
+        bytes > cap
+    }
+
     fn prune(&mut self, node: u32, now: Time) {
         let Some(rto) = &self.p.rto else { return };
         let q = &mut self.entries[node as usize];
-        while let Some(&(t, _, _)) = q.front() {
-            if t.saturating_add(rto.eps_t) <= now {
+        while let Some(e) = q.front() {
+            if e.t.saturating_add(rto.eps_t) <= now {
                 q.pop_front();
             } else {
                 break;
@@ -228,14 +356,20 @@ impl Network for PlogptNet {
     fn late(&self) -> bool {
         true
     }
-    fn send_entered(&mut self, now: Time, xfer: XferId, src: u32, dst: u32, _bytes: u64) {
+    fn send_entered(&mut self, now: Time, xfer: XferId, src: u32, dst: u32, bytes: u64) {
         if self.p.rto.is_none() {
             return;
         }
-        let h = self.height(src, dst);
+        let height = self.height(src, dst);
         let node = self.node[dst as usize];
         self.prune(node, now);
-        self.entries[node as usize].push_back((now, xfer, h));
+        self.entries[node as usize].push_back(Entry {
+            t: now,
+            xfer,
+            height,
+            src_node: self.node[src as usize],
+            bytes,
+        });
     }
     fn start(
         &mut self,
@@ -299,8 +433,11 @@ impl Network for PlogptNet {
                     lookahead(x, &mut ahead);
                 }
             }
-            for &(_, x, rate) in &done {
-                let inf = self.info.remove(&x).expect("transfer in flight");
+            if self.p.rto.as_ref().is_some_and(|r| r.buffer.is_some()) {
+                self.instant = Some(self.instant_load(now, &done, &ahead));
+            }
+            for &(id, x, rate) in &done {
+                let inf = self.info[&x];
                 let mut delayed = false;
                 if let Some(rto) = self.p.rto.clone() {
                     let h = inf.height;
@@ -309,16 +446,23 @@ impl Network for PlogptNet {
                     } else {
                         None
                     };
-                    // P_B (eq. 8-9): B(O) = d(h(O)) b_c(O, t_f) < m(O).
-                    let p_b = d_h
-                        .is_some_and(|d| (d as f64) * rate / (PS_PER_S as f64) < inf.bytes as f64);
-                    if p_b {
+                    // P_B (eq. 8-9): B(O) = d(h(O)) b_c(O, t_f) < m(O); under the buffer
+                    // rule the overflow test comes after the cheaper trigger below.
+                    let full = match &rto.buffer {
+                        None => d_h.is_some_and(|d| {
+                            (d as f64) * rate / (PS_PER_S as f64) < inf.bytes as f64
+                        }),
+                        Some(_) => h >= 1,
+                    };
+                    if full {
                         self.prune(inf.dst_node, now);
                         let levels = &self.levels;
                         let eps_s = rto.eps_s;
                         let q = &self.entries[inf.dst_node as usize];
-                        let past = q.iter().any(|&(t, o, h2)| {
-                            o != x && now - t < rto.eps_t && Self::p_s(levels, eps_s, h, h2)
+                        let past = q.iter().any(|e| {
+                            e.xfer != x
+                                && now - e.t < rto.eps_t
+                                && Self::p_s(levels, eps_s, h, e.height)
                         });
                         let soon = rto.eps_t > 0
                             && ahead.iter().any(|&(o, s, d, _)| {
@@ -327,6 +471,10 @@ impl Network for PlogptNet {
                                     && Self::p_s(levels, eps_s, h, self.height(s, d))
                             });
                         delayed = past || soon;
+                        if let (true, Some(buffer)) = (delayed, &rto.buffer) {
+                            let load = self.instant.as_ref().expect("set with the buffer rule");
+                            delayed = self.overflows(id, inf.dst_node, now, load, buffer);
+                        }
                     }
                     if delayed {
                         let t_rto = rto.t_rto;
@@ -345,6 +493,10 @@ impl Network for PlogptNet {
                     self.push(add(now, self.p.L, x)?, 1, x);
                 }
             }
+            for &(_, x, _) in &done {
+                self.info.remove(&x);
+            }
+            self.instant = None;
             self.ahead = ahead;
         }
         self.scratch = done;
