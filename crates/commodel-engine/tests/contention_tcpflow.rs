@@ -175,3 +175,24 @@ fn bad_efficiency_is_refused_naming_the_field() {
         assert!(e.to_string().contains(field), "{e}");
     }
 }
+
+#[test]
+fn duplex_penalty_scales_with_the_load_on_the_reverse_path() {
+    // 0 -> 1, 2 -> 0, 2 -> 3 (e_x 0.5, e_d 0.8). Max-min: 2's up link is shared, 0.5 B
+    // each for 2 -> 0 and 2 -> 3; 0 -> 1 gets B. Reverse paths (where ACKs queue):
+    // 0 -> 1: 0's down link carries 0.5 B, u = 0.5, e = 1 - 0.2 * 0.5 = 0.9: 0.9 B;
+    // 2 -> 0: 0's up link carries B, u = 1, e = e_d: 0.4 B; 2 -> 3: nothing back, 0.5 B.
+    // 0 -> 1 ends at 1e6 / 0.9e8 s = 11.111 ms; 2 -> 0 has 1e6 - 0.4e8 / 90 B left,
+    // 2 -> 3 1e6 - 0.5e8 / 90. Now one-way, 0.5 B each: 2 -> 3 ends 8.889 ms later
+    // (20 ms); 2 -> 0 has 1e6 / 9 B left, alone at B: 1.111 ms more (21.111 ms).
+    let s = flows(4, &[(0, 1), (2, 0), (2, 3)]);
+    let o = run(&s, &params(4, Some((0.5, 0.8))), true).unwrap();
+    let near = |got: u64, ps: f64| got.abs_diff(ps.round() as u64 + L) <= 2;
+    assert!(near(end_of(&o, 0, 1), 1e12 / 90.0), "{}", end_of(&o, 0, 1));
+    assert!(near(end_of(&o, 2, 3), 20e9), "{}", end_of(&o, 2, 3));
+    assert!(
+        near(end_of(&o, 2, 0), 1e12 / 90.0 * 1.9),
+        "{}",
+        end_of(&o, 2, 0)
+    );
+}

@@ -87,7 +87,7 @@ class Hockney:
 class TcpEfficiency:
     """TCP's measured efficiency e(m) when traffic runs both ways (model ``tcpflow``):
     ``exchange`` e_x(m) while the reverse flow of the same pair of nodes is in flight,
-    ``duplex`` e_d(m) while an end node also carries traffic the other way with others."""
+    ``duplex`` e_d(m) when the flow's reverse path (where its ACKs go) is fully loaded."""
 
     sizes: tuple[int, ...]  # bytes, increasing
     exchange: tuple[float, ...]  # dimensionless, in (0, 1]

@@ -18,9 +18,11 @@
 //!   - e_x(m) (`exchange`) while the reverse flow b -> a is in flight: the
 //!     two directions of one pair of hosts, where each flow's ACKs queue
 //!     behind the other's data;
-//!   - e_d(m) (`duplex`) while a also receives, or b also sends, from or to
-//!     other nodes;
-//!   - 1 otherwise (one-way traffic, which TCP runs at the line rate).
+//!   - otherwise 1 - (1 - e_d(m))·u (`duplex`), u the utilisation (max-min
+//!     rate over capacity, at most 1) of the busier end of the flow's reverse
+//!     path, a's down link or b's up link, where its ACKs queue behind other
+//!     data: e_d(m) when a receives, or b sends, at its full link rate, 1 for
+//!     one-way traffic (which TCP runs at the line rate).
 //!
 //!   e is re-evaluated at every change, so a flow speeds up when its reverse
 //!   flow ends. Capacity a flow leaves unused through e < 1 is not handed to
@@ -97,6 +99,8 @@ pub struct TcpflowNet {
     route: Route,
     scratch: Vec<(u32, XferId, f64)>,
     rates: Vec<f64>,
+    /// Scratch: max-min rate per resource (zero between recomputations).
+    load: Vec<f64>,
     started_at: Option<Time>,
 }
 
@@ -116,6 +120,7 @@ impl TcpflowNet {
             route: Route::default(),
             scratch: Vec::new(),
             rates: Vec::new(),
+            load: Vec::new(),
             started_at: None,
         }
     }
@@ -125,8 +130,9 @@ impl TcpflowNet {
         self.seq += 1;
     }
 
-    /// The efficiency e of flow `id` in the network's present state.
-    fn efficiency(&self, id: u32) -> f64 {
+    /// The efficiency e of flow `id` in the network's present state; `load`: the max-min
+    /// rate carried by each resource (bytes/s, before efficiencies).
+    fn efficiency(&self, id: u32, load: &[f64]) -> f64 {
         let Some(eff) = &self.p.efficiency else {
             return 1.0;
         };
@@ -139,11 +145,13 @@ impl TcpflowNet {
         if back.iter().any(|&o| self.meta[o as usize].dst == m.src) {
             return eff.at(&eff.exchange, m.bytes);
         }
-        let receiving = !on[self.topo.node_down(m.src) as usize].is_empty();
-        if receiving || !back.is_empty() {
-            return eff.at(&eff.duplex, m.bytes);
-        }
-        1.0
+        // The reverse path's busiest end: a's down link, b's up link.
+        let u = [self.topo.node_down(m.src), self.topo.node_up(m.dst)]
+            .iter()
+            .map(|&r| load[r as usize] / self.topo.capacity(r, false))
+            .fold(0.0, f64::max)
+            .min(1.0);
+        1.0 - (1.0 - eff.at(&eff.duplex, m.bytes)) * u
     }
 
     fn recompute(&mut self, now: Time) -> Result<(), Overflow> {
@@ -170,9 +178,22 @@ impl TcpflowNet {
         });
         self.filler
             .allocate(items, |r| topo.capacity(r, false), &mut self.rates);
+        let mut load = std::mem::take(&mut self.load);
+        load.resize(self.topo.num_resources(), 0.0);
         for (k, &id) in work.iter().enumerate() {
-            self.rates[k] *= self.efficiency(id);
+            for &r in &self.fluid.flows[id as usize].route {
+                load[r as usize] += self.rates[k];
+            }
         }
+        for (k, &id) in work.iter().enumerate() {
+            self.rates[k] *= self.efficiency(id, &load);
+        }
+        for &id in &work {
+            for &r in &self.fluid.flows[id as usize].route {
+                load[r as usize] = 0.0;
+            }
+        }
+        self.load = load;
         self.fluid.work = work;
         let rates = std::mem::take(&mut self.rates);
         let applied = self.fluid.apply(now, &rates);
