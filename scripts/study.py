@@ -439,3 +439,64 @@ def many_to_one_rto_table(db: str, rto_min_s: float, outdir: str) -> list[dict[s
         )
     write_rows(os.path.join(outdir, "b-many-to-one-rto.csv"), rows)
     return rows
+
+
+def targets_table(outdirs: list[str]) -> str:
+    """One markdown table of the accuracy targets over study directories (docs/results):
+    per cluster and model, Alltoall A/B from 16 KiB within +-10% and beyond +-20%, random
+    makespans and messages within +-10% per degree, and many-to-one escalation frequencies
+    within 0.1 of the held-out repetitions."""
+    lines = [
+        "| cluster | model | Alltoall >= 16 KiB within 10% | beyond 20% | random d=1 / 2 / 3 "
+        "makespans within 10% | messages within 10% |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    m2o = []
+    for outdir in outdirs:
+        name = os.path.basename(outdir.rstrip("/")).split("-", 3)[-1]
+        a = [
+            r
+            for r in _read(os.path.join(outdir, "a-alltoall.csv"))
+            if int(r["size_bytes"]) >= 16384
+        ]
+        c = _read(os.path.join(outdir, "c-random.csv"))
+        models = sorted({r["model"] for r in c})
+        for mod in models:
+            cell_a = cell_b = "-"
+            if a and f"{mod}_A_err" in a[0]:
+                errs = [abs(float(r[f"{mod}_{k}_err"])) for r in a for k in ("A", "B")]
+                cell_a = f"{sum(e <= 0.1 for e in errs)}/{len(errs)}"
+                cell_b = f"{sum(e > 0.2 for e in errs)}/{len(errs)}"
+            by = {(r["degree"], r["scope"]): r for r in c if r["model"] == mod}
+
+            def frac(scope: str, by: dict = by) -> str:
+                degrees = sorted({k[0] for k in by}, key=int)
+                return " / ".join(
+                    f"{100 * float(by[(d, scope)]['fraction_within']):.0f}%" for d in degrees
+                )
+
+            lines.append(
+                f"| {name} | {mod} | {cell_a} | {cell_b} | {frac('makespans')} | "
+                f"{frac('messages')} |"
+            )
+        b = _read(os.path.join(outdir, "b-many-to-one.csv"))
+        if b:
+            ok = sum(
+                abs(float(r["measured_escalated_fraction"]) - float(r["fit_escalated_fraction"]))
+                <= 0.1
+                for r in b
+            )
+            m2o.append(f"{name}: {ok}/{len(b)}")
+    lines.append("")
+    if m2o:
+        lines.append(
+            "Many-to-one, (n, M) points whose escalated fraction is within 0.1 of the "
+            "held-out repetitions: " + "; ".join(m2o) + "."
+        )
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # python scripts/study.py DIR... : the targets table
+    import sys
+
+    print(targets_table(sys.argv[1:]))
