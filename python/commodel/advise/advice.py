@@ -107,20 +107,23 @@ def advise(
     collective: str,
     ranks: list[int],
     sizes: list[int],
-    model: str = "loggops",
+    model: str | None = None,
     root: int = 0,
     jobs: int | None = None,
 ) -> Advice:
     """Predict every algorithm with a generator at every (P, m), up to ``jobs`` at once
-    (:func:`commodel.parallel.map_ordered`); see the module text."""
+    (:func:`commodel.parallel.map_ordered`); see the module text. Without ``model``: the
+    platform's default (:func:`commodel.platform.default_model`)."""
     from ..errors import CollectiveError
     from ..parallel import map_ordered
-    from ..platform import Platform, load_platform
+    from ..platform import Platform, default_model, load_platform
     from ..prediction import predict
     from ..schedules import collective as generate
 
     check_collective(collective)
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
+    if model is None:
+        model = default_model(plat)
     if collective == "barrier":
         sizes = [0]
     if collective in ROOTED and not all(0 <= root < p for p in ranks):

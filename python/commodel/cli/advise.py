@@ -64,7 +64,11 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--sizes", type=sizes_arg, metavar="SIZES", help="message sizes (1KiB..4MiB)"
     )
-    parser.add_argument("--model", default="loggops", help="prediction model (loggops)")
+    parser.add_argument(
+        "--model",
+        help="prediction model (default: tcpflow on a calibrated platform, one with "
+        "tcp.efficiency; loggops otherwise)",
+    )
     parser.add_argument("--root", type=int, default=0, help="root of bcast, gather, scatter (0)")
     parser.add_argument("--plot", metavar="FILE", help="plot time against size per algorithm")
     parser.add_argument("--rules", metavar="FILE", help="write Open MPI's dynamic rules file")
