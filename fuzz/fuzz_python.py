@@ -294,6 +294,12 @@ yaml_values = st.recursive(
                     "hosts",
                     "racks",
                     "nic",
+                    "efficiency",
+                    "exchange",
+                    "duplex",
+                    "rto_rule",
+                    "buffer",
+                    "escalation",
                     "x",
                 ]
             ),
