@@ -256,11 +256,22 @@ def _ms(text: str) -> str:
     return "" if text in ("", None) else f"{1000 * float(text):.3g}"
 
 
+def alltoall_within(a: list[dict[str, str]], mod: str) -> tuple[int, int, int]:
+    """Model ``mod`` on Alltoall A and B from 16 KiB: (points within +-10%, beyond +-20%,
+    points)."""
+    errs = [
+        abs(float(r[f"{mod}_{k}_err"]))
+        for r in a
+        if int(r["size_bytes"]) >= 16384
+        for k in ("A", "B")
+    ]
+    return sum(e <= 0.10 for e in errs), sum(e > 0.20 for e in errs), len(errs)
+
+
 def alltoall_scores(a: list[dict[str, str]], models: list[str]) -> list[str]:
     """Per model, the targets of part (a): makespans from 16 KiB within +-10% and none beyond
     +-20%; the right pick where the measured ranges of A and B do not overlap; RTOs predicted
     (any in the run) against the runs in which the hosts counted timeouts."""
-    big = [r for r in a if int(r["size_bytes"]) >= 16384]
     apart = [
         r
         for r in a
@@ -274,9 +285,7 @@ def alltoall_scores(a: list[dict[str, str]], models: list[str]) -> list[str]:
         "|---|---:|---:|---:|---:|---:|",
     ]
     for mod in models:
-        errs = [abs(float(r[f"{mod}_{k}_err"])) for r in big for k in ("A", "B")]
-        within = sum(e <= 0.10 for e in errs)
-        beyond = sum(e > 0.20 for e in errs)
+        within, beyond, points = alltoall_within(a, mod)
         right = sum(r[f"{mod}_pick"] == r["measured_pick"] for r in apart)
         pred = [r.get(f"{mod}_{k}_rto") not in ("", "0", None) for r, k in runs]
         seen = [int(r[f"tcp_timeouts_{k}"]) > 0 for r, k in runs]
@@ -284,7 +293,7 @@ def alltoall_scores(a: list[dict[str, str]], models: list[str]) -> list[str]:
         prec = f"{tp}/{sum(pred)}" if sum(pred) else "- (none predicted)"
         rec = f"{tp}/{sum(seen)}" if sum(seen) else "- (none counted)"
         out.append(
-            f"| {mod} | {within}/{len(errs)} | {beyond}/{len(errs)} | "
+            f"| {mod} | {within}/{points} | {beyond}/{points} | "
             f"{right}/{len(apart)} | {prec} | {rec} |"
         )
     return out + [""]
@@ -464,9 +473,8 @@ def targets_table(outdirs: list[str]) -> str:
         for mod in models:
             cell_a = cell_b = "-"
             if a and f"{mod}_A_err" in a[0]:
-                errs = [abs(float(r[f"{mod}_{k}_err"])) for r in a for k in ("A", "B")]
-                cell_a = f"{sum(e <= 0.1 for e in errs)}/{len(errs)}"
-                cell_b = f"{sum(e > 0.2 for e in errs)}/{len(errs)}"
+                within, beyond, points = alltoall_within(a, mod)
+                cell_a, cell_b = f"{within}/{points}", f"{beyond}/{points}"
             by = {(r["degree"], r["scope"]): r for r in c if r["model"] == mod}
 
             def frac(scope: str, by: dict = by) -> str:

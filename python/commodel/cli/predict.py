@@ -158,21 +158,21 @@ def check_options(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..platform import load_platform, model_spec
+    from ..platform import default_model, load_platform, model_spec
     from ..prediction import predict
     from ..report.summary import prediction_summary
     from ..schedules import read_goal
 
     check_options(args)
+    platform = None  # read once, when first needed (its warnings are printed once)
     if args.model is None:
-        from ..platform import default_model
-
-        args.model = default_model(load_platform(args.platform))
+        platform = load_platform(args.platform)
+        args.model = default_model(platform)
     record = (args.json and not args.no_messages) or bool(args.gantt) or bool(args.parquet)
     if args.model == "all":  # report/model_comparison.py
         from ..report.model_comparison import compare_models, comparison_dict, comparison_table
 
-        platform = load_platform(args.platform)
+        platform = platform or load_platform(args.platform)
         runs = compare_models(
             read_goal(args.schedule), platform, record_messages=record, jobs=args.jobs
         )
@@ -193,7 +193,7 @@ def run(args: argparse.Namespace) -> int:
 
         samples = predict_samples(
             read_goal(args.schedule),
-            load_platform(args.platform),
+            platform or load_platform(args.platform),
             args.model,
             args.samples,
             args.seed or 0,
@@ -202,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     # an unknown model or a platform that lacks the model's section fails first
     model_spec(args.model)
-    platform = load_platform(args.platform)
+    platform = platform or load_platform(args.platform)
     platform.engine_params(args.model)
     schedule = read_goal(args.schedule)
     prediction = predict(schedule, platform, model=args.model, record_messages=record)

@@ -25,7 +25,7 @@
 //!     one-way traffic (which TCP runs at the line rate).
 //!
 //!   e is re-evaluated at every change, so a flow speeds up when its reverse
-//!   flow ends. Capacity a flow leaves unused through e < 1 is not handed to
+//!   flow ends or its reverse path empties. Capacity a flow leaves unused through e < 1 is not handed to
 //!   others (TCP loses it to queueing and recovery). Without an efficiency
 //!   table e = 1 throughout. The tables are interpolated linearly in m
 //!   between measured sizes and held constant beyond them.
@@ -154,6 +154,26 @@ impl TcpflowNet {
         1.0 - (1.0 - eff.at(&eff.duplex, m.bytes)) * u
     }
 
+    /// Scale the max-min rates of `work` (in `self.rates`) by each flow's efficiency.
+    fn apply_efficiency(&mut self, work: &[u32]) {
+        let mut load = std::mem::take(&mut self.load);
+        load.resize(self.topo.num_resources(), 0.0);
+        for (k, &id) in work.iter().enumerate() {
+            for &r in &self.fluid.flows[id as usize].route {
+                load[r as usize] += self.rates[k];
+            }
+        }
+        for (k, &id) in work.iter().enumerate() {
+            self.rates[k] *= self.efficiency(id, &load);
+        }
+        for &id in work {
+            for &r in &self.fluid.flows[id as usize].route {
+                load[r as usize] = 0.0;
+            }
+        }
+        self.load = load;
+    }
+
     fn recompute(&mut self, now: Time) -> Result<(), Overflow> {
         self.fluid.collect(Scope::ComponentBidir, &self.topo);
         self.fluid.settle(now);
@@ -178,22 +198,9 @@ impl TcpflowNet {
         });
         self.filler
             .allocate(items, |r| topo.capacity(r, false), &mut self.rates);
-        let mut load = std::mem::take(&mut self.load);
-        load.resize(self.topo.num_resources(), 0.0);
-        for (k, &id) in work.iter().enumerate() {
-            for &r in &self.fluid.flows[id as usize].route {
-                load[r as usize] += self.rates[k];
-            }
+        if self.p.efficiency.is_some() {
+            self.apply_efficiency(&work);
         }
-        for (k, &id) in work.iter().enumerate() {
-            self.rates[k] *= self.efficiency(id, &load);
-        }
-        for &id in &work {
-            for &r in &self.fluid.flows[id as usize].route {
-                load[r as usize] = 0.0;
-            }
-        }
-        self.load = load;
         self.fluid.work = work;
         let rates = std::mem::take(&mut self.rates);
         let applied = self.fluid.apply(now, &rates);
