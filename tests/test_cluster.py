@@ -159,7 +159,7 @@ def test_rates_accept_tc_and_commodel_units():
 
 
 def test_plan_names_and_addresses_obey_the_safety_rules():
-    for name in ("two-rack-8", "two-rack-16", "tree-8"):
+    for name in ("two-rack-8", "two-rack-16", "tree-8", "two-rack-8-serial"):
         spec = load_spec(CLUSTERS / f"{name}.yaml")
         plan = make_plan(spec, "a" * 16)  # the longest cluster id
         for ns in plan.namespaces:
@@ -220,6 +220,8 @@ def test_serialize_plan_runs_every_port_at_its_nominal_rate(tmp_path):
     spec = load_spec(_serialize_spec(tmp_path))
     assert spec.shaping == "serialize"
     assert load_spec(CLUSTERS / "two-rack-8.yaml").shaping == "tbf"  # the default
+    serial = load_spec(CLUSTERS / "two-rack-8-serial.yaml")  # the small-message example
+    assert (serial.shaping, serial.nic_rate_bit_s) == ("serialize", 25_000_000)
     plan = make_plan(spec, "t")
     by_direction = {s.direction: s for s in plan.shapers}
     # no headroom: a serializing port never loses tokens, so equal rates in a row are fine
