@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from commodel.measure.collective import forced_algorithm, sweep_algorithms
+from commodel.measure.collective import forced_algorithm, sweep_algorithms, sweep_commands
 from mpirun import commodel, connect_when_released, env, kill_group, needs_mpi, start
 
 
@@ -61,6 +61,23 @@ def test_sweep_skips_two_proc_off_two_ranks():
     assert sweep_algorithms("alltoall", 4) == [0, 1, 2, 3, 4]
     assert sweep_algorithms("alltoall", 2) == [0, 1, 2, 3, 4, 5]
     assert sweep_algorithms("bcast", 4) == list(range(10))
+
+
+def test_forced_runs_segment_as_the_generators_and_rules_files_do():
+    # a forced algorithm is unsegmented unless coll_tuned_<coll>_algorithm_segmentsize says
+    # otherwise; bcast pipeline and gather linear_sync are predicted (and written into rules
+    # files) with 8 KiB and 1 KiB segments, so their forced runs must use the same
+    def mca(collective, alg):
+        (cmd,) = [argv for a, argv in sweep_commands(collective, 4, [], ["mpirun"]) if a == alg]
+        return {cmd[i + 1]: cmd[i + 2] for i, word in enumerate(cmd) if word == "--mca"}
+
+    assert mca("bcast", 3)["coll_tuned_bcast_algorithm_segmentsize"] == "8192"
+    assert mca("gather", 3)["coll_tuned_gather_algorithm_segmentsize"] == "1024"
+    assert mca("bcast", 2) == {
+        "coll_tuned_use_dynamic_rules": "1",
+        "coll_tuned_bcast_algorithm": "2",
+    }
+    assert mca("bcast", 0) == {}
 
 
 def run_env(extra: dict[str, str], n: int, *args: str):

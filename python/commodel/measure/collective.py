@@ -342,6 +342,20 @@ def sweep_algorithms(collective: str, ranks: int) -> list[int]:
     return [0] + [n for n, a, _g in ALGORITHMS[collective] if a != "two_proc" or ranks == 2]
 
 
+def forced_segment_args(collective: str, algorithm: int) -> list[str]:
+    """The ``--mca`` settings that make a forced run segment as our generator (and the rules
+    file ``advise`` writes) does: a forced algorithm takes its segment size from
+    ``coll_tuned_<coll>_algorithm_segmentsize``, 0 (unsegmented) by default, where a rule
+    gives it in its segsize column (``advise.advice.SEGSIZE``: bcast pipeline 8 KiB, gather
+    linear_sync 1 KiB). Fan-outs need nothing: the forced defaults are the generators'."""
+    from ..advise.advice import SEGSIZE
+
+    seg = SEGSIZE.get((collective, algorithm))
+    if not seg:
+        return []
+    return ["--mca", f"coll_tuned_{collective}_algorithm_segmentsize", str(seg)]
+
+
 def sweep_commands(
     collective: str,
     ranks: int,
@@ -366,6 +380,7 @@ def sweep_commands(
                 f"coll_tuned_{collective}_algorithm",
                 str(alg),
             ]
+            argv += forced_segment_args(collective, alg)
         argv += [python or sys.executable, "-m", "commodel", "measure", "collective"]
         argv += ["--collective", collective] + list(measure_args)
         out.append((alg, argv))
