@@ -245,3 +245,13 @@ def test_advise_gather_split_from_m1_and_forced(tmp_path):
     assert (forced.points[0].split.k, forced.points[0].split.m1) == (5, None)
     with pytest.raises(CommodelError, match="only gather splits"):
         advise(plat, "bcast", [4], [1024], splits=2)
+
+
+def test_measure_collective_splits_only_gather():
+    from commodel.errors import CommodelError
+    from commodel.measure.collective import validate_options
+
+    assert validate_options({"collective": "gather", "splits": 3}, environ={})["splits"] == 3
+    assert "splits" not in validate_options({"collective": "gather", "splits": 1}, environ={})
+    with pytest.raises(CommodelError, match="only gather splits"):
+        validate_options({"collective": "bcast", "splits": 2}, environ={})

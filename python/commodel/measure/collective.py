@@ -349,6 +349,7 @@ def procedure(opts: dict[str, Any]):
             "collective": coll,
             "algorithm": alg,
             "algorithm_name": label,
+            "splits": int(opts.get("splits", 1)),
             "ranks": ctx.size,
             "results": results,
         }
@@ -579,4 +580,6 @@ def format_result(result: dict[str, Any]) -> str:
         f"campaign {result['campaign']}: {result['collective']} on {result['ranks']} ranks, "
         f"algorithm {result['algorithm']} ({result['algorithm_name']})"
     )
+    if result.get("splits", 1) > 1:
+        head += f", as {result['splits']} sub-gathers of M/{result['splits']}"
     return head + "\n" + format_table(["size", "reps", "mean", "min", ""], rows)
