@@ -255,3 +255,16 @@ def test_measure_collective_splits_only_gather():
     assert "splits" not in validate_options({"collective": "gather", "splits": 1}, environ={})
     with pytest.raises(CommodelError, match="only gather splits"):
         validate_options({"collective": "bcast", "splits": 2}, environ={})
+
+
+def test_cluster_mpirun_reads_our_options_as_mpirun_arguments():
+    """The argv --verify builds with the prefix 'commodel cluster mpirun --': cluster
+    mpirun's own parser passes -n and --mca to mpirun and runs what follows the --."""
+    from commodel.cli.cluster import MPIRUN_USAGE, _mpirun_parser, _options_and_command
+
+    mca = [("coll_tuned_use_dynamic_rules", "1"), ("coll_tuned_gather_algorithm", "2")]
+    argv = launch_argv(["commodel", "cluster", "mpirun", "--"], 16, mca) + ["python3", "-V"]
+    ns, cmd = _options_and_command(_mpirun_parser(), argv[3:], MPIRUN_USAGE, keep_extra=True)
+    assert ns.extra == ["-n", "16", "--mca", "coll_tuned_use_dynamic_rules", "1",
+                        "--mca", "coll_tuned_gather_algorithm", "2"]  # fmt: skip
+    assert cmd == ["python3", "-V"]
