@@ -11,6 +11,14 @@ without a generator, or one whose generator refuses (P, m) (e.g. ``rabenseifner`
 rule, and a message rule wherever the chosen algorithm changes, starting at the rule
 message size (:func:`~commodel.advise.rules.rule_message_size`) of the first size where the
 new algorithm wins; the first rule is at 0.
+
+Gather also gets Lastovetsky and O'Flynn's split (section 7) where the platform predicts
+many-to-one escalations: a platform with a ``many_to_one`` section (``commodel calibrate``
+writes it from 3 nodes on) gives M1(P), the smallest size from which escalations are seen;
+from M1 on, a gather of M bytes per rank becomes k = ceil(M / M1) linear sub-gathers of
+M/k bytes (:func:`commodel.lmo.gather_split`), predicted with the ``gather-split``
+generator like the plain algorithms (:class:`Split`). It is no Open MPI algorithm, so no
+rules file can name it: the application calls MPI_Gather k times.
 """
 
 from __future__ import annotations
@@ -51,10 +59,22 @@ class Candidate:
 
 
 @dataclass
+class Split:
+    """A gather as ``k`` linear sub-gathers (escalations from ``m1`` bytes, M1(P); None
+    where the user chose k)."""
+
+    k: int
+    m1: float | None
+    time_s: float | None = None
+    note: str = ""
+
+
+@dataclass
 class Point:
     ranks: int
     size: int
     candidates: list[Candidate] = field(default_factory=list)
+    split: Split | None = None
 
     def ranked(self) -> list[Candidate]:
         return sorted(
@@ -110,10 +130,12 @@ def advise(
     model: str | None = None,
     root: int = 0,
     jobs: int | None = None,
+    splits: int | None = None,
 ) -> Advice:
     """Predict every algorithm with a generator at every (P, m), up to ``jobs`` at once
     (:func:`commodel.parallel.map_ordered`); see the module text. Without ``model``: the
-    platform's default (:func:`commodel.platform.default_model`)."""
+    platform's default (:func:`commodel.platform.default_model`). ``splits`` (gather):
+    predict the split into that many sub-gathers at every size, whatever M1 says."""
     from ..errors import CollectiveError
     from ..parallel import map_ordered
     from ..platform import Platform, default_model, load_platform
@@ -121,6 +143,8 @@ def advise(
     from ..schedules import collective as generate
 
     check_collective(collective)
+    if splits is not None and (collective != "gather" or splits < 1):
+        raise CommodelError(f"--splits {splits}: only gather splits, into K >= 2 sub-gathers")
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
     if model is None:
         model = default_model(plat)
@@ -132,11 +156,12 @@ def advise(
             f"({', '.join(map(str, ranks))})"
         )
 
-    def predict_candidate(item: tuple[int, int, int, str]) -> tuple[float | None, str]:
+    def predict_candidate(item: tuple[int, int, int, str, int]) -> tuple[float | None, str]:
         """(time, "") of one algorithm at (P, m), or (None, why the generator refused)."""
-        p, m, number, gen = item
+        p, m, number, gen, k = item
         try:
-            sched = generate(gen, p, m, root=root, segment=SEGSIZE.get((collective, number)))
+            seg = SEGSIZE.get((collective, number))
+            sched = generate(gen, p, m, root=root, segment=seg, splits=k)
         except CollectiveError as exc:
             return None, _first_line(exc)
         return predict(sched, plat, model=model, record_messages=False).makespan_s, ""
@@ -150,12 +175,35 @@ def advise(
             if gen is None:
                 cand.note = "no generator"
             else:
-                todo.append((cand, (point.ranks, point.size, number, gen)))
+                todo.append((cand, (point.ranks, point.size, number, gen, 2)))
+        if collective == "gather":
+            if splits is not None and splits > 1:
+                point.split = Split(splits, None)
+            else:
+                point.split = split_of(plat, point.ranks, point.size)
+            if point.split is not None:
+                item = (point.ranks, point.size, 0, "gather-split", point.split.k)
+                todo.append((point.split, item))
     outcomes = map_ordered(predict_candidate, [item for _, item in todo], jobs)
     for (cand, _), (time_s, note) in zip(todo, outcomes):
         cand.time_s, cand.note = time_s, note
     name = getattr(plat, "name", None) or str(platform)
     return Advice(collective, str(name), model, points)
+
+
+def split_of(plat: Any, ranks: int, size: int) -> Split | None:
+    """The gather split at (P, M) where the platform's ``many_to_one`` section predicts
+    escalations (M >= M1(P), P >= 3); None otherwise."""
+    from ..lmo.closed_forms import _interpolate, gather_split
+
+    m2o = getattr(plat, "sections", {}).get("many_to_one")
+    if not m2o or ranks < 3:
+        return None
+    m1 = _interpolate(m2o.get("n", []), m2o.get("M1", []), ranks)
+    if m1 is None or m1 <= 0 or size < m1:
+        return None
+    k = gather_split(size, int(m1))
+    return Split(k, m1) if k > 1 else None
 
 
 def _first_line(exc: BaseException) -> str:

@@ -16,11 +16,20 @@ examples:
   commodel advise --platform platform.yaml --collective alltoall --ranks 8,16 --sizes 1KiB..1MiB
   commodel advise --platform nomura2007 --collective bcast --plot bcast.png --rules rules.txt
   commodel advise --check-rules rules.txt
+  commodel advise --platform platform.yaml --collective alltoall --ranks 8 --sizes 1KiB..1MiB \\
+      --verify verify.duckdb --mpirun "commodel cluster mpirun --" --plot verify.png
 
 --sizes is a comma-separated list or LO..HI (powers of two from LO to HI); sizes are per
 rank as `commodel schedule --list` counts them. The rules file is Open MPI 4.1.4's classic
 coll/tuned dynamic rules format (docs/advise.md); Open MPI ignores a malformed one without a
 word, so --check-rules validates it (exit 2 on a file Open MPI would ignore or fail on).
+
+--verify DB writes the rules file (--rules FILE, or DB's name with .rules.txt), then starts
+one mpirun per run and P (--mpirun prefix; `-n P` and the --mca options go before a
+trailing `--`): Open MPI's default decision, our rules file, every forced algorithm (and,
+for gather, the split gathers), each a campaign in DB; rerun the same command to resume.
+It prints the speedup t_default / t_ours with its 95% Fieller interval and the targets
+(docs/advise.md), and writes a CSV (DB's name with .verify.csv).
 """
 
 
@@ -70,12 +79,39 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "tcp.efficiency; loggops otherwise)",
     )
     parser.add_argument("--root", type=int, default=0, help="root of bcast, gather, scatter (0)")
+    parser.add_argument(
+        "--splits",
+        type=positive_int,
+        metavar="K",
+        help="gather: consider the split into K linear sub-gathers at every size (default: "
+        "k = ceil(M / M1) where the platform's many_to_one section predicts escalations)",
+    )
     parser.add_argument("--plot", metavar="FILE", help="plot time against size per algorithm")
     parser.add_argument("--rules", metavar="FILE", help="write Open MPI's dynamic rules file")
     parser.add_argument("-o", "--output", metavar="FILE", help="write the table to FILE")
     parser.add_argument(
         "--check-rules", metavar="FILE", help="only check a rules file as Open MPI 4.1.4 reads it"
     )
+    parser.add_argument(
+        "--verify",
+        metavar="DB",
+        help="measure default, our rules and every forced algorithm on the real MPI "
+        "(DuckDB file; resumable)",
+    )
+    parser.add_argument(
+        "--mpirun",
+        default="mpirun",
+        metavar="CMD",
+        help="with --verify: the launcher and its options, one string (mpirun; on the "
+        "emulated cluster 'commodel cluster mpirun --')",
+    )
+    parser.add_argument(
+        "--min-reps", type=positive_int, help="with --verify: repetitions before the CI test (5)"
+    )
+    parser.add_argument(
+        "--max-reps", type=positive_int, help="with --verify: repetition cap per size (100)"
+    )
+    parser.add_argument("--quiet", action="store_true", help="with --verify: no progress bars")
     add_jobs_option(parser)
     parser.set_defaults(func=run, _parser=parser)
     return parser
@@ -88,8 +124,7 @@ def run(args: argparse.Namespace) -> int:
     missing = [flag for flag, value in given if not value]
     if missing:
         raise CommodelError(f"advise: {' and '.join(missing)} required (or --check-rules FILE)")
-    from ..advise.advice import advise, check_collective, mpirun_line, rules_from_advice
-    from ..advise.rules import parse_rules, write_rules
+    from ..advise.advice import advise, check_collective, mpirun_line
     from ..platform import load_platform
 
     check_collective(args.collective)
@@ -97,8 +132,17 @@ def run(args: argparse.Namespace) -> int:
     ranks = args.ranks or [plat.nodes * plat.ranks_per_node]
     sizes = args.sizes or sizes_arg("1KiB..4MiB")
     adv = advise(
-        plat, args.collective, ranks, sizes, model=args.model, root=args.root, jobs=args.jobs
+        plat,
+        args.collective,
+        ranks,
+        sizes,
+        model=args.model,
+        root=args.root,
+        jobs=args.jobs,
+        splits=args.splits,
     )
+    if args.verify:
+        return run_verify(args, adv)
     write_output(format_advice(adv) + "\n", args.output)
     if args.plot:
         from ..report.advise_plot import plot_advice
@@ -106,15 +150,69 @@ def run(args: argparse.Namespace) -> int:
         plot_advice(adv, args.plot)
         print(f"plot: {args.plot}")
     if args.rules:
-        tables = rules_from_advice([adv])
-        if not tables:
-            raise CommodelError("advise: no algorithm could be predicted, no rules to write")
-        text = write_rules(tables, args.rules)
-        bad = [p for p in parse_rules(text.encode()).problems if p.kind == "error"]
-        if bad:  # our writer and our reader disagree: a bug
-            raise CommodelError(f"internal: the rules written to {args.rules} fail: {bad[0]}")
+        write_advice_rules(adv, args.rules)
         print(f"rules: {args.rules}")
         print(mpirun_line(os.path.abspath(args.rules)))
+    return 0
+
+
+def write_advice_rules(adv, path: str, check_unchanged_in: str | None = None) -> str:
+    """The rules of ``adv`` written to ``path`` (checked with our reader of 4.1.4's format);
+    with ``check_unchanged_in`` (a --verify database), refuse to change a rules file whose
+    campaigns are in it."""
+    from ..advise.advice import rules_from_advice
+    from ..advise.rules import format_rules, parse_rules, write_rules
+
+    tables = rules_from_advice([adv])
+    if not tables:
+        raise CommodelError("advise: no algorithm could be predicted, no rules to write")
+    text = format_rules(tables)
+    bad = [p for p in parse_rules(text.encode()).problems if p.kind == "error"]
+    if bad:  # our writer and our reader disagree: a bug
+        raise CommodelError(f"internal: the rules for {path} fail our reader: {bad[0]}")
+    if check_unchanged_in:
+        from ..advise.measured import check_rules_unchanged
+
+        check_rules_unchanged(check_unchanged_in, path, text)
+    return write_rules(tables, path)
+
+
+def run_verify(args: argparse.Namespace, adv) -> int:
+    import shlex
+
+    from ..advise import measured
+
+    if adv.collective == "barrier":
+        raise CommodelError("--verify: barrier has no message sizes to verify rules over")
+    mpirun = shlex.split(args.mpirun)
+    if not mpirun:
+        raise CommodelError("--mpirun: empty launcher")
+    path = measured.rules_path(args.verify, args.rules)
+    write_advice_rules(adv, path, check_unchanged_in=args.verify)
+    print(format_advice(adv))
+    print(f"rules: {path}")
+    points, split_times, failed = measured.verify(
+        adv, args.verify, path, mpirun, root=args.root, min_reps=args.min_reps,
+        max_reps=args.max_reps, quiet=args.quiet,
+    )  # fmt: skip
+    if points:
+        report = measured.format_verified(adv.collective, points, adv, split_times)
+        write_output(report + "\n", args.output)
+        csv_path = os.path.splitext(args.verify)[0] + ".verify.csv"
+        measured.write_csv(csv_path, measured.csv_rows(adv.collective, points, adv, split_times))
+        print(f"table: {csv_path}")
+        if args.plot:
+            from ..report.advise_plot import plot_verified
+
+            plot_verified(adv.collective, points, args.plot)
+            print(f"plot: {args.plot}")
+    if failed:
+        raise CommodelError(
+            f"--verify: runs failed: {'; '.join(failed)[:600]}; rerun the same command to "
+            "resume them"
+        )
+    if not points:
+        raise CommodelError("--verify: nothing measured to compare")
     return 0
 
 
@@ -158,6 +256,29 @@ def format_advice(adv) -> str:
                 notes.setdefault((c.number, c.name), f"P={pt.ranks} {c.note}")
     for (n, a), note in sorted(notes.items()):
         lines.append(f"not predicted where the generator refuses, e.g. {n} {a}: {note}")
+    splits = [pt for pt in adv.points if pt.split is not None]
+    if splits:
+        rows = []
+        for pt in splits:
+            sp, best = pt.split, pt.best
+            rows.append(
+                [
+                    pt.ranks,
+                    format_size(pt.size),
+                    format_size(int(sp.m1)) if sp.m1 is not None else "-",
+                    sp.k,
+                    format_duration(sp.time_s) if sp.time_s is not None else sp.note or "-",
+                    f"{best.time_s / sp.time_s:.2f}" if best and sp.time_s else "-",
+                ]
+            )
+        lines += [
+            "",
+            "gather split (Lastovetsky): k linear sub-gathers of M/k bytes, k = ceil(M / M1) "
+            "where the platform's\nmany_to_one section predicts escalations (M >= M1(P)), or "
+            "--splits K; no Open MPI algorithm,\nso not in the rules file: call MPI_Gather k "
+            "times",
+            format_table(["P", "size", "M1", "k", "time", "best/split"], rows, align="rrrrrr"),
+        ]
     return "\n".join(lines)
 
 

@@ -235,6 +235,13 @@ def _collective_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--root", type=int, help="root of bcast, gather, scatter (0)")
     p.add_argument("--min-reps", type=int, help="repetitions before the CI test (5)")
     p.add_argument("--max-reps", type=int, help="repetition cap per size (100)")
+    p.add_argument(
+        "--splits",
+        type=int,
+        metavar="K",
+        help="gather only: time K MPI_Gather calls of M/K bytes one after another "
+        "(the gather-split schedule) instead of one of M (1)",
+    )
 
 
 def _resume(args: argparse.Namespace) -> tuple[bool, int | None]:
@@ -428,6 +435,7 @@ def _collective_given(args: argparse.Namespace) -> dict[str, Any]:
         "root": args.root,
         "min_reps": args.min_reps,
         "max_reps": args.max_reps,
+        "splits": args.splits,
     }
 
 

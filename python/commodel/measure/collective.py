@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from ..advise.rules import ALGORITHMS, rule_message_size
@@ -159,6 +160,11 @@ def validate_options(
     out["sizes"] = sizes
     if int(out["max_reps"]) < int(out["min_reps"]):
         raise CommodelError(f"--max-reps must be >= {out['min_reps']}, got {out['max_reps']}")
+    splits = int(out.pop("splits", 1) or 1)
+    if splits < 1 or (splits > 1 and out["collective"] != "gather"):
+        raise CommodelError(f"--splits {splits}: only gather splits, into K >= 1 sub-gathers")
+    if splits > 1:  # recorded only when split, so that plain campaigns keep their options
+        out["splits"] = splits
     forced = forced_algorithm(out["collective"], environ)
     out["algorithm"] = forced["algorithm"]
     out["rules_file"] = forced["rules_file"]
@@ -183,6 +189,13 @@ def _prepare(ctx: Context, p: dict) -> dict:
         ctx.cache["collective_comm"] = ctx.comm.Dup()
     p["comm"] = ctx.cache["collective_comm"]
     return p
+
+
+def split_sizes(m: int, k: int) -> list[int]:
+    """The sizes of k sub-gathers of m bytes: m // k each, the remainder added to the last
+    (as the ``gather-split`` generator cuts)."""
+    base = m // k
+    return [base] * (k - 1) + [m - base * (k - 1)]
 
 
 def _call(MPI: Any, comm: Any, coll: str, m: int, root: int, sbuf: Any, rbuf: Any) -> None:
@@ -213,11 +226,21 @@ def _k_environment(ctx: Context, p: dict) -> dict:
 def _k_run(ctx: Context, p: dict) -> list[float]:
     MPI, comm = ctx.MPI, p["comm"]
     coll, m, root = p["collective"], int(p["size"]), int(p["root"])
+    parts = split_sizes(m, int(p.get("splits", 1)))
+    n = comm.Get_size()
+    sbuf, rbuf = memoryview(p["sbuf"]), memoryview(p["rbuf"])
+    # sub-gather j: bytes offset .. offset + m_j of each rank, into its own part of rbuf
+    views = []
+    offset = 0
+    for part in parts:
+        views.append((part, sbuf[offset:], rbuf[offset * n :]))
+        offset += part
     out = []
     for _ in range(int(p["reps"])):
         sync_start(comm)
         t0 = MPI.Wtime()
-        _call(MPI, comm, coll, m, root, p["sbuf"], p["rbuf"])
+        for part, sview, rview in views:
+            _call(MPI, comm, coll, part, root, sview, rview)
         out.append(MPI.Wtime() - t0)
     return out
 
@@ -295,6 +318,7 @@ def procedure(opts: dict[str, Any]):
                             "size": m,
                             "root": opts["root"],
                             "reps": reps,
+                            "splits": opts.get("splits", 1),
                         },
                         rows=rows,
                         replay=lambda stored: [[r["value_s"] for r in stored]],
@@ -325,6 +349,7 @@ def procedure(opts: dict[str, Any]):
             "collective": coll,
             "algorithm": alg,
             "algorithm_name": label,
+            "splits": int(opts.get("splits", 1)),
             "ranks": ctx.size,
             "results": results,
         }
@@ -342,9 +367,39 @@ def sweep_algorithms(collective: str, ranks: int) -> list[int]:
     return [0] + [n for n, a, _g in ALGORITHMS[collective] if a != "two_proc" or ranks == 2]
 
 
-def forced_segment_args(collective: str, algorithm: int) -> list[str]:
-    """The ``--mca`` settings that make a forced run segment as our generator (and the rules
-    file ``advise`` writes) does: a forced algorithm takes its segment size from
+def launch_argv(mpirun: list[str] | None, ranks: int, mca: list[tuple[str, str]]) -> list[str]:
+    """The launcher, ``-n P`` and the ``--mca`` options, ready for the command. A prefix that
+    ends with ``--`` (``commodel cluster mpirun --``) gets the options before the ``--``."""
+    prefix = list(mpirun or ["mpirun"])
+    tail = []
+    if prefix and prefix[-1] == "--":
+        prefix, tail = prefix[:-1], ["--"]
+    opts = ["-n", str(ranks)]
+    for key, value in mca:
+        opts += ["--mca", key, value]
+    return prefix + opts + tail
+
+
+def run_mca(collective: str, algorithm: int, rules_file: str | None = None) -> dict[str, str]:
+    """The MCA parameters of a run (as ``OMPI_MCA_`` variables): none for Open MPI's default
+    decision, dynamic rules with the algorithm forced, or dynamic rules with a rules file."""
+    if rules_file:
+        return {
+            "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+            "OMPI_MCA_coll_tuned_dynamic_rules_filename": rules_file,
+        }
+    if algorithm:
+        return {
+            "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
+            f"OMPI_MCA_coll_tuned_{collective}_algorithm": str(algorithm),
+            **forced_segment_mca(collective, algorithm),
+        }
+    return {}
+
+
+def forced_segment_mca(collective: str, algorithm: int) -> dict[str, str]:
+    """The segment size that makes a forced run segment as our generator (and the rules file
+    ``advise`` writes) does: a forced algorithm takes it from
     ``coll_tuned_<coll>_algorithm_segmentsize``, 0 (unsegmented) by default, where a rule
     gives it in its segsize column (``advise.advice.SEGSIZE``: bcast pipeline 8 KiB, gather
     linear_sync 1 KiB). Fan-outs need nothing: the forced defaults are the generators'."""
@@ -352,8 +407,8 @@ def forced_segment_args(collective: str, algorithm: int) -> list[str]:
 
     seg = SEGSIZE.get((collective, algorithm))
     if not seg:
-        return []
-    return ["--mca", f"coll_tuned_{collective}_algorithm_segmentsize", str(seg)]
+        return {}
+    return {f"OMPI_MCA_coll_tuned_{collective}_algorithm_segmentsize": str(seg)}
 
 
 def sweep_commands(
@@ -365,33 +420,122 @@ def sweep_commands(
     algorithms: list[int] | None = None,
 ) -> list[tuple[int, list[str]]]:
     """The mpirun command lines that measure every algorithm: ``[(algorithm, argv)]``."""
+    chosen = algorithms if algorithms is not None else sweep_algorithms(collective, ranks)
+    return [
+        (alg, _command(collective, ranks, run_mca(collective, alg), measure_args, mpirun, python))
+        for alg in chosen
+    ]
+
+
+def _command(
+    collective: str,
+    ranks: int,
+    forced: dict[str, str],
+    measure_args: list[str],
+    mpirun: list[str] | None,
+    python: str | None,
+) -> list[str]:
     import sys
 
-    out = []
-    chosen = algorithms if algorithms is not None else sweep_algorithms(collective, ranks)
-    for alg in chosen:
-        argv = list(mpirun or ["mpirun"]) + ["-n", str(ranks)]
-        if alg:
-            argv += [
-                "--mca",
-                "coll_tuned_use_dynamic_rules",
-                "1",
-                "--mca",
-                f"coll_tuned_{collective}_algorithm",
-                str(alg),
-            ]
-            argv += forced_segment_args(collective, alg)
-        argv += [python or sys.executable, "-m", "commodel", "measure", "collective"]
-        argv += ["--collective", collective] + list(measure_args)
-        out.append((alg, argv))
-    return out
+    mca = [(k.removeprefix("OMPI_MCA_"), v) for k, v in forced.items()]
+    argv = launch_argv(mpirun, ranks, mca)
+    argv += [python or sys.executable, "-m", "commodel", "measure", "collective"]
+    return argv + ["--collective", collective] + list(measure_args)
 
 
 def _measure_args(db_path: str, opts: dict[str, Any], quiet: bool) -> list[str]:
     out = ["--db", db_path, "--sizes", ",".join(str(m) for m in opts["sizes"])]
-    for key in ("root", "min_reps", "max_reps"):
-        out += ["--" + key.replace("_", "-"), str(opts[key])]
+    for key in ("root", "min_reps", "max_reps", "splits"):
+        if key in opts:
+            out += ["--" + key.replace("_", "-"), str(opts[key])]
     return out + (["--quiet"] if quiet else [])
+
+
+@dataclass(frozen=True)
+class SweepRun:
+    """One mpirun of a sweep: ``key`` names it in the results (an algorithm number, 0 the
+    default decision, or a word such as ``"rules"``); ``algorithm``/``rules_file`` its
+    forcing; ``given`` options that differ from the sweep's (e.g. ``splits``, ``sizes``)."""
+
+    key: int | str
+    algorithm: int = 0
+    rules_file: str | None = None
+    given: tuple[tuple[str, Any], ...] = ()
+
+
+def sweep_campaigns(
+    db_path: str,
+    given: dict[str, Any],
+    ranks: int,
+    mpirun: list[str],
+    runs: list[SweepRun],
+    quiet: bool = False,
+    python: str | None = None,
+) -> tuple[dict[int | str, int], list[str]]:
+    """Run ``runs`` one after the other, one mpirun each; a complete campaign with the same
+    options (they record the forcing) is kept, an unfinished one resumed. Returns the
+    campaign of each run key and the runs that failed (``"key name (exit N)"``)."""
+    import subprocess
+
+    from ..db import ResultsDB, options_json
+
+    coll = given["collective"]
+    # the children see only the forcing on their mpirun line
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OMPI_MCA_coll_tuned_")}
+    campaigns: dict[int | str, int] = {}
+    failed = []
+    for run in runs:
+        mine = {**given, **dict(run.given)}
+        forced = run_mca(coll, run.algorithm, run.rules_file)
+        opts = validate_options(mine, environ=forced)
+        expected = options_json(opts)
+        argv = _command(coll, ranks, forced, _measure_args(db_path, opts, quiet), mpirun, python)
+        name = f"{run.key} {algorithm_label(coll, run.algorithm)}"
+        if run.rules_file:
+            name = f"{run.key} (rules file {run.rules_file})"
+        with ResultsDB(db_path) as db:
+            same = [
+                c
+                for c in db.campaigns()
+                if c.benchmark == "collective"
+                and c.ranks == ranks
+                and options_json(c.options) == expected
+            ]
+        done = [c for c in same if c.status == "complete"]
+        if done:
+            print(f"{coll} {name}: campaign {done[-1].id} is complete, kept")
+            campaigns[run.key] = done[-1].id
+            continue
+        if same:
+            argv = argv + ["--resume", str(same[-1].id)]
+        print(f"{coll} {name}: {' '.join(argv)}", flush=True)
+        try:
+            rc = subprocess.run(argv, env=env).returncode
+        except OSError as exc:
+            raise CommodelError(f"cannot start {argv[0]!r} for {coll} {name}: {exc}") from None
+        if rc != 0:
+            failed.append(f"{name} (exit {rc})")
+            continue
+        with ResultsDB(db_path) as db:
+            ids = [
+                c.id
+                for c in db.campaigns()
+                if c.benchmark == "collective" and options_json(c.options) == expected
+            ]
+        if ids:
+            campaigns[run.key] = ids[-1]
+    return campaigns, failed
+
+
+def campaign_samples(db_path: str, campaign: int) -> dict[int, list[float]]:
+    """The time samples of a campaign per size (seconds)."""
+    from ..db import ResultsDB
+
+    per_size: dict[int, list[float]] = {}
+    with ResultsDB(db_path) as db:
+        for row in db.samples(campaign):
+            per_size.setdefault(int(row["size_bytes"]), []).append(float(row["value_s"]))
+    return per_size
 
 
 def sweep(
@@ -405,63 +549,18 @@ def sweep(
 ) -> int:
     """Run :func:`sweep_commands` one after the other; keep complete campaigns with the same
     options, resume unfinished ones; print the mean times. Returns the exit code."""
-    import subprocess
-
-    from ..db import ResultsDB, options_json
     from ..report.tables import format_table
     from ..units import format_duration, format_size
 
     coll = given["collective"]
-    # the children see only the forcing on their mpirun line
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OMPI_MCA_coll_tuned_")}
     plain = validate_options(given, environ={})
-    args = _measure_args(db_path, plain, quiet)
-    campaigns: dict[int, int] = {}
-    failed = []
-    for alg, argv in sweep_commands(coll, ranks, args, mpirun, python, algorithms):
-        forced = {}
-        if alg:
-            forced = {
-                "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
-                f"OMPI_MCA_coll_tuned_{coll}_algorithm": str(alg),
-            }
-        expected = options_json(validate_options(given, environ=forced))
-        with ResultsDB(db_path) as db:
-            same = [
-                c
-                for c in db.campaigns()
-                if c.benchmark == "collective"
-                and c.ranks == ranks
-                and options_json(c.options) == expected
-            ]
-        done = [c for c in same if c.status == "complete"]
-        label = algorithm_label(coll, alg)
-        if done:
-            print(f"{coll} {alg} {label}: campaign {done[-1].id} is complete, kept")
-            campaigns[alg] = done[-1].id
-            continue
-        if same:
-            argv = argv + ["--resume", str(same[-1].id)]
-        print(f"{coll} {alg} {label}: {' '.join(argv)}", flush=True)
-        rc = subprocess.run(argv, env=env).returncode
-        if rc != 0:
-            failed.append(f"{alg} {label} (exit {rc})")
-            continue
-        with ResultsDB(db_path) as db:
-            ids = [
-                c.id
-                for c in db.campaigns()
-                if c.benchmark == "collective" and options_json(c.options) == expected
-            ]
-        if ids:
-            campaigns[alg] = ids[-1]
+    chosen = algorithms if algorithms is not None else sweep_algorithms(coll, ranks)
+    runs = [SweepRun(alg, alg) for alg in chosen]
+    campaigns, failed = sweep_campaigns(db_path, given, ranks, mpirun, runs, quiet, python)
     means: dict[int, dict[int, float]] = {}
-    with ResultsDB(db_path) as db:
-        for alg, cid in campaigns.items():
-            per_size: dict[int, list[float]] = {}
-            for row in db.samples(cid):
-                per_size.setdefault(int(row["size_bytes"]), []).append(float(row["value_s"]))
-            means[alg] = {m: sum(v) / len(v) for m, v in per_size.items()}
+    for alg, cid in campaigns.items():
+        per_size = campaign_samples(db_path, cid)
+        means[int(alg)] = {m: sum(v) / len(v) for m, v in per_size.items()}
     algs = sorted(means)
     rows = []
     for m in plain["sizes"]:
@@ -496,4 +595,6 @@ def format_result(result: dict[str, Any]) -> str:
         f"campaign {result['campaign']}: {result['collective']} on {result['ranks']} ranks, "
         f"algorithm {result['algorithm']} ({result['algorithm_name']})"
     )
+    if result.get("splits", 1) > 1:
+        head += f", as {result['splits']} sub-gathers of M/{result['splits']}"
     return head + "\n" + format_table(["size", "reps", "mean", "min", ""], rows)

@@ -34,12 +34,8 @@ def plot_advice(adv: Any, path: str) -> None:
             lo = (sizes[i - 1] * sizes[i]) ** 0.5 if i else sizes[i] / 1.41
             hi = (sizes[i] * sizes[i + 1]) ** 0.5 if i + 1 < len(sizes) else sizes[i] * 1.41
             ax.axvspan(lo, hi, color=colour[best.number], alpha=0.12, lw=0)
-        ax.set_xscale("log", base=2)
-        ax.set_yscale("log")
-        ax.set_xlabel("message size [B]")
-        ax.set_ylabel("predicted time [ms]")
-        ax.set_title(f"{adv.collective}, P = {p}, {adv.platform}, model {adv.model}", fontsize=9)
-        ax.legend(fontsize=7)
+        title = f"{adv.collective}, P = {p}, {adv.platform}, model {adv.model}"
+        _finish(ax, "predicted time [ms]", title)
     _save(fig, path)
     plt.close(fig)
 
@@ -55,3 +51,35 @@ def _time(pt: Any, number: int) -> float | None:
         if c.number == number:
             return c.time_s
     return None
+
+
+def plot_verified(collective: str, points: list[Any], path: str) -> None:
+    """``advise --verify``: measured mean time against size per forced algorithm (thin),
+    Open MPI's default decision and our rules file (thick), one panel per P."""
+    from ..measure.collective import algorithm_label
+
+    plt = _pyplot()
+    ranks = sorted({v.ranks for v in points})
+    fig, axes = plt.subplots(len(ranks), 1, figsize=(7, 3.6 * len(ranks)), squeeze=False)
+    for ax, p in zip(axes[:, 0], ranks):
+        pts = sorted((v for v in points if v.ranks == p), key=lambda v: v.size)
+        xs = [max(v.size, 1) for v in pts]
+        for n in sorted({n for v in pts for n in v.forced_s}):
+            got = [(x, v.forced_s[n] * 1e3) for x, v in zip(xs, pts) if n in v.forced_s]
+            ax.plot(*zip(*got), marker=".", ms=3, lw=0.8, alpha=0.7,
+                    label=f"{n} {algorithm_label(collective, n)}")  # fmt: skip
+        ax.plot(xs, [v.default_s * 1e3 for v in pts], color="black", lw=2.2, label="default")
+        ax.plot(xs, [v.ours_s * 1e3 for v in pts], color="red", lw=2.2, ls="--", label="ours")
+        _finish(ax, "measured time [ms]", f"{collective}, P = {p}: measured (advise --verify)")
+    _save(fig, path)
+    plt.close(fig)
+
+
+def _finish(ax: Any, ylabel: str, title: str) -> None:
+    """Log-log axes against message size, labels, title and legend."""
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("message size [B]")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=7)

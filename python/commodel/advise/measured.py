@@ -1,0 +1,275 @@
+"""``advise --verify``: measure the advice on the real MPI.
+
+Per communicator size P, one mpirun each (:func:`commodel.measure.collective.sweep_campaigns`,
+all campaigns in one DuckDB file): Open MPI's default decision, our rules file
+(``--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_dynamic_rules_filename FILE``),
+every forced coll/tuned algorithm and, for gather, the split gathers the advice proposes
+(``measure collective --splits K`` with basic_linear forced, as the ``gather-split``
+generator's linear sub-gathers). Each campaign's options record its forcing, so running
+the same command again keeps complete campaigns and resumes an interrupted one. The
+comparison is :mod:`.verify`'s; a CSV of it is written next to the database.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from typing import Any
+
+from ..errors import CommodelError
+from .advice import Advice
+from .verify import VerifiedPoint, targets, verified_point
+
+CSV_FIELDS = [
+    "ranks",
+    "size",
+    "default_s",
+    "ours_s",
+    "chosen",
+    "chosen_name",
+    "chosen_rank",
+    "best",
+    "best_name",
+    "best_s",
+    "speedup",
+    "speedup_lo",
+    "speedup_hi",
+    "gap_recovered",
+    "within_5pct",
+    "split_k",
+    "split_s",
+]
+
+
+def rules_path(db_path: str, rules: str | None) -> str:
+    """``--rules FILE``, or the database's name with ``.rules.txt``."""
+    if rules:
+        return os.path.abspath(rules)
+    return os.path.abspath(os.path.splitext(db_path)[0] + ".rules.txt")
+
+
+def check_rules_unchanged(db_path: str, path: str, text: str) -> None:
+    """A resumed verification must measure the same rules: refuse to overwrite a rules file
+    whose campaigns are in the database when its content would change."""
+    if not os.path.exists(path) or not os.path.exists(db_path):
+        return
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        if handle.read() == text:
+            return
+    from ..db import ResultsDB
+
+    with ResultsDB(db_path) as db:
+        used = [c.id for c in db.campaigns() if (c.options or {}).get("rules_file") == path]
+    if used:
+        raise CommodelError(
+            f"--verify {db_path}: campaign {used[-1]} measured the rules file {path}, whose "
+            "advice has changed since; give a new --verify database (or --rules FILE)"
+        )
+
+
+def check_launcher(mpirun: list[str], ranks: int, python: str | None = None) -> None:
+    """Start ``python -c pass`` on ``ranks`` ranks with the launcher; a clear error (naming
+    the command) when it fails, e.g. no emulated cluster is up."""
+    from ..measure.collective import launch_argv
+
+    argv = launch_argv(mpirun, ranks, []) + [python or sys.executable, "-c", "pass"]
+    try:
+        res = subprocess.run(argv, capture_output=True, text=True, timeout=600)
+    except OSError as exc:
+        raise CommodelError(f"--mpirun: cannot start {argv[0]!r}: {exc}") from None
+    except subprocess.TimeoutExpired:
+        raise CommodelError(f"--mpirun: {' '.join(argv)[:200]} did not finish in 600 s") from None
+    if res.returncode != 0:
+        said = [ln.strip() for ln in res.stderr.splitlines() if ln.strip("- \t")]
+        last = " ".join(said[:2])[:200] or "(no message)"
+        raise CommodelError(
+            f"--mpirun: the launcher failed on {ranks} ranks (exit {res.returncode}): {last} "
+            f"(command: {' '.join(argv)[:200]}); is the cluster up (commodel cluster status)?"
+        )
+
+
+def verify(
+    adv: Advice,
+    db_path: str,
+    rules_file: str,
+    mpirun: list[str],
+    root: int = 0,
+    min_reps: int | None = None,
+    max_reps: int | None = None,
+    quiet: bool = False,
+    python: str | None = None,
+) -> tuple[list[VerifiedPoint], dict[tuple[int, int], float], list[str]]:
+    """Measure every run of every P in ``adv`` (see the module text). Returns the verified
+    points, the measured split-gather times {(P, m): mean s} and the failed runs."""
+    from ..measure.collective import SweepRun, campaign_samples, sweep_algorithms, sweep_campaigns
+
+    coll = adv.collective
+    by_p: dict[int, list[Any]] = {}
+    for pt in adv.points:
+        by_p.setdefault(pt.ranks, []).append(pt)
+    points, split_times, failed = [], {}, []
+    for p in sorted(by_p):
+        check_launcher(mpirun, p, python)
+        pts = by_p[p]
+        given = {
+            "collective": coll,
+            "sizes": [pt.size for pt in pts],
+            "root": root,
+            "min_reps": min_reps,
+            "max_reps": max_reps,
+        }
+        runs = [SweepRun(0), SweepRun("rules", 0, rules_file)]
+        runs += [SweepRun(a, a) for a in sweep_algorithms(coll, p) if a]
+        splits: dict[int, list[int]] = {}
+        for pt in pts:
+            if pt.split is not None:
+                splits.setdefault(pt.split.k, []).append(pt.size)
+        for k, sizes in sorted(splits.items()):
+            runs.append(SweepRun(f"split{k}", 1, None, (("splits", k), ("sizes", sizes))))
+        campaigns, bad = sweep_campaigns(db_path, given, p, mpirun, runs, quiet, python)
+        failed += [f"P={p} {b}" for b in bad]
+        samples = {key: campaign_samples(db_path, cid) for key, cid in campaigns.items()}
+        for k in splits:
+            for m, xs in samples.get(f"split{k}", {}).items():
+                split_times[(p, m)] = sum(xs) / len(xs)
+        for pt in pts:
+            default = samples.get(0, {}).get(pt.size)
+            ours = samples.get("rules", {}).get(pt.size)
+            forced = {
+                key: s[pt.size]
+                for key, s in samples.items()
+                if isinstance(key, int) and key and pt.size in s
+            }
+            if not default or not ours or not forced or pt.best is None:
+                continue
+            points.append(verified_point(p, pt.size, default, ours, forced, pt.best.number))
+    return points, split_times, failed
+
+
+def csv_rows(
+    coll: str, points: list[VerifiedPoint], adv: Advice, split_times: dict
+) -> list[list[Any]]:
+    from ..measure.collective import algorithm_label
+
+    splits = {(pt.ranks, pt.size): pt.split for pt in adv.points if pt.split is not None}
+    rows = []
+    for v in points:
+        split = splits.get((v.ranks, v.size))
+        rows.append(
+            [
+                v.ranks,
+                v.size,
+                v.default_s,
+                v.ours_s,
+                v.chosen,
+                algorithm_label(coll, v.chosen),
+                v.chosen_rank,
+                v.best,
+                algorithm_label(coll, v.best),
+                v.best_s,
+                v.speedup,
+                v.speedup_lo,
+                v.speedup_hi,
+                v.gap_recovered(),
+                v.within,
+                split.k if split else None,
+                split_times.get((v.ranks, v.size)),
+            ]
+        )
+    return rows
+
+
+def write_csv(path: str, rows: list[list[Any]]) -> None:
+    import csv
+
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        out = csv.writer(handle)
+        out.writerow(CSV_FIELDS)
+        for row in rows:
+            out.writerow(
+                ["" if x is None else (f"{x:.9g}" if isinstance(x, float) else x) for x in row]
+            )
+
+
+def format_verified(coll: str, points: list[VerifiedPoint], adv: Advice, split_times: dict) -> str:
+    from ..measure.collective import algorithm_label
+    from ..report.tables import format_table
+    from ..units import format_duration, format_size
+
+    def ratio(x: float | None) -> str:
+        return "-" if x is None else f"{x:.3f}"
+
+    rows = []
+    for v in points:
+        gap = v.gap_recovered()
+        rows.append(
+            [
+                v.ranks,
+                format_size(v.size),
+                format_duration(v.default_s),
+                format_duration(v.ours_s),
+                f"{v.best} {algorithm_label(coll, v.best)}",
+                format_duration(v.best_s),
+                f"{v.chosen} {algorithm_label(coll, v.chosen)}",
+                v.chosen_rank or "-",
+                f"{v.speedup:.3f} [{ratio(v.speedup_lo)}, {ratio(v.speedup_hi)}]",
+                "-" if gap is None else f"{100 * gap:.0f}%",
+                "yes" if v.within else "no",
+            ]
+        )
+    heads = ["P", "size", "default", "ours", "best forced", "time", "chosen", "rank",
+             "speedup [95% CI]", "gap rec.", "<=5%"]  # fmt: skip
+    lines = [
+        f"{coll}: measured mean time with Open MPI's default decision, with our rules file "
+        "(ours) and with each algorithm forced; speedup = t_default / t_ours with its 95% "
+        "Fieller interval",
+        "",
+        format_table(heads, rows, align="rrrrlrlrlrl"),
+    ]
+    t = targets(points)
+    n = len(points)
+    lines += [
+        "",
+        f"run-to-run spread s = {100 * t.spread:.1f}% (median |t_ours / t_forced(chosen) - 1|)",
+        f"(a) never slower than the default beyond s: {'met' if t.a_ok else 'NOT met'}"
+        + ("" if t.a_ok else " at " + _where(t.slower)),
+        f"(b) >= 50% of the gap recovered where the default is slower than the best by more "
+        f"than s ({len(t.gap_points)} points): {'met' if t.b_ok else 'NOT met'}"
+        + ("" if t.b_ok else " at " + _where(t.gap_short)),
+        f"(c) chosen algorithm within 5% of the measured best in >= 80%: {t.within}/{n} "
+        f"({100 * t.within / n if n else 0:.0f}%), {'met' if t.c_ok else 'NOT met'}",
+    ]
+    split_rows = []
+    for pt in adv.points:
+        if pt.split is None:
+            continue
+        v = next((q for q in points if (q.ranks, q.size) == (pt.ranks, pt.size)), None)
+        measured = split_times.get((pt.ranks, pt.size))
+        split_rows.append(
+            [
+                pt.ranks,
+                format_size(pt.size),
+                pt.split.k,
+                format_duration(pt.split.time_s) if pt.split.time_s is not None else "-",
+                format_duration(measured) if measured is not None else "-",
+                format_duration(v.default_s) if v else "-",
+                f"{v.default_s / measured:.3f}" if v and measured else "-",
+            ]
+        )
+    if split_rows:
+        lines += [
+            "",
+            "gather split into k linear sub-gathers (no Open MPI algorithm: not in the rules "
+            "file; speedup = t_default / t_split):",
+            format_table(
+                ["P", "size", "k", "predicted", "measured", "default", "speedup"], split_rows
+            ),
+        ]
+    return "\n".join(lines)
+
+
+def _where(points: list[VerifiedPoint]) -> str:
+    from ..units import format_size
+
+    return ", ".join(f"P={v.ranks} {format_size(v.size)}" for v in points[:10])

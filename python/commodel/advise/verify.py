@@ -1,0 +1,177 @@
+"""The arithmetic of ``advise --verify``: measured times of Open MPI's default decision, of our
+rules file and of every forced algorithm, compared per (communicator size P, message size m).
+
+* speedup S = t_default / t_ours, the ratio of two independent sample means, with its 95%
+  confidence interval by Fieller's theorem (:func:`fieller_ratio`; Student t quantile with
+  Welch's degrees of freedom). The interval is unbounded when the mean of ours is not
+  significantly above 0 (then ``None`` ends are reported);
+* the run-to-run spread s (:func:`run_spread`): the median over the points of
+  |t_ours / t_forced(chosen) - 1|, the measured difference between two mpiruns of the same
+  algorithm (our rules file names the algorithm that the forced run of it ran);
+* gap recovered = (t_default - t_ours) / (t_default - t_best), where t_best is the fastest
+  forced algorithm; counted only where the default is slower than the best by more than s;
+* targets: (a) never slower than the default beyond the spread: fails at a point where the
+  whole CI of S lies below 1 - s (without an interval: where S < 1 - s); (b) where the default is not the best (gap above s),
+  ours recover >= 50% of the gap; (c) the chosen algorithm's forced time is within 5% of
+  the best in >= 80% of the points.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+WITHIN = 0.05  # target (c): within 5% of the measured best
+GAP_TARGET = 0.5  # target (b): at least half the gap recovered
+SHARE_TARGET = 0.8  # target (c): in at least 80% of the points
+
+
+def mean_var(xs: Sequence[float]) -> tuple[float, float, int]:
+    """(mean, variance of the mean s^2/n, n); variance 0 for one sample."""
+    n = len(xs)
+    mean = sum(xs) / n
+    if n < 2:
+        return mean, 0.0, n
+    var = sum((x - mean) ** 2 for x in xs) / (n - 1)
+    return mean, var / n, n
+
+
+def _t_quantile(df: float) -> float:
+    from scipy.stats import t
+
+    return float(t.ppf(0.975, df)) if df > 0 and math.isfinite(df) else 1.959963984540054
+
+
+def fieller_ratio(
+    num: Sequence[float], den: Sequence[float]
+) -> tuple[float, float | None, float | None]:
+    """mean(num) / mean(den) and its 95% Fieller interval (independent samples): the R with
+    (a - R b)^2 <= t^2 (va + R^2 vb), a, b the means, va, vb their variances. ``None``
+    ends where the interval is unbounded (b not significantly above 0) or a side has one
+    sample only."""
+    a, va, na = mean_var(num)
+    b, vb, nb = mean_var(den)
+    ratio = a / b
+    if na < 2 or nb < 2:
+        return ratio, None, None
+    # Welch-Satterthwaite degrees of freedom of a - R b at R = ratio
+    wa, wb = va, ratio**2 * vb
+    df = (wa + wb) ** 2 / (wa**2 / (na - 1) + wb**2 / (nb - 1)) if wa + wb > 0 else math.inf
+    t2 = _t_quantile(df) ** 2
+    qa = b * b - t2 * vb
+    if qa <= 0:
+        return ratio, None, None
+    disc = (a * b) ** 2 - qa * (a * a - t2 * va)
+    root = math.sqrt(max(disc, 0.0))
+    return ratio, (a * b - root) / qa, (a * b + root) / qa
+
+
+def run_spread(pairs: Sequence[tuple[float, float]]) -> float:
+    """The median of |x / y - 1| over pairs (t_ours, t_forced of the same algorithm)."""
+    devs = sorted(abs(x / y - 1.0) for x, y in pairs if y > 0)
+    if not devs:
+        return 0.0
+    mid = len(devs) // 2
+    return devs[mid] if len(devs) % 2 else (devs[mid - 1] + devs[mid]) / 2
+
+
+@dataclass
+class VerifiedPoint:
+    ranks: int
+    size: int
+    default_s: float
+    ours_s: float
+    forced_s: dict[int, float]  # mean time per forced algorithm
+    chosen: int  # the algorithm our rules name
+    speedup: float
+    speedup_lo: float | None
+    speedup_hi: float | None
+
+    @property
+    def best(self) -> int:
+        return min(self.forced_s, key=lambda n: (self.forced_s[n], n))
+
+    @property
+    def best_s(self) -> float:
+        return self.forced_s[self.best]
+
+    @property
+    def chosen_rank(self) -> int | None:
+        """1 for the measured fastest forced algorithm; None if the chosen was not timed."""
+        if self.chosen not in self.forced_s:
+            return None
+        order = sorted(self.forced_s, key=lambda n: (self.forced_s[n], n))
+        return order.index(self.chosen) + 1
+
+    @property
+    def within(self) -> bool:
+        """The chosen algorithm's forced time is within 5% of the best's."""
+        t = self.forced_s.get(self.chosen)
+        return t is not None and t <= (1.0 + WITHIN) * self.best_s
+
+    def gap_recovered(self) -> float | None:
+        """(t_default - t_ours) / (t_default - t_best); None where the default is the best."""
+        gap = self.default_s - self.best_s
+        if gap <= 0:
+            return None
+        return (self.default_s - self.ours_s) / gap
+
+
+def verified_point(
+    ranks: int,
+    size: int,
+    default: Sequence[float],
+    ours: Sequence[float],
+    forced: dict[int, Sequence[float]],
+    chosen: int,
+) -> VerifiedPoint:
+    """One point from the samples (seconds) of each run."""
+    s, lo, hi = fieller_ratio(default, ours)
+    return VerifiedPoint(
+        ranks,
+        size,
+        sum(default) / len(default),
+        sum(ours) / len(ours),
+        {n: sum(v) / len(v) for n, v in forced.items() if v},
+        chosen,
+        s,
+        lo,
+        hi,
+    )
+
+
+@dataclass
+class Targets:
+    spread: float
+    slower: list[VerifiedPoint]  # (a) fails here
+    gap_points: list[VerifiedPoint]  # default slower than the best beyond the spread
+    gap_short: list[VerifiedPoint]  # (b) fails here
+    within: int  # (c) points with the chosen within 5%
+    points: int
+
+    @property
+    def a_ok(self) -> bool:
+        return not self.slower
+
+    @property
+    def b_ok(self) -> bool:
+        return not self.gap_short
+
+    @property
+    def c_ok(self) -> bool:
+        return self.points > 0 and self.within >= SHARE_TARGET * self.points
+
+
+def targets(points: Sequence[VerifiedPoint], spread: float | None = None) -> Targets:
+    """The three targets over ``points`` (see the module text); ``spread`` defaults to
+    :func:`run_spread` of (t_ours, t_forced(chosen))."""
+    if spread is None:
+        timed = [p for p in points if p.chosen in p.forced_s]
+        spread = run_spread([(p.ours_s, p.forced_s[p.chosen]) for p in timed])
+    slower = [p for p in points if p.speedup_hi is not None and p.speedup_hi < 1.0 - spread]
+    slower += [p for p in points if p.speedup_hi is None and p.speedup < 1.0 - spread]
+    gap_points = [p for p in points if p.default_s - p.best_s > spread * p.default_s]
+    short = [p for p in gap_points if (p.gap_recovered() or 0.0) < GAP_TARGET]
+    within = sum(p.within for p in points)
+    return Targets(spread, slower, gap_points, short, within, len(points))

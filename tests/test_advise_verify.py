@@ -1,0 +1,270 @@
+"""``commodel advise --verify``: the arithmetic on hand-made samples, and the measurement under
+a real mpirun over loopback (default decision, our rules file, every forced algorithm, the
+gather split; resumed after a kill)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from commodel.advise.verify import (
+    VerifiedPoint,
+    fieller_ratio,
+    run_spread,
+    targets,
+    verified_point,
+)
+from commodel.measure.collective import launch_argv, split_sizes
+from mpirun import ROOT, commodel, connect_when_released, env, kill_group, needs_mpi
+
+
+def test_fieller_with_an_exact_denominator_is_the_t_interval_of_the_numerator():
+    # num: mean 3, s^2 = 2, variance of the mean 1; den exact 1: df = 1, t = 12.7062
+    ratio, lo, hi = fieller_ratio([2.0, 4.0], [1.0, 1.0, 1.0, 1.0])
+    assert ratio == 3.0
+    assert lo == pytest.approx(3.0 - 12.706204736, rel=1e-9)
+    assert hi == pytest.approx(3.0 + 12.706204736, rel=1e-9)
+
+
+def test_fieller_ends_solve_the_quadratic():
+    # a = 11, va = 1; b = 5, vb = 0.01; ratio 2.2; Welch df at R = 2.2 with wb = 2.2^2 vb:
+    # (1 + 0.0484)^2 / (1 + 0.0484^2)
+    from scipy.stats import t
+
+    ratio, lo, hi = fieller_ratio([10.0, 12.0], [4.9, 5.1])
+    assert ratio == pytest.approx(2.2)
+    t2 = t.ppf(0.975, 1.0484**2 / (1 + 0.0484**2)) ** 2
+    for r in (lo, hi):
+        assert (11 - 5 * r) ** 2 == pytest.approx(t2 * (1 + 0.01 * r * r), rel=1e-9)
+    assert lo < 2.2 < hi
+
+
+def test_fieller_is_unbounded_when_the_denominator_may_be_zero():
+    # b = 1, vb = 0.81: b^2 - t^2 vb < 0 for any t >= 1.96
+    assert fieller_ratio([1.0, 1.2], [0.1, 1.9]) == (pytest.approx(1.1), None, None)
+    assert fieller_ratio([1.0], [1.0, 2.0])[1:] == (None, None)
+
+
+def test_run_spread_is_the_median_deviation():
+    assert run_spread([(1.1, 1.0), (0.9, 1.0), (1.0, 1.0), (1.3, 1.0)]) == pytest.approx(0.1)
+    assert run_spread([(2.0, 1.0), (1.0, 1.0), (1.5, 1.0)]) == pytest.approx(0.5)
+    assert run_spread([]) == 0.0
+
+
+def point(default, ours, forced, chosen, lo=None, hi=None, size=1024):
+    return VerifiedPoint(4, size, default, ours, forced, chosen, default / ours, lo, hi)
+
+
+def test_point_rank_gap_and_within():
+    v = point(10.0, 6.0, {1: 5.0, 2: 6.0, 3: 8.0}, 2)
+    assert (v.best, v.best_s, v.chosen_rank) == (1, 5.0, 2)
+    assert v.gap_recovered() == pytest.approx(0.8)  # (10 - 6) / (10 - 5)
+    assert v.within is False  # 6 > 1.05 * 5
+    assert point(10.0, 6.0, {1: 5.0, 2: 5.2}, 2).within is True
+    assert point(4.0, 6.0, {1: 5.0, 2: 6.0}, 2).gap_recovered() is None  # default is fastest
+    assert point(10.0, 6.0, {1: 5.0}, 7).chosen_rank is None
+
+
+def test_verified_point_means_and_speedup():
+    v = verified_point(8, 4096, [2.0, 4.0], [1.0, 1.0, 1.0, 1.0], {1: [1.0, 3.0], 2: []}, 1)
+    assert (v.default_s, v.ours_s, v.forced_s, v.speedup) == (3.0, 1.0, {1: 2.0}, 3.0)
+    assert v.speedup_hi == pytest.approx(3.0 + 12.706204736, rel=1e-9)
+
+
+def test_targets():
+    pts = [
+        # ours = forced(chosen) exactly; default slower than best by 50%: gap recovered 100%
+        point(15.0, 10.0, {1: 10.0, 2: 12.0}, 1, lo=1.3, hi=1.7, size=1),
+        # ours 20% slower than forced(chosen) 10: spread candidate 0.2; default best
+        point(10.0, 12.0, {1: 10.0, 2: 11.0}, 1, lo=0.7, hi=0.95, size=2),
+        # chosen 2 is 30% off the best; default 20 vs best 10: recovered (20 - 16) / 10
+        point(20.0, 16.0, {1: 10.0, 2: 13.0}, 2, lo=1.1, hi=1.4, size=3),
+    ]
+    # spread: median of |10/10 - 1|, |12/10 - 1|, |16/13 - 1| = median(0, 0.2, 0.2308) = 0.2
+    t = targets(pts)
+    assert t.spread == pytest.approx(0.2)
+    assert t.a_ok  # point 2's interval reaches 0.95 >= 0.8
+    assert [p.size for p in t.gap_points] == [1, 3]
+    assert [p.size for p in t.gap_short] == [3]  # 40% < 50%
+    assert (t.within, t.points, t.c_ok) == (2, 3, False)  # 2/3 < 80%
+    strict = targets(pts, spread=0.01)
+    assert [p.size for p in strict.slower] == [2]  # 0.95 < 0.99
+    assert not strict.a_ok
+
+
+def test_launcher_prefix_with_a_trailing_double_dash():
+    mca = [("coll_tuned_use_dynamic_rules", "1")]
+    assert launch_argv(["commodel", "cluster", "mpirun", "--"], 8, mca) == [
+        "commodel", "cluster", "mpirun", "-n", "8",
+        "--mca", "coll_tuned_use_dynamic_rules", "1", "--",
+    ]  # fmt: skip
+    assert launch_argv(["mpirun", "--oversubscribe"], 2, []) == [
+        "mpirun", "--oversubscribe", "-n", "2",
+    ]  # fmt: skip
+
+
+def test_split_sizes_put_the_remainder_last():
+    assert split_sizes(4096, 3) == [1365, 1365, 1366]
+    assert split_sizes(10, 1) == [10]
+
+
+def test_verify_errors_exit_2(tmp_path):
+    db = str(tmp_path / "v.duckdb")
+    base = ["advise", "--platform", "nomura2007", "--ranks", "4", "--sizes", "1KiB"]
+    res = commodel(*base, "--collective", "gather", "--verify", db, "--mpirun", "false")
+    assert res.returncode == 2
+    assert "launcher failed on 4 ranks (exit 1)" in res.stderr and "Traceback" not in res.stderr
+    res = commodel(*base, "--collective", "barrier", "--verify", db)
+    assert res.returncode == 2 and "barrier has no message sizes" in res.stderr
+
+
+def m2o_platform(tmp_path):
+    """nomura2007 with escalations from M1(4) = 2000 bytes: the split of 4 KiB is k = 3."""
+    path = tmp_path / "m2o.yaml"
+    text = (ROOT / "examples" / "platforms" / "nomura2007.yaml").read_text()
+    path.write_text(text + "\nmany_to_one:\n  n: [3, 4]\n  M1: [4000, 2000]\n")
+    return str(path)
+
+
+def _mpirun() -> str:
+    import os
+
+    return "mpirun --oversubscribe" + (" --allow-run-as-root" if os.geteuid() == 0 else "")
+
+
+def campaigns(db):
+    con = connect_when_released(db)
+    try:
+        camps = con.execute("SELECT id, options, status FROM campaigns ORDER BY id").fetchall()
+        rows = con.execute("SELECT campaign, size_bytes, value_s FROM samples").fetchall()
+    finally:
+        con.close()
+    means: dict[tuple[int, int], list[float]] = {}
+    for cid, m, v in rows:
+        means.setdefault((cid, m), []).append(v)
+    return [(i, json.loads(o), s) for i, o, s in camps], means
+
+
+@pytest.mark.mpi
+@needs_mpi
+def test_verify_gather_on_4_ranks_with_the_split(tmp_path):
+    db = tmp_path / "v.duckdb"
+    res = commodel(
+        "advise", "--platform", m2o_platform(tmp_path), "--collective", "gather", "--ranks", "4",
+        "--sizes", "1KiB,4KiB", "--verify", str(db), "--mpirun", _mpirun(), "--max-reps", "5",
+        "--quiet", "--plot", str(tmp_path / "v.png"), timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    rules = str(tmp_path / "v.rules.txt")
+    camps, samples = campaigns(db)
+    got = [(o["algorithm"], o["rules_file"], o.get("splits"), s) for _i, o, s in camps]
+    assert got == [
+        (0, None, None, "complete"),
+        (0, rules, None, "complete"),
+        (1, None, None, "complete"),
+        (2, None, None, "complete"),
+        (3, None, None, "complete"),
+        (1, None, 3, "complete"),  # 4 KiB as 3 linear sub-gathers
+    ]
+    assert camps[5][1]["sizes"] == [4096]
+    assert commodel("advise", "--check-rules", rules).returncode == 0
+    with open(tmp_path / "v.verify.csv") as handle:
+        table = list(csv.DictReader(handle))
+    assert [(r["size"], r["split_k"]) for r in table] == [("1024", ""), ("4096", "3")]
+    ids = {key: camps[k][0] for k, key in enumerate([0, "rules", 1, 2, 3, "split"])}
+
+    def mean(key, m):
+        xs = samples[(ids[key], m)]
+        return sum(xs) / len(xs)
+
+    for r in table:
+        m = int(r["size"])
+        d, o = mean(0, m), mean("rules", m)
+        assert float(r["default_s"]) == pytest.approx(d, rel=1e-8)
+        assert float(r["speedup"]) == pytest.approx(d / o, rel=1e-8)
+        best = min((mean(a, m), a) for a in (1, 2, 3))
+        assert (int(r["best"]), float(r["best_s"])) == (best[1], pytest.approx(best[0], rel=1e-8))
+        assert r["chosen"] == "1"  # the advice on this platform: basic_linear everywhere
+    assert float(table[1]["split_s"]) == pytest.approx(mean("split", 4096), rel=1e-8)
+    assert "speedup [95% CI]" in res.stdout and "(c) chosen algorithm" in res.stdout
+    assert (tmp_path / "v.png").stat().st_size > 0
+
+
+@pytest.mark.mpi
+@needs_mpi
+def test_verify_resumes_after_a_kill(tmp_path):
+    db = tmp_path / "k.duckdb"
+    args = [
+        sys.executable, "-m", "commodel", "advise", "--platform", "nomura2007", "--collective",
+        "gather", "--ranks", "2", "--sizes", "1KiB,2KiB", "--verify", str(db), "--mpirun",
+        _mpirun(), "--max-reps", "5", "--quiet",
+    ]  # fmt: skip
+    proc = subprocess.Popen(
+        args, env=env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        start_new_session=True,
+    )  # fmt: skip
+    for line in proc.stdout:  # the second run (our rules) has started
+        if line.startswith("gather rules"):
+            break
+    kill_group(proc)
+    first, _ = campaigns(db)
+    assert first[0][1]["algorithm"] == 0 and first[0][2] == "complete"
+    res = subprocess.run(args, env=env(), capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert f"gather 0 default: campaign {first[0][0]} is complete, kept" in res.stdout
+    camps, _ = campaigns(db)
+    # one campaign per run: default, rules, 1, 2, 3 (an interrupted one resumed, not doubled)
+    assert len(camps) == 5 and all(s == "complete" for _i, _o, s in camps)
+    assert camps[0][0] == first[0][0]
+    table = (tmp_path / "k.verify.csv").read_text().splitlines()
+    assert len(table) == 3 and not math.isnan(float(table[1].split(",")[3]))
+
+
+def test_advise_gather_split_from_m1_and_forced(tmp_path):
+    from commodel import collective, predict
+    from commodel.advise.advice import advise
+    from commodel.errors import CommodelError
+    from commodel.platform import load_platform
+
+    plat = load_platform(m2o_platform(tmp_path))
+    adv = advise(plat, "gather", [3, 4], [1024, 4096], model="loggops", jobs=1)
+    got = {
+        (pt.ranks, pt.size): (pt.split.k, pt.split.m1) if pt.split else None for pt in adv.points
+    }
+    # M1(3) = 4000, M1(4) = 2000: k = ceil(M / M1) from M >= M1 on
+    assert got == {(3, 1024): None, (3, 4096): (2, 4000), (4, 1024): None, (4, 4096): (3, 2000)}
+    split = next(pt.split for pt in adv.points if (pt.ranks, pt.size) == (4, 4096))
+    sched = collective("gather-split", 4, 4096, splits=3)
+    assert split.time_s == predict(sched, plat, model="loggops").makespan_s
+    forced = advise(plat, "gather", [4], [1024], model="loggops", jobs=1, splits=5)
+    assert (forced.points[0].split.k, forced.points[0].split.m1) == (5, None)
+    with pytest.raises(CommodelError, match="only gather splits"):
+        advise(plat, "bcast", [4], [1024], splits=2)
+
+
+def test_measure_collective_splits_only_gather():
+    from commodel.errors import CommodelError
+    from commodel.measure.collective import validate_options
+
+    assert validate_options({"collective": "gather", "splits": 3}, environ={})["splits"] == 3
+    assert "splits" not in validate_options({"collective": "gather", "splits": 1}, environ={})
+    with pytest.raises(CommodelError, match="only gather splits"):
+        validate_options({"collective": "bcast", "splits": 2}, environ={})
+
+
+def test_cluster_mpirun_reads_our_options_as_mpirun_arguments():
+    """The argv --verify builds with the prefix 'commodel cluster mpirun --': cluster
+    mpirun's own parser passes -n and --mca to mpirun and runs what follows the --."""
+    from commodel.cli.cluster import MPIRUN_USAGE, _mpirun_parser, _options_and_command
+
+    mca = [("coll_tuned_use_dynamic_rules", "1"), ("coll_tuned_gather_algorithm", "2")]
+    argv = launch_argv(["commodel", "cluster", "mpirun", "--"], 16, mca) + ["python3", "-V"]
+    ns, cmd = _options_and_command(_mpirun_parser(), argv[3:], MPIRUN_USAGE, keep_extra=True)
+    assert ns.extra == ["-n", "16", "--mca", "coll_tuned_use_dynamic_rules", "1",
+                        "--mca", "coll_tuned_gather_algorithm", "2"]  # fmt: skip
+    assert cmd == ["python3", "-V"]
