@@ -1,0 +1,289 @@
+// Runs the send/recv operations of a GOAL schedule on SimGrid (s4u, CM02 max-min sharing with
+// latency and bandwidth factors of 1), for benches/contention.py --simgrid.
+//
+//   flows PLATFORM.xml FILE.goal [--messages]
+//
+// Semantics, those of commodel's `maxmin` with every message eager (plogp.S: null):
+// * an operation starts when every operation it `requires` has completed and every one it
+//   `irequires` has started (time 0 without dependencies);
+// * a send is a put on the mailbox of its (source, destination, tag); every such mailbox has
+//   its receiver set, so the transfer starts when the send does, whether or not the receive is
+//   posted: route latency first, then the bytes at the max-min rate; the send completes when
+//   the last byte is through;
+// * a receive completes at the later of its start and its message's arrival.
+// Printed: `rank R FINISH` per rank, `makespan T` (seconds), and with --messages one line
+// `message SRC DST TAG BYTES START END` per message (START: the send started; END: the
+// receive completed), in the order of the receives in the file.
+//
+// Supported subset of GOAL (what `commodel schedule` writes): `num_ranks N`, `rank R {` ... `}`,
+// `LABEL: send SIZE to R [tag T]`, `LABEL: recv SIZE from R [tag T]` (SIZE in bytes, optional `b`;
+// tag 0 by default),
+// `A requires B`, `A irequires B`, `//` comments. Anything else (calc, wildcards, cpu/nic) is
+// rejected with the file and line.
+
+#include <simgrid/s4u.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+struct Op {
+  bool send;
+  int32_t peer;
+  int32_t tag;
+  uint64_t bytes;
+  uint32_t waiting = 0;  // unmet dependencies
+  uint32_t first = 0;    // its dependents: edges[first .. first + count)
+  uint32_t count = 0;
+  bool has_requires_dependent = false;
+  double start = -1;
+  double end = -1;
+};
+
+// A dependent of an operation: the dependent's index, and whether it waits for the
+// operation's start (irequires) rather than its completion (requires).
+struct Edge {
+  uint32_t op;
+  bool on_start;
+};
+
+struct Rank {
+  std::vector<Op> ops;
+  std::vector<Edge> edges;
+};
+
+std::vector<Rank> ranks;
+
+[[noreturn]] void fail(const std::string& file, size_t line, const std::string& what) {
+  std::fprintf(stderr, "flows: %s:%zu: %s\n", file.c_str(), line, what.c_str());
+  std::exit(2);
+}
+
+uint64_t parse_size(const std::string& s, const std::string& file, size_t line) {
+  std::string digits = s;
+  if (!digits.empty() && (digits.back() == 'b' || digits.back() == 'B'))
+    digits.pop_back();
+  if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos)
+    fail(file, line, "unsupported size '" + s.substr(0, 40) + "' (bytes, optional 'b')");
+  return std::stoull(digits);
+}
+
+int32_t parse_int(const std::string& s, const std::string& file, size_t line, const char* what) {
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
+    fail(file, line, std::string("unsupported ") + what + " '" + s.substr(0, 40) + "'");
+  return static_cast<int32_t>(std::stol(s));
+}
+
+void read_goal(const std::string& file) {
+  std::ifstream in(file);
+  if (!in)
+    fail(file, 0, "cannot open");
+  std::string text;
+  size_t line = 0;
+  int current = -1;
+  std::unordered_map<std::string, uint32_t> labels;
+  std::vector<std::pair<uint32_t, Edge>> deps;  // (operation, dependent)
+  std::vector<std::pair<std::pair<std::string, std::string>, std::pair<bool, size_t>>> pending;
+  while (std::getline(in, text)) {
+    ++line;
+    auto cut = text.find("//");
+    if (cut != std::string::npos)
+      text.resize(cut);
+    std::istringstream words(text);
+    std::vector<std::string> w;
+    for (std::string x; words >> x;)
+      w.push_back(x);
+    if (w.empty())
+      continue;
+    if (w[0] == "num_ranks" && w.size() == 2 && current < 0) {
+      ranks.resize(parse_int(w[1], file, line, "rank count"));
+    } else if (w[0] == "rank" && w.size() == 3 && w[2] == "{" && current < 0) {
+      current = parse_int(w[1], file, line, "rank");
+      if (current >= static_cast<int>(ranks.size()))
+        fail(file, line, "rank " + w[1] + " out of range");
+      labels.clear();
+      pending.clear();
+    } else if (w[0] == "}" && w.size() == 1 && current >= 0) {
+      Rank& r = ranks[current];
+      deps.clear();
+      for (auto const& [names, how] : pending) {
+        auto a = labels.find(names.first);
+        auto b = labels.find(names.second);
+        if (a == labels.end() || b == labels.end())
+          fail(file, how.second, "unknown label");
+        deps.push_back({b->second, Edge{a->second, how.first}});
+        r.ops[a->second].waiting++;
+        if (!how.first)
+          r.ops[b->second].has_requires_dependent = true;
+      }
+      std::stable_sort(deps.begin(), deps.end(), [](auto const& x, auto const& y) { return x.first < y.first; });
+      r.edges.reserve(deps.size());
+      for (auto const& [op, edge] : deps) {
+        if (r.ops[op].count == 0)
+          r.ops[op].first = static_cast<uint32_t>(r.edges.size());
+        r.ops[op].count++;
+        r.edges.push_back(edge);
+      }
+      current = -1;
+    } else if (current >= 0 && w.size() == 3 && (w[1] == "requires" || w[1] == "irequires")) {
+      pending.push_back({{w[0], w[2]}, {w[1] == "irequires", line}});
+    } else if (current >= 0 && (w.size() == 5 || (w.size() == 7 && w[5] == "tag")) && w[0].size() > 1 &&
+               w[0].back() == ':' && ((w[1] == "send" && w[3] == "to") || (w[1] == "recv" && w[3] == "from"))) {
+      Rank& r = ranks[current];
+      Op op{};
+      op.send = w[1] == "send";
+      op.bytes = parse_size(w[2], file, line);
+      op.peer = parse_int(w[4], file, line, "peer (wildcards are not supported)");
+      op.tag = w.size() == 7 ? parse_int(w[6], file, line, "tag (wildcards are not supported)") : 0;
+      if (op.peer >= static_cast<int>(ranks.size()))
+        fail(file, line, "peer " + w[4] + " out of range");
+      if (!labels.emplace(w[0].substr(0, w[0].size() - 1), static_cast<uint32_t>(r.ops.size())).second)
+        fail(file, line, "label defined twice");
+      r.ops.push_back(op);
+    } else {
+      fail(file, line, "unsupported statement (only send, recv, requires and irequires)");
+    }
+  }
+  if (current >= 0)
+    fail(file, line, "rank block not closed");
+}
+
+sg4::Mailbox* mailbox(int src, int dst, int tag) {
+  return sg4::Mailbox::by_name(std::to_string(src) + ":" + std::to_string(dst) + ":" + std::to_string(tag));
+}
+
+std::vector<sg4::ActorPtr> actors;
+
+void run_rank(int me) {
+  Rank& r = ranks[me];
+  std::vector<sg4::CommPtr> comms(r.ops.size());
+  std::vector<uint32_t> ready;
+  for (uint32_t i = 0; i < r.ops.size(); i++)
+    if (r.ops[i].waiting == 0)
+      ready.push_back(i);
+  // Only the operations that something `requires` are waited for as they complete; the
+  // others are collected at the end.
+  std::vector<sg4::CommPtr> watched;
+  std::vector<uint32_t> watched_op;
+  auto release = [&](uint32_t i, bool on_start) {
+    const Op& op = r.ops[i];
+    for (uint32_t k = op.first; k < op.first + op.count; k++)
+      if (r.edges[k].on_start == on_start && --r.ops[r.edges[k].op].waiting == 0)
+        ready.push_back(r.edges[k].op);
+  };
+  static char payload;
+  static char* sink;
+  for (;;) {
+    while (!ready.empty()) {
+      uint32_t i = ready.back();
+      ready.pop_back();
+      Op& op = r.ops[i];
+      op.start = sg4::Engine::get_clock();
+      if (op.send)
+        comms[i] = mailbox(me, op.peer, op.tag)->put_async(&payload, op.bytes);
+      else
+        comms[i] = mailbox(op.peer, me, op.tag)->get_async<char>(&sink);
+      if (op.has_requires_dependent) {
+        watched.push_back(comms[i]);
+        watched_op.push_back(i);
+      }
+      release(i, true);
+    }
+    if (watched.empty())
+      break;
+    ssize_t k = sg4::Comm::wait_any(watched);
+    uint32_t i = watched_op[k];
+    r.ops[i].end = sg4::Engine::get_clock();
+    watched[k] = watched.back();
+    watched.pop_back();
+    watched_op[k] = watched_op.back();
+    watched_op.pop_back();
+    release(i, false);
+  }
+  for (uint32_t i = 0; i < r.ops.size(); i++) {
+    if (r.ops[i].waiting != 0) {
+      std::fprintf(stderr, "flows: rank %d: operation %u never starts (dependency cycle)\n", me, i);
+      std::exit(2);
+    }
+    if (r.ops[i].end < 0) {
+      comms[i]->wait();
+      r.ops[i].end = std::max(r.ops[i].start, comms[i]->get_finish_time());
+    }
+    comms[i] = nullptr;
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sg4::Engine e(&argc, argv);
+  if (argc < 3 || argc > 4 || (argc == 4 && std::string(argv[3]) != "--messages")) {
+    std::fprintf(stderr, "usage: %s PLATFORM.xml FILE.goal [--messages]\n", argv[0]);
+    return 2;
+  }
+  // CM02 max-min sharing weighted by route latency (weight-S 0), factors of 1, no
+  // cross-traffic (a flow loads only its own link directions), a TCP window bound far above
+  // any link's bandwidth.
+  sg4::Engine::set_config("network/model:CM02");
+  sg4::Engine::set_config("network/latency-factor:1");
+  sg4::Engine::set_config("network/bandwidth-factor:1");
+  sg4::Engine::set_config("network/weight-S:0");
+  sg4::Engine::set_config("network/crosstraffic:0");
+  sg4::Engine::set_config("network/TCP-gamma:1e18");
+  e.load_platform(argv[1]);
+  read_goal(argv[2]);
+  // Rank i runs on host node-i.
+  for (size_t me = 0; me < ranks.size(); me++) {
+    sg4::Host* host = sg4::Host::by_name_or_null("node-" + std::to_string(me));
+    if (host == nullptr) {
+      std::fprintf(stderr, "flows: %s has no host node-%zu for rank %zu\n", argv[1], me, me);
+      return 2;
+    }
+    actors.push_back(sg4::Actor::create("rank-" + std::to_string(me), host, run_rank, static_cast<int>(me)));
+  }
+  // Every mailbox's receiver is set, so that sends start at once (eager).
+  for (size_t me = 0; me < ranks.size(); me++)
+    for (const Op& op : ranks[me].ops)
+      if (!op.send)
+        mailbox(op.peer, static_cast<int>(me), op.tag)->set_receiver(actors[me]);
+  e.run();
+  double makespan = 0;
+  for (size_t me = 0; me < ranks.size(); me++) {
+    double finish = 0;
+    for (const Op& op : ranks[me].ops)
+      finish = std::max(finish, op.end);
+    makespan = std::max(makespan, finish);
+    std::printf("rank %zu %.12e\n", me, finish);
+  }
+  std::printf("makespan %.12e\n", makespan);
+  if (argc == 4) {
+    // The k-th receive of (src, dst, tag) matches the k-th send of it.
+    std::unordered_map<std::string, std::vector<double>> starts;
+    for (size_t me = 0; me < ranks.size(); me++)
+      for (const Op& op : ranks[me].ops)
+        if (op.send)
+          starts[std::to_string(me) + ":" + std::to_string(op.peer) + ":" + std::to_string(op.tag)].push_back(op.start);
+    std::unordered_map<std::string, size_t> seen;
+    for (size_t me = 0; me < ranks.size(); me++)
+      for (const Op& op : ranks[me].ops)
+        if (!op.send) {
+          std::string key = std::to_string(op.peer) + ":" + std::to_string(me) + ":" + std::to_string(op.tag);
+          size_t k = seen[key]++;
+          double start = k < starts[key].size() ? starts[key][k] : -1;
+          std::printf("message %d %zu %d %llu %.12e %.12e\n", op.peer, me, op.tag,
+                      static_cast<unsigned long long>(op.bytes), start, op.end);
+        }
+  }
+  for (auto& a : actors)
+    a = nullptr;
+  return 0;
+}
