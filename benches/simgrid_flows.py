@@ -8,6 +8,7 @@ with g++ against Debian's ``libsimgrid-dev`` (SimGrid 3.32), never vendored.
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from collections import defaultdict
@@ -72,10 +73,12 @@ def build(out: Path) -> tuple[Path | None, str]:
     binary = out / "flows"
     if binary.exists() and binary.stat().st_mtime >= SOURCE.stat().st_mtime:
         return binary, ""
-    cmd = ["g++", "-O2", "-std=c++17", str(SOURCE), "-o", str(binary), "-lsimgrid"]
+    part = out / f"flows.{os.getpid()}"
+    cmd = ["g++", "-O2", "-std=c++17", str(SOURCE), "-o", str(part), "-lsimgrid"]
     run = subprocess.run(cmd, capture_output=True, text=True)
     if run.returncode != 0:
         return None, f"building {SOURCE.name} failed:\n{run.stderr[-2000:]}"
+    os.replace(part, binary)  # whole, even if another process builds it at the same time
     return binary, ""
 
 

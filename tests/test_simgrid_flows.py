@@ -91,3 +91,52 @@ def test_maxmin_equals_simgrid_on_two_racks(flows, tmp_path, algorithm):
     worst, count = simgrid_flows.compare(pred, run.stdout, True)
     assert count == 1 + 16 + 16 * 15
     assert worst < 1e-9
+
+
+# `irequires` with and without dependencies of its own: rank 0's `c` starts when `b` starts,
+# i.e. when `a` completes; rank 1's `s` and rank 0's `e` start at 0 with `r` and `d`.
+IREQUIRES = (
+    """num_ranks 10
+rank 0 {
+a: send 65536b to 1 tag 1
+b: send 65536b to 2 tag 2
+b requires a
+c: send 65536b to 9 tag 3
+c irequires b
+d: recv 65536b from 1 tag 4
+e: send 1000b to 9 tag 5
+e irequires d
+}
+rank 1 {
+r: recv 65536b from 0 tag 1
+s: send 65536b to 0 tag 4
+s irequires r
+}
+rank 2 {
+r: recv 65536b from 0 tag 2
+}
+"""
+    + "".join(f"rank {i} {{\n}}\n" for i in range(3, 9))
+    + """rank 9 {
+r: recv 65536b from 0 tag 3
+q: recv 1000b from 0 tag 5
+q requires r
+}
+"""
+)
+
+
+def test_irequires_starts_with_the_operation_it_names(flows, tmp_path):
+    goal, plat, xml = tmp_path / "s.goal", tmp_path / "p.yaml", tmp_path / "p.xml"
+    goal.write_text(IREQUIRES)
+    plat.write_text(json.dumps(contention.platform(16)))
+    xml.write_text(simgrid_flows.platform_xml(contention.platform(16)))
+    run = subprocess.run(
+        [str(flows), str(xml), str(goal), "--messages"], capture_output=True, text=True, check=True
+    )
+    pred = commodel.predict(goal, str(plat), "maxmin")
+    # 0 -> 2 starts when 0 -> 1 has arrived: 20 us of latency, then 65536 B at 125 MB/s but
+    # for the 1000 B to rank 9 (from 40 us, weight 40 us against 20 us: a third of node 0's
+    # link for 24 us), which delays it by 8 us.
+    assert [m.start_s for m in pred.messages if m.dst == 2] == [pytest.approx(552.288e-6)]
+    assert simgrid_flows.compare(pred, run.stdout, True) == (0.0, 1 + 10 + 5)

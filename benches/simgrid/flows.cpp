@@ -6,11 +6,12 @@
 // Semantics, those of commodel's `maxmin` with every message eager (plogp.S: null):
 // * an operation starts when every operation it `requires` has completed and every one it
 //   `irequires` has started (time 0 without dependencies);
-// * a send is a put on the mailbox of its (source, destination, tag); every such mailbox has
-//   its receiver set, so the transfer starts when the send does, whether or not the receive is
-//   posted: route latency first, then the bytes at the max-min rate; the send completes when
-//   the last byte is through;
-// * a receive completes at the later of its start and its message's arrival.
+// * a send's message starts with the send (whether or not the receive is posted): route
+//   latency first, then the bytes at the max-min rate; the send completes with the last byte;
+// * a receive completes at the later of its start and its message's arrival; the k-th receive
+//   of (source, destination, tag) takes the k-th such send.
+// SimGrid simulates the messages (one-sided communications between the ranks' hosts, no
+// actors); the program follows the dependencies in SimGrid's completion callback.
 // Printed: `rank R FINISH` per rank, `makespan T` (seconds), and with --messages one line
 // `message SRC DST TAG BYTES START END` per message (START: the send started; END: the
 // receive completed), in the order of the receives in the file.
@@ -29,6 +30,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -38,15 +40,20 @@ namespace {
 
 struct Op {
   bool send;
+  bool posted = false;   // a receive that has started
+  bool arrived = false;  // a receive whose message has arrived
   int32_t peer;
   int32_t tag;
   uint64_t bytes;
   uint32_t waiting = 0;  // unmet dependencies
   uint32_t first = 0;    // its dependents: edges[first .. first + count)
   uint32_t count = 0;
-  bool has_requires_dependent = false;
+  // The matching operation (a send's receive, a receive's send): its rank and index.
+  uint32_t match_rank = UINT32_MAX;
+  uint32_t match_op = UINT32_MAX;
   double start = -1;
   double end = -1;
+  sg4::CommPtr comm;  // a send's message while it is in flight
 };
 
 // A dependent of an operation: the dependent's index, and whether it waits for the
@@ -122,8 +129,6 @@ void read_goal(const std::string& file) {
           fail(file, how.second, "unknown label");
         deps.push_back({b->second, Edge{a->second, how.first}});
         r.ops[a->second].waiting++;
-        if (!how.first)
-          r.ops[b->second].has_requires_dependent = true;
       }
       std::stable_sort(deps.begin(), deps.end(), [](auto const& x, auto const& y) { return x.first < y.first; });
       r.edges.reserve(deps.size());
@@ -157,68 +162,98 @@ void read_goal(const std::string& file) {
     fail(file, line, "rank block not closed");
 }
 
-sg4::Mailbox* mailbox(int src, int dst, int tag) {
-  return sg4::Mailbox::by_name(std::to_string(src) + ":" + std::to_string(dst) + ":" + std::to_string(tag));
+// The simulation: SimGrid moves the messages (one-sided communications between the ranks'
+// hosts, created when their sends start); the dependencies are followed here, in SimGrid's
+// completion callback, which starts what a completed message releases at that instant.
+std::vector<sg4::Host*> hosts;
+// Messages completed earlier (SimGrid 3.32 must not free an activity while completing it).
+std::vector<sg4::CommPtr> finished;
+
+void start(uint32_t me, uint32_t i, double now);
+
+void release(uint32_t me, uint32_t i, bool on_start, double now) {
+  Rank& r = ranks[me];
+  const Op& op = r.ops[i];
+  for (uint32_t k = op.first; k < op.first + op.count; k++)
+    if (r.edges[k].on_start == on_start && --r.ops[r.edges[k].op].waiting == 0)
+      start(me, r.edges[k].op, now);
 }
 
-std::vector<sg4::ActorPtr> actors;
+void complete(uint32_t me, uint32_t i, double now) {
+  ranks[me].ops[i].end = now;
+  release(me, i, false, now);
+}
 
-void run_rank(int me) {
-  Rank& r = ranks[me];
-  std::vector<sg4::CommPtr> comms(r.ops.size());
-  std::vector<uint32_t> ready;
-  for (uint32_t i = 0; i < r.ops.size(); i++)
-    if (r.ops[i].waiting == 0)
-      ready.push_back(i);
-  // Only the operations that something `requires` are waited for as they complete; the
-  // others are collected at the end.
-  std::vector<sg4::CommPtr> watched;
-  std::vector<uint32_t> watched_op;
-  auto release = [&](uint32_t i, bool on_start) {
-    const Op& op = r.ops[i];
-    for (uint32_t k = op.first; k < op.first + op.count; k++)
-      if (r.edges[k].on_start == on_start && --r.ops[r.edges[k].op].waiting == 0)
-        ready.push_back(r.edges[k].op);
-  };
-  static char payload;
-  static char* sink;
-  for (;;) {
-    while (!ready.empty()) {
-      uint32_t i = ready.back();
-      ready.pop_back();
-      Op& op = r.ops[i];
-      op.start = sg4::Engine::get_clock();
-      if (op.send)
-        comms[i] = mailbox(me, op.peer, op.tag)->put_async(&payload, op.bytes);
-      else
-        comms[i] = mailbox(op.peer, me, op.tag)->get_async<char>(&sink);
-      if (op.has_requires_dependent) {
-        watched.push_back(comms[i]);
-        watched_op.push_back(i);
-      }
-      release(i, true);
-    }
-    if (watched.empty())
-      break;
-    ssize_t k = sg4::Comm::wait_any(watched);
-    uint32_t i = watched_op[k];
-    r.ops[i].end = sg4::Engine::get_clock();
-    watched[k] = watched.back();
-    watched.pop_back();
-    watched_op[k] = watched_op.back();
-    watched_op.pop_back();
-    release(i, false);
+void start(uint32_t me, uint32_t i, double now) {
+  Op& op = ranks[me].ops[i];
+  op.start = now;
+  if (op.send) {
+    op.comm = sg4::Comm::sendto_init(hosts[me], hosts[op.peer]);
+    op.comm->set_payload_size(op.bytes);
+    op.comm->set_data(&op);
+    op.comm->start();
+  } else {
+    op.posted = true;
   }
-  for (uint32_t i = 0; i < r.ops.size(); i++) {
-    if (r.ops[i].waiting != 0) {
-      std::fprintf(stderr, "flows: rank %d: operation %u never starts (dependency cycle)\n", me, i);
+  release(me, i, true, now);
+  if (!op.send && op.arrived)
+    complete(me, i, now);
+}
+
+void arrived(const sg4::Activity& a) {
+  finished.clear();
+  auto* send = a.get_data<Op>();
+  if (send == nullptr)
+    return;
+  double now = a.get_finish_time();
+  finished.push_back(std::move(send->comm));
+  if (send->match_rank == UINT32_MAX) {  // a send nobody receives
+    send->end = now;
+    return;
+  }
+  Op& recv = ranks[send->match_rank].ops[send->match_op];
+  complete(recv.match_rank, recv.match_op, now);
+  recv.arrived = true;
+  if (recv.posted)
+    complete(send->match_rank, send->match_op, now);
+}
+
+// The k-th receive of (source, destination, tag) takes the k-th such send.
+void match() {
+  // (src, dst, tag, rank of the operation, its index), in file order.
+  using Msg = std::tuple<int32_t, int32_t, int32_t, uint32_t, uint32_t>;
+  std::vector<Msg> sends;
+  std::vector<Msg> recvs;
+  for (uint32_t me = 0; me < ranks.size(); me++)
+    for (uint32_t i = 0; i < ranks[me].ops.size(); i++) {
+      const Op& op = ranks[me].ops[i];
+      if (op.send)
+        sends.emplace_back(static_cast<int32_t>(me), op.peer, op.tag, me, i);
+      else
+        recvs.emplace_back(op.peer, static_cast<int32_t>(me), op.tag, me, i);
+    }
+  auto triple = [](const Msg& a, const Msg& b) {
+    return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a)) <
+           std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b));
+  };
+  std::stable_sort(sends.begin(), sends.end(), triple);
+  std::stable_sort(recvs.begin(), recvs.end(), triple);
+  size_t k = 0;
+  for (const Msg& m : recvs) {
+    while (k < sends.size() && triple(sends[k], m))
+      k++;
+    if (k == sends.size() || triple(m, sends[k])) {
+      std::fprintf(stderr, "flows: rank %d: a receive from %d tag %d has no matching send\n", std::get<1>(m),
+                   std::get<0>(m), std::get<2>(m));
       std::exit(2);
     }
-    if (r.ops[i].end < 0) {
-      comms[i]->wait();
-      r.ops[i].end = std::max(r.ops[i].start, comms[i]->get_finish_time());
-    }
-    comms[i] = nullptr;
+    Op& send = ranks[std::get<3>(sends[k])].ops[std::get<4>(sends[k])];
+    Op& recv = ranks[std::get<3>(m)].ops[std::get<4>(m)];
+    send.match_rank = std::get<3>(m);
+    send.match_op = std::get<4>(m);
+    recv.match_rank = std::get<3>(sends[k]);
+    recv.match_op = std::get<4>(sends[k]);
+    k++;
   }
 }
 
@@ -243,19 +278,26 @@ int main(int argc, char** argv) {
   read_goal(argv[2]);
   // Rank i runs on host node-i.
   for (size_t me = 0; me < ranks.size(); me++) {
-    sg4::Host* host = sg4::Host::by_name_or_null("node-" + std::to_string(me));
-    if (host == nullptr) {
+    hosts.push_back(sg4::Host::by_name_or_null("node-" + std::to_string(me)));
+    if (hosts.back() == nullptr) {
       std::fprintf(stderr, "flows: %s has no host node-%zu for rank %zu\n", argv[1], me, me);
       return 2;
     }
-    actors.push_back(sg4::Actor::create("rank-" + std::to_string(me), host, run_rank, static_cast<int>(me)));
   }
-  // Every mailbox's receiver is set, so that sends start at once (eager).
+  match();
+  sg4::Activity::on_completion_cb(arrived);
+  for (uint32_t me = 0; me < ranks.size(); me++)
+    for (uint32_t i = 0; i < ranks[me].ops.size(); i++)
+      if (ranks[me].ops[i].waiting == 0 && ranks[me].ops[i].start < 0)
+        start(me, i, 0.0);
+  e.run();
+  finished.clear();
   for (size_t me = 0; me < ranks.size(); me++)
     for (const Op& op : ranks[me].ops)
-      if (!op.send)
-        mailbox(op.peer, static_cast<int>(me), op.tag)->set_receiver(actors[me]);
-  e.run();
+      if (op.end < 0) {
+        std::fprintf(stderr, "flows: rank %zu: an operation never completes (dependency cycle)\n", me);
+        return 2;
+      }
   double makespan = 0;
   for (size_t me = 0; me < ranks.size(); me++) {
     double finish = 0;
@@ -283,7 +325,5 @@ int main(int argc, char** argv) {
                       static_cast<unsigned long long>(op.bytes), start, op.end);
         }
   }
-  for (auto& a : actors)
-    a = nullptr;
   return 0;
 }
