@@ -140,3 +140,12 @@ def test_irequires_starts_with_the_operation_it_names(flows, tmp_path):
     # link for 24 us), which delays it by 8 us.
     assert [m.start_s for m in pred.messages if m.dst == 2] == [pytest.approx(552.288e-6)]
     assert simgrid_flows.compare(pred, run.stdout, True) == (0.0, 1 + 10 + 5)
+
+
+def test_unsupported_statements_are_named_with_file_and_line(flows, tmp_path):
+    goal, xml = tmp_path / "s.goal", tmp_path / "p.xml"
+    goal.write_text("num_ranks 2\nrank 0 {\nc: calc 100\n}\nrank 1 {\n}\n")
+    xml.write_text(simgrid_flows.platform_xml(contention.platform(2)))
+    run = subprocess.run([str(flows), str(xml), str(goal)], capture_output=True, text=True)
+    assert run.returncode == 2
+    assert f"flows: {goal}:3: unsupported statement" in run.stderr

@@ -307,23 +307,11 @@ int main(int argc, char** argv) {
     std::printf("rank %zu %.12e\n", me, finish);
   }
   std::printf("makespan %.12e\n", makespan);
-  if (argc == 4) {
-    // The k-th receive of (src, dst, tag) matches the k-th send of it.
-    std::unordered_map<std::string, std::vector<double>> starts;
+  if (argc == 4)
     for (size_t me = 0; me < ranks.size(); me++)
       for (const Op& op : ranks[me].ops)
-        if (op.send)
-          starts[std::to_string(me) + ":" + std::to_string(op.peer) + ":" + std::to_string(op.tag)].push_back(op.start);
-    std::unordered_map<std::string, size_t> seen;
-    for (size_t me = 0; me < ranks.size(); me++)
-      for (const Op& op : ranks[me].ops)
-        if (!op.send) {
-          std::string key = std::to_string(op.peer) + ":" + std::to_string(me) + ":" + std::to_string(op.tag);
-          size_t k = seen[key]++;
-          double start = k < starts[key].size() ? starts[key][k] : -1;
+        if (!op.send)
           std::printf("message %d %zu %d %llu %.12e %.12e\n", op.peer, me, op.tag,
-                      static_cast<unsigned long long>(op.bytes), start, op.end);
-        }
-  }
+                      static_cast<unsigned long long>(op.bytes), ranks[op.match_rank].ops[op.match_op].start, op.end);
   return 0;
 }
