@@ -13,8 +13,9 @@ then ``commodel predict FILE.goal --model maxmin`` and our s4u program (SimGrid'
 factors of 1) each run on it in their own process under ``/usr/bin/time -v`` (medians of
 ``--reps`` runs of wall time and peak RSS, and their ratios); the makespan, every rank's
 finish and, up to 256 ranks, every message's end must agree to ``--tolerance`` (relative).
-SimGrid needs minutes for post-all beyond 256 ranks (about 4.5 at 1024): those cases run only
-with ``--simgrid-slow``. ``--simgrid-optim Full`` runs SimGrid's exact (non-lazy) update. Without SimGrid installed the bench says so and prints ours alone.
+Cases above ``--simgrid-max-ranks`` (1024) run without SimGrid. ``--simgrid-optim Full``
+runs SimGrid's exact (non-lazy) update. Without SimGrid installed the bench says so and
+prints ours alone.
 
     python benches/contention.py                 # every case
     python benches/contention.py --ranks 256 1024 --models maxmin
@@ -144,9 +145,6 @@ def simgrid_cases(args: argparse.Namespace) -> int:
         if ranks > args.simgrid_max_ranks:
             continue
         for algorithm in args.algorithms:
-            if "post-all" in algorithm and ranks > 256 and not args.simgrid_slow:
-                print(f"{ranks:>6} {algorithm:<22} skipped in SimGrid (minutes): --simgrid-slow")
-                continue
             failed |= not side_by_side(ranks, algorithm, binary, args)
     return 1 if failed else 0
 
@@ -164,9 +162,6 @@ def main() -> int:
         "--simgrid", action="store_true", help="also compare maxmin with SimGrid (libsimgrid-dev)"
     )
     parser.add_argument("--simgrid-max-ranks", type=int, default=1024)
-    parser.add_argument(
-        "--simgrid-slow", action="store_true", help="post-all beyond 256 ranks in SimGrid too"
-    )
     parser.add_argument(
         "--simgrid-optim",
         choices=["Lazy", "Full"],
