@@ -7,8 +7,19 @@ carry a quarter of a rack's aggregate NIC bandwidth, under ``maxmin`` and ``plog
 (``ru_maxrss``) and CPU time (user + system) are its own; the figures include building the
 schedule, which is reported separately as well.
 
+With ``--simgrid``, each case of at most ``--simgrid-max-ranks`` ranks also runs side by side
+with SimGrid (``benches/simgrid_flows.py``): the schedule is written once as a GOAL file,
+then ``commodel predict FILE.goal --model maxmin`` and our s4u program (SimGrid's CM02 with
+factors of 1) each run on it in their own process under ``/usr/bin/time -v`` (medians of
+``--reps`` runs of wall time and peak RSS, and their ratios); the makespan, every rank's
+finish and, up to 256 ranks, every message's end must agree to ``--tolerance`` (relative).
+Cases above ``--simgrid-max-ranks`` (1024) run without SimGrid. ``--simgrid-optim Full``
+runs SimGrid's exact (non-lazy) update. Without SimGrid installed the bench says so and
+prints ours alone.
+
     python benches/contention.py                 # every case
     python benches/contention.py --ranks 256 1024 --models maxmin
+    python benches/contention.py --simgrid --ranks 64 256 1024 --models maxmin --reps 3
 """
 
 from __future__ import annotations
@@ -16,9 +27,15 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+
+import simgrid_flows
+from goal_path import COMMODEL, ROOT, timed
 
 SIZE = 65536
 NIC = 125e6  # B/s, 1 Gbit/s
@@ -73,6 +90,65 @@ def one(ranks: int, algorithm: str, model: str) -> dict:
     }
 
 
+def side_by_side(ranks: int, algorithm: str, binary: Path, args: argparse.Namespace) -> bool:
+    """One case through `commodel predict FILE.goal --model maxmin` and through SimGrid;
+    prints both, the ratios (ours / SimGrid) and the agreement; False if they disagree."""
+    import commodel
+
+    messages = ranks <= 256
+    with tempfile.TemporaryDirectory(prefix="commodel-simgrid-") as tmp:
+        goal, plat, xml = (Path(tmp) / n for n in ("s.goal", "platform.yaml", "platform.xml"))
+        subprocess.run(
+            [*COMMODEL, "schedule", algorithm, "-P", str(ranks), "-m", str(SIZE), "-o", str(goal)],
+            check=True,
+            capture_output=True,
+        )
+        plat.write_text(json.dumps(platform(ranks)))
+        xml.write_text(simgrid_flows.platform_xml(platform(ranks)))
+        cmd = [*COMMODEL, "predict", str(goal), "--model", "maxmin", "--platform", str(plat)]
+        ours = [timed(cmd)[1:] for _ in range(args.reps)]
+        sim = [str(binary), str(xml), str(goal), *(["--messages"] if messages else [])]
+        sim += [f"--cfg=network/optim:{args.simgrid_optim}", "--log=root.thres:warning"]
+        theirs = [timed(sim) for _ in range(args.reps)]
+        pred = commodel.predict(goal, str(plat), "maxmin", record_messages=messages)
+    med = statistics.median
+    our_s, our_m = med(r[0] for r in ours), med(r[1] for r in ours)
+    sg_s, sg_m = med(r[1] for r in theirs), med(r[2] for r in theirs)
+    worst, count = simgrid_flows.compare(pred, theirs[0][0], messages)
+    agree = worst <= args.tolerance
+    print(
+        f"{ranks:>6} {algorithm:<22} {our_s:>8.2f} {our_m:>8.0f} {sg_s:>9.2f} {sg_m:>8.0f} "
+        f"{sg_s / our_s:>8.1f}x {our_m / sg_m:>7.2f} {pred.makespan_s:>11.6f} "
+        f"{worst:>9.1e} {count:>8} {'yes' if agree else 'NO'}",
+        flush=True,
+    )
+    return agree
+
+
+def simgrid_cases(args: argparse.Namespace) -> int:
+    binary, why = simgrid_flows.build(ROOT / "bench-out" / "simgrid")
+    if binary is None:
+        print(f"--simgrid: {why}; no comparison with SimGrid")
+        return 0
+    print(
+        "\nmaxmin through `commodel predict FILE.goal` beside SimGrid (wall s and peak MiB, "
+        f"medians of {args.reps}; speed-up = SimGrid / ours; memory = ours / SimGrid; worst "
+        "relative difference over the compared times)"
+    )
+    print(
+        f"{'ranks':>6} {'algorithm':<22} {'ours s':>8} {'ours MiB':>8} {'SimGrid s':>9} "
+        f"{'SG MiB':>8} {'speed-up':>9} {'memory':>7} {'makespan s':>11} {'worst':>9} "
+        f"{'compared':>8} within {args.tolerance:g}"
+    )
+    failed = False
+    for ranks in args.ranks:
+        if ranks > args.simgrid_max_ranks:
+            continue
+        for algorithm in args.algorithms:
+            failed |= not side_by_side(ranks, algorithm, binary, args)
+    return 1 if failed else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ranks", type=int, nargs="+", default=[256, 1024, 4096])
@@ -82,10 +158,24 @@ def main() -> int:
     )
     parser.add_argument("--one", nargs=3, metavar=("RANKS", "ALGORITHM", "MODEL"))
     parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument(
+        "--simgrid", action="store_true", help="also compare maxmin with SimGrid (libsimgrid-dev)"
+    )
+    parser.add_argument("--simgrid-max-ranks", type=int, default=1024)
+    parser.add_argument(
+        "--simgrid-optim",
+        choices=["Lazy", "Full"],
+        default="Lazy",
+        help="SimGrid's network/optim (default Lazy, SimGrid's own default)",
+    )
+    parser.add_argument("--reps", type=int, default=3, help="runs per side (--simgrid)")
+    parser.add_argument("--tolerance", type=float, default=1e-6, help="relative (--simgrid)")
     args = parser.parse_args()
     if args.one:
         print(json.dumps(one(int(args.one[0]), args.one[1], args.one[2])))
         return 0
+    if not args.simgrid:
+        print("no --simgrid: our figures alone, no comparison with SimGrid")
     print(
         f"{'ranks':>6} {'algorithm':<22} {'model':<7} {'makespan s':>11} {'sim CPU s':>10} "
         f"{'total CPU s':>11} {'peak MB':>8}"
@@ -111,7 +201,7 @@ def main() -> int:
                     f"{r['peak_rss_mb']:>8.1f}",
                     flush=True,
                 )
-    return 0
+    return simgrid_cases(args) if args.simgrid else 0
 
 
 if __name__ == "__main__":
