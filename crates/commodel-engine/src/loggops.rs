@@ -279,6 +279,9 @@ impl<'a> Sim<'a> {
 
     /// Queue the newly executable operations of `host`, as LogGOPSim does.
     fn issue(&mut self, host: u32, initial: bool) {
+        if self.ready[host as usize].is_empty() {
+            return;
+        }
         let mut ready = std::mem::take(&mut self.ready[host as usize]);
         stdsort::sort_by_key(&mut ready, |&op| self.s.kind(op));
         for &op in &ready {

@@ -48,6 +48,8 @@ pub(crate) struct RadixQueue<T> {
     /// a fresh tie-breaker at the current time) and the others in a heap.
     current: VecDeque<T>,
     out_of_order: BinaryHeap<Reverse<ByKey<T>>>,
+    /// An empty buffer kept for the next split.
+    spare: Vec<T>,
     /// Buckets 1..=64 (index 0 unused).
     buckets: Vec<Vec<T>>,
     /// Bit `b - 1` set when bucket `b` is not empty.
@@ -66,6 +68,7 @@ impl<T: Keyed> RadixQueue<T> {
             now: 0,
             current: VecDeque::new(),
             out_of_order: BinaryHeap::new(),
+            spare: Vec::new(),
             buckets: (0..=64).map(|_| Vec::new()).collect(),
             full: 0,
         }
@@ -112,7 +115,7 @@ impl<T: Keyed> RadixQueue<T> {
         let mut items = std::mem::take(&mut self.buckets[b]);
         self.full &= !(1 << (b - 1));
         self.now = items.iter().map(|i| i.key().0).min().unwrap_or(self.now);
-        let mut at_now = Vec::new();
+        let mut at_now = std::mem::take(&mut self.spare);
         for item in items.drain(..) {
             let time = item.key().0;
             if time == self.now {
@@ -124,7 +127,9 @@ impl<T: Keyed> RadixQueue<T> {
             }
         }
         at_now.sort_unstable_by_key(|i| i.key());
-        self.current.extend(at_now);
+        // `current` is empty: it takes `at_now`'s buffer, and `at_now` its (no copy).
+        let empty = std::mem::replace(&mut self.current, VecDeque::from(at_now));
+        self.spare = Vec::from(empty);
         // Keep the allocation for the next time this bucket fills.
         self.buckets[b] = items;
     }
