@@ -25,6 +25,7 @@ pub mod models;
 pub mod outcome;
 pub mod params;
 pub mod predict;
+mod radix;
 pub mod rank_ops;
 pub mod schedule;
 mod stdsort;

@@ -43,11 +43,10 @@ use crate::countdown::{Countdown, Progress};
 use crate::engine::Stop;
 use crate::matching::{self, Matcher};
 use crate::outcome::{Deadlock, MessageRecord, Outcome, SimError, StuckOp};
+use crate::radix::{Keyed, RadixQueue};
 use crate::schedule::{OpId, OpKind, Schedule};
 use crate::stdsort;
 use crate::time::{add, Overflow, PerByte, Time};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// LogGOPS parameters, in picoseconds (`G`, `O` in picoseconds per byte).
 #[allow(non_snake_case)]
@@ -124,7 +123,7 @@ struct Group {
     version: u32,
 }
 
-/// A queued event: ordered by (time, stamp) only.
+/// A queued event: ordered by (time, stamp) only ([`Keyed`]).
 #[derive(Clone, Copy)]
 struct Event {
     time: Time,
@@ -135,20 +134,11 @@ struct Event {
     kind: Kind,
 }
 
-impl PartialEq for Event {
-    fn eq(&self, o: &Self) -> bool {
-        (self.time, self.stamp) == (o.time, o.stamp)
-    }
-}
-impl Eq for Event {}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Event {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        (self.time, self.stamp).cmp(&(o.time, o.stamp))
+impl Keyed for Event {
+    /// (time, stamp): the queue's order.
+    #[inline]
+    fn key(&self) -> (u64, u64) {
+        (self.time, self.stamp)
     }
 }
 
@@ -163,7 +153,7 @@ struct Sim<'a> {
     progress: Countdown,
     ready: Vec<Vec<OpId>>,
     check: Vec<u32>,
-    queue: BinaryHeap<Reverse<Event>>,
+    queue: RadixQueue<Event>,
     stamp: u64,
     /// Posted receives (payload: recv op).
     rq: Matcher,
@@ -223,7 +213,7 @@ fn run(
         progress: Countdown::new(schedule),
         ready: vec![Vec::new(); p],
         check: Vec::new(),
-        queue: BinaryHeap::new(),
+        queue: RadixQueue::new(),
         stamp: 0,
         rq,
         uq,
@@ -255,13 +245,13 @@ impl<'a> Sim<'a> {
     fn push(&mut self, time: Time, op: OpId, host: u32, kind: Kind) {
         let stamp = self.stamp;
         self.stamp += 1;
-        self.queue.push(Reverse(Event {
+        self.queue.push(Event {
             time,
             stamp,
             op,
             host,
             kind,
-        }));
+        });
     }
 
     fn started(&mut self, op: OpId, host: u32) {
@@ -289,6 +279,9 @@ impl<'a> Sim<'a> {
 
     /// Queue the newly executable operations of `host`, as LogGOPSim does.
     fn issue(&mut self, host: u32, initial: bool) {
+        if self.ready[host as usize].is_empty() {
+            return;
+        }
         let mut ready = std::mem::take(&mut self.ready[host as usize]);
         stdsort::sort_by_key(&mut ready, |&op| self.s.kind(op));
         for &op in &ready {
@@ -324,7 +317,7 @@ impl<'a> Sim<'a> {
             self.issue(host, true);
         }
         let mut now = 0;
-        while let Some(Reverse(ev)) = self.queue.pop() {
+        while let Some(ev) = self.queue.pop() {
             // Time never runs backwards (checked in debug builds and tests).
             debug_assert!(ev.time >= now, "event at {} after {}", ev.time, now);
             now = ev.time;
@@ -358,7 +351,7 @@ impl<'a> Sim<'a> {
         if self.literal {
             // LogGOPSim's own way: re-queue the event alone.
             ev.time = free;
-            self.queue.push(Reverse(ev));
+            self.queue.push(ev);
             return;
         }
         let op = ev.op;
@@ -387,7 +380,7 @@ impl<'a> Sim<'a> {
                 host: group.version,
                 kind: Kind::Group,
             };
-            self.queue.push(Reverse(t));
+            self.queue.push(t);
         }
     }
 

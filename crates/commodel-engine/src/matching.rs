@@ -16,6 +16,7 @@
 
 use crate::schedule::{OpKind, Schedule, ANY};
 use rustc_hash::FxHashMap;
+use std::collections::hash_map::Entry;
 use std::collections::BTreeMap;
 
 const NIL: u32 = u32::MAX;
@@ -161,6 +162,10 @@ impl Matcher {
         if self.counts[rank as usize].live == 0 {
             return None;
         }
+        let c = self.counts[rank as usize];
+        if src != ANY && tag != ANY && c.any_src == 0 && c.any_tag == 0 && c.any_any == 0 {
+            return self.take_exact(rank, src, tag);
+        }
         let idx = if src == ANY || tag == ANY {
             let ord = self.ordered[rank as usize]
                 .as_ref()
@@ -172,7 +177,6 @@ impl Matcher {
             })?;
             idx
         } else {
-            let c = self.counts[rank as usize];
             let mut best: Option<(u64, u32)> = None;
             let keys = [
                 (true, (rank, src, tag)),
@@ -194,6 +198,38 @@ impl Matcher {
             best?.1
         };
         Some(self.remove(rank, idx))
+    }
+
+    /// [`take`](Self::take) when only the list of `(rank, src, tag)` can match (no
+    /// wildcard entry in `rank`'s queue, a query without wildcards): its first live
+    /// entry, unlinked at once, with one lookup of the list.
+    fn take_exact(&mut self, rank: u32, src: u32, tag: u32) -> Option<u32> {
+        let Entry::Occupied(mut entry) = self.lists.entry((rank, src, tag)) else {
+            return None;
+        };
+        let list = entry.get_mut();
+        while list.head != NIL && !self.nodes[list.head as usize].live {
+            let dead = list.head;
+            list.head = self.nodes[dead as usize].next;
+            self.free.push(dead);
+        }
+        let idx = list.head;
+        if idx == NIL {
+            entry.remove();
+            return None;
+        }
+        let n = self.nodes[idx as usize];
+        list.head = n.next;
+        if list.head == NIL {
+            entry.remove();
+        }
+        self.nodes[idx as usize].live = false;
+        self.free.push(idx);
+        self.counts[rank as usize].live -= 1;
+        if let Some(ord) = &mut self.ordered[rank as usize] {
+            ord.remove(&n.seq);
+        }
+        Some(n.payload)
     }
 
     /// Head of a list after dropping dead nodes from its front.

@@ -163,11 +163,17 @@ fn is_canonical(label: &str, index: u32) -> bool {
 }
 
 /// Builds a [`Schedule`]; see the module documentation.
+///
+/// Readers that finish ranks in order ([`seal`](Self::seal)) hand each one to the
+/// compact columns as soon as it is complete and free its building storage, so the
+/// builder holds at most one rank beside the frozen schedule.
 #[derive(Clone)]
 pub struct ScheduleBuilder {
     ranks: Vec<RankBuild>,
     /// First structural error seen while adding (reported by `build`).
     error: Option<BuildError>,
+    /// Ranks `0..frozen.ranks_done()`, already in their compact form.
+    frozen: Freezer,
 }
 
 impl ScheduleBuilder {
@@ -175,6 +181,7 @@ impl ScheduleBuilder {
         ScheduleBuilder {
             ranks: vec![RankBuild::default(); num_ranks as usize],
             error: None,
+            frozen: Freezer::new(num_ranks),
         }
     }
 
@@ -190,6 +197,7 @@ impl ScheduleBuilder {
     /// Append an operation to `rank`. Panics if `rank` is out of range (a
     /// programming error; the GOAL parser checks ranks before calling).
     pub fn push(&mut self, rank: u32, op: Op) -> OpRef {
+        debug_assert!(rank >= self.frozen.ranks_done(), "rank {rank} is sealed");
         let r = &mut self.ranks[rank as usize];
         r.ops.push(op);
         OpRef {
@@ -256,18 +264,46 @@ impl ScheduleBuilder {
         r.labels.push((op.index, r.label_text.len()));
     }
 
+    /// Declare `rank` complete and move it into the compact columns now, releasing its
+    /// building storage. Ranks must be sealed in order (`rank` is the lowest not yet
+    /// sealed), and nothing may be added to a sealed rank. Reports the rank's peer and
+    /// index errors, and [`BuildError::TooLarge`], at once; a dependency cycle is kept
+    /// for [`build`](Self::build), which reports it after the errors of later ranks, as
+    /// if the whole schedule had been built at once.
+    pub(crate) fn seal(&mut self, rank: u32) -> Result<(), BuildError> {
+        debug_assert_eq!(rank, self.frozen.ranks_done(), "ranks are sealed in order");
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        let r = std::mem::take(&mut self.ranks[rank as usize]);
+        self.frozen.check_size(r.ops.len() as u64)?;
+        r.check(rank, self.num_ranks())?;
+        self.frozen.add(r);
+        Ok(())
+    }
+
     /// Check and freeze the schedule.
     ///
     /// Checks: peers in range, dependencies rank-local and pointing at
     /// existing operations, no dependency cycle (a cycle could never start).
-    /// Ranks are frozen one at a time and their building storage released,
-    /// so peak memory stays near the larger of the two forms.
-    pub fn build(self) -> Result<Schedule, BuildError> {
+    /// Ranks are frozen one at a time and their building storage released;
+    /// readers that [`seal`](Self::seal) ranks as they finish them never hold
+    /// more than one rank in building form.
+    pub fn build(mut self) -> Result<Schedule, BuildError> {
         if let Some(e) = self.error {
             return Err(e);
         }
-        let p = self.ranks.len() as u32;
-        freeze(p, 0, self.ranks)
+        let (first, p) = (self.frozen.ranks_done(), self.num_ranks());
+        let rest = &mut self.ranks[first as usize..];
+        self.frozen
+            .check_size(rest.iter().map(|r| r.ops.len() as u64).sum())?;
+        for (rank, r) in (first..).zip(rest.iter()) {
+            r.check(rank, p)?;
+        }
+        for r in rest {
+            self.frozen.add(std::mem::take(r));
+        }
+        self.frozen.finish()
     }
 
     /// Check and freeze `rank` alone, and forget it here: the result has the
@@ -277,157 +313,147 @@ impl ScheduleBuilder {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
+        let p = self.num_ranks();
         let taken = std::mem::take(&mut self.ranks[rank as usize]);
-        freeze(self.num_ranks(), rank, vec![taken])
+        let mut one = Freezer::new(p);
+        one.check_size(taken.ops.len() as u64)?;
+        taken.check(rank, p)?;
+        for _ in 0..rank {
+            one.add(RankBuild::default());
+        }
+        one.add(taken);
+        for _ in rank + 1..p {
+            one.add(RankBuild::default());
+        }
+        one.finish()
     }
 }
 
-/// The [`Schedule`] of `p` ranks in which ranks `first..first + ranks.len()`
-/// hold `ranks` and all others are empty; see [`ScheduleBuilder::build`].
-fn freeze(p: u32, first: u32, ranks: Vec<RankBuild>) -> Result<Schedule, BuildError> {
-    let total: u64 = ranks.iter().map(|r| r.ops.len() as u64).sum();
-    if total >= u32::MAX as u64 {
-        return Err(BuildError::TooLarge {
-            count: total,
-            max: u32::MAX as u64 - 1,
-        });
-    }
-    let n = total as usize;
-    // First pass: value ranges (to pick column widths), sizes, edge counts.
-    let (mut max_peer, mut max_tag, mut max_cpu, mut max_nic) = (0u32, 0u32, 0u8, 0u8);
-    let (mut n_req, mut n_ireq) = (0usize, 0usize);
-    let mut size_index: rustc_hash::FxHashMap<u64, u32> = Default::default();
-    let mut sizes: Vec<u64> = Vec::new();
-    for (rank, r) in (first..).zip(&ranks) {
-        for op in &r.ops {
-            match op.kind {
-                OpKind::Send if op.peer >= p => {
-                    return Err(BuildError::PeerOutOfRange {
-                        rank,
-                        what: "send",
-                        peer: op.peer,
-                        num_ranks: p,
-                    })
-                }
-                OpKind::Recv if op.peer >= p && op.peer != ANY => {
-                    return Err(BuildError::PeerOutOfRange {
-                        rank,
-                        what: "recv",
-                        peer: op.peer,
-                        num_ranks: p,
-                    })
-                }
-                _ => {}
-            }
-            if op.peer != ANY {
-                max_peer = max_peer.max(op.peer);
-            }
-            if op.tag != ANY {
-                max_tag = max_tag.max(op.tag);
-            }
-            max_cpu = max_cpu.max(op.cpu);
-            max_nic = max_nic.max(op.nic);
-            size_index.entry(op.size).or_insert_with(|| {
-                sizes.push(op.size);
-                (sizes.len() - 1) as u32
+impl RankBuild {
+    /// Peers in range (of `p` ranks), dependencies between existing operations.
+    fn check(&self, rank: u32, p: u32) -> Result<(), BuildError> {
+        for op in &self.ops {
+            let what = match op.kind {
+                OpKind::Send if op.peer >= p => "send",
+                OpKind::Recv if op.peer >= p && op.peer != ANY => "recv",
+                _ => continue,
+            };
+            return Err(BuildError::PeerOutOfRange {
+                rank,
+                what,
+                peer: op.peer,
+                num_ranks: p,
             });
         }
-        let count = r.ops.len() as u32;
-        for &(a, b, kind) in &r.deps {
-            for x in [a, b] {
-                if x >= count {
-                    return Err(BuildError::NoSuchOp {
-                        rank,
-                        index: x,
-                        count,
-                    });
-                }
-            }
-            match kind {
-                DepKind::Requires => n_req += 1,
-                DepKind::IRequires => n_ireq += 1,
+        let count = self.ops.len() as u32;
+        for &(a, b, _) in &self.deps {
+            if let Some(&index) = [a, b].iter().find(|&&x| x >= count) {
+                return Err(BuildError::NoSuchOp { rank, index, count });
             }
         }
+        Ok(())
     }
-    let mut s = Schedule {
-        num_ranks: p,
-        rank_start: Vec::with_capacity(p as usize + 1),
-        ops: OpTable::with_capacity(n, max_peer.max(max_tag).max(sizes.len() as u32)),
-        sizes,
-        cpu: if max_cpu > 0 {
-            Vec::with_capacity(n)
-        } else {
-            Vec::new()
-        },
-        nic: if max_nic > 0 {
-            Vec::with_capacity(n)
-        } else {
-            Vec::new()
-        },
-        req_start: Vec::with_capacity(n + 1),
-        req: Vec::with_capacity(n_req),
-        ireq_start: if n_ireq > 0 {
-            Vec::with_capacity(n + 1)
-        } else {
-            Vec::new()
-        },
-        ireq: Vec::with_capacity(n_ireq),
-        labels: Vec::new(),
-        label_text: String::new(),
-        canonical: Vec::new(),
-        canonical_ends: Vec::new(),
-        canonical_text: String::new(),
-        max_cpu,
-        max_nic,
-    };
-    s.labels
-        .reserve_exact(ranks.iter().map(|r| r.labels.len()).sum());
-    let most_canonical = ranks.iter().map(|r| r.canonical).max().unwrap_or(0);
-    if most_canonical > 0 {
-        s.canonical.reserve_exact(p as usize);
-        for k in 0..most_canonical {
-            s.canonical_text.push('o');
-            s.canonical_text.push_str(&k.to_string());
-            s.canonical_ends.push(s.canonical_text.len());
+}
+
+/// A [`Schedule`] growing by whole ranks, in order: each rank is checked for cycles,
+/// written into the compact columns and its building storage dropped. Column widths,
+/// and whether `cpu`, `nic` and the `irequires` rows exist at all, are decided as the
+/// values arrive (a column is widened or created the first time it must be).
+#[derive(Clone)]
+struct Freezer {
+    s: Schedule,
+    size_index: rustc_hash::FxHashMap<u64, u32>,
+    /// Whether any rank has an `irequires` edge (then `s.ireq_start` is kept).
+    has_ireq: bool,
+    /// The first rank with a dependency cycle, reported by `finish`.
+    cycle: Option<BuildError>,
+}
+
+impl Freezer {
+    fn new(p: u32) -> Freezer {
+        let mut rank_start = Vec::with_capacity(p as usize + 1);
+        rank_start.push(0);
+        Freezer {
+            s: Schedule {
+                num_ranks: p,
+                rank_start,
+                ops: OpTable::Narrow(Vec::new()),
+                sizes: Vec::new(),
+                cpu: Vec::new(),
+                nic: Vec::new(),
+                req_start: vec![0],
+                req: Vec::new(),
+                ireq_start: Vec::new(),
+                ireq: Vec::new(),
+                labels: Vec::new(),
+                label_text: String::new(),
+                canonical: Vec::new(),
+                canonical_ends: Vec::new(),
+                canonical_text: String::new(),
+                max_cpu: 0,
+                max_nic: 0,
+            },
+            size_index: Default::default(),
+            has_ireq: false,
+            cycle: None,
         }
     }
-    s.label_text
-        .reserve_exact(ranks.iter().map(|r| r.label_text.len()).sum());
-    s.req_start.push(0);
-    if n_ireq > 0 {
-        s.ireq_start.push(0);
+
+    /// Ranks added so far.
+    fn ranks_done(&self) -> u32 {
+        (self.s.rank_start.len() - 1) as u32
     }
-    // Second pass, one rank at a time: columns, then the rank's dependents
-    // grouped by prerequisite in insertion order (LogGOPSim's DependOnMe
-    // and StartDependOnMe), by a counting sort over local indices.
-    let mut base = 0u32;
-    let empty = |s: &mut Schedule, base: u32| {
-        s.rank_start.push(base);
-        if most_canonical > 0 {
-            s.canonical.push(0);
+
+    /// Whether `more` operations still fit in [`OpId`]s.
+    fn check_size(&self, more: u64) -> Result<(), BuildError> {
+        let total = self.s.ops.len() as u64 + more;
+        if total >= u32::MAX as u64 {
+            return Err(BuildError::TooLarge {
+                count: total,
+                max: u32::MAX as u64 - 1,
+            });
         }
-    };
-    let after = first + ranks.len() as u32;
-    for _ in 0..first {
-        empty(&mut s, base);
+        Ok(())
     }
-    for r in ranks {
-        s.rank_start.push(base);
+
+    /// Append the next rank (checked by [`RankBuild::check`] and `check_size`).
+    fn add(&mut self, r: RankBuild) {
+        let rank = self.ranks_done();
+        let s = &mut self.s;
+        let base = s.ops.len() as u32;
         for op in &r.ops {
-            s.ops.push(op.kind, op.peer, op.tag, size_index[&op.size]);
-            if max_cpu > 0 {
-                s.cpu.push(op.cpu);
-            }
-            if max_nic > 0 {
-                s.nic.push(op.nic);
+            let size = *self.size_index.entry(op.size).or_insert_with(|| {
+                s.sizes.push(op.size);
+                (s.sizes.len() - 1) as u32
+            });
+            s.ops
+                .push(op.kind, op.peer, op.tag, size, s.sizes.len() as u32);
+            for (value, max, column) in [
+                (op.cpu, &mut s.max_cpu, &mut s.cpu),
+                (op.nic, &mut s.max_nic, &mut s.nic),
+            ] {
+                if value > 0 && column.is_empty() {
+                    column.resize(s.ops.len() - 1, 0);
+                }
+                if *max > 0 || value > 0 {
+                    column.push(value);
+                }
+                *max = (*max).max(value);
             }
         }
         let count = r.ops.len();
+        drop(r.ops);
+        // The rank's dependents grouped by prerequisite in insertion order (LogGOPSim's
+        // DependOnMe and StartDependOnMe), by a counting sort over local indices.
+        if !self.has_ireq && r.deps.iter().any(|d| d.2 == DepKind::IRequires) {
+            self.has_ireq = true;
+            s.ireq_start = vec![0; base as usize + 1];
+        }
         for (want, starts, list) in [
             (DepKind::Requires, &mut s.req_start, &mut s.req),
             (DepKind::IRequires, &mut s.ireq_start, &mut s.ireq),
         ] {
-            if want == DepKind::IRequires && n_ireq == 0 {
+            if want == DepKind::IRequires && !self.has_ireq {
                 continue;
             }
             let mut counts = vec![0u32; count + 1];
@@ -450,10 +476,18 @@ fn freeze(p: u32, first: u32, ranks: Vec<RankBuild>) -> Result<Schedule, BuildEr
                 }
             }
         }
-        if most_canonical > 0 {
-            s.canonical.push(r.canonical);
+        let has_deps = !r.deps.is_empty();
+        drop(r.deps);
+        // Labels `o0, o1, ...` counted per rank, their text once for all ranks.
+        s.canonical.push(r.canonical);
+        let mut k = s.canonical_ends.len() as u32;
+        while k < r.canonical {
+            s.canonical_text.push('o');
+            s.canonical_text.push_str(&k.to_string());
+            s.canonical_ends.push(s.canonical_text.len());
+            k += 1;
         }
-        // Labels by operation (the first given, if several), their text in one string.
+        // Other labels by operation (the first given, if several), their text in one string.
         let mut order: Vec<usize> = (0..r.labels.len()).collect();
         if !r.labels.is_sorted_by_key(|&(i, _)| i) {
             order.sort_by_key(|&k| r.labels[k].0);
@@ -465,14 +499,34 @@ fn freeze(p: u32, first: u32, ranks: Vec<RankBuild>) -> Result<Schedule, BuildEr
             s.label_text.push_str(&r.label_text[from..to]);
             s.labels.push((base + idx, s.label_text.len()));
         }
-        base += count as u32;
+        s.rank_start.push(s.ops.len() as u32);
+        if has_deps && self.cycle.is_none() {
+            self.cycle = s.check_acyclic(rank).err();
+        }
     }
-    for _ in after..p {
-        empty(&mut s, base);
+
+    /// The schedule, once every rank has been added.
+    fn finish(mut self) -> Result<Schedule, BuildError> {
+        debug_assert_eq!(self.ranks_done(), self.s.num_ranks);
+        if let Some(e) = self.cycle {
+            return Err(e);
+        }
+        let s = &mut self.s;
+        if s.canonical_ends.is_empty() {
+            s.canonical = Vec::new();
+        }
+        s.ops.shrink_to_fit();
+        s.sizes.shrink_to_fit();
+        s.cpu.shrink_to_fit();
+        s.nic.shrink_to_fit();
+        s.req_start.shrink_to_fit();
+        s.req.shrink_to_fit();
+        s.ireq_start.shrink_to_fit();
+        s.ireq.shrink_to_fit();
+        s.labels.shrink_to_fit();
+        s.label_text.shrink_to_fit();
+        Ok(self.s)
     }
-    s.rank_start.push(base);
-    s.check_acyclic()?;
-    Ok(s)
 }
 
 /// An operation's hot fields in one record, so that an engine touching an
@@ -519,16 +573,24 @@ fn widen(v: u16) -> u32 {
 }
 
 impl OpTable {
-    /// `max`: the largest peer, tag (other than [`ANY`]) or size index.
-    fn with_capacity(n: usize, max: u32) -> OpTable {
-        if max < u16::MAX as u32 {
-            OpTable::Narrow(Vec::with_capacity(n))
-        } else {
-            OpTable::Wide(Vec::with_capacity(n))
-        }
-    }
+    /// Append an operation; `sizes`: how many distinct sizes there are so far. The
+    /// table starts narrow and is widened (once) when a peer, a tag (other than [`ANY`])
+    /// or the number of sizes reaches `u16::MAX`.
     #[inline]
-    fn push(&mut self, kind: OpKind, peer: u32, tag: u32, size: u32) {
+    fn push(&mut self, kind: OpKind, peer: u32, tag: u32, size: u32, sizes: u32) {
+        if let OpTable::Narrow(t) = self {
+            let wide = |v: u32| v != ANY && v >= u16::MAX as u32;
+            if wide(peer) || wide(tag) || sizes >= u16::MAX as u32 {
+                let mut w = Vec::with_capacity(t.capacity().max(t.len() + 1));
+                w.extend(t.iter().map(|o| WideOp {
+                    kind: o.kind,
+                    peer: widen(o.peer),
+                    tag: widen(o.tag),
+                    size: o.size as u32,
+                }));
+                *self = OpTable::Wide(w);
+            }
+        }
         match self {
             OpTable::Narrow(t) => t.push(NarrowOp {
                 kind,
@@ -542,6 +604,12 @@ impl OpTable {
                 tag,
                 size,
             }),
+        }
+    }
+    fn shrink_to_fit(&mut self) {
+        match self {
+            OpTable::Narrow(t) => t.shrink_to_fit(),
+            OpTable::Wide(t) => t.shrink_to_fit(),
         }
     }
     #[inline]
@@ -762,57 +830,62 @@ impl Schedule {
             .sum()
     }
 
-    /// Kahn's algorithm; reports one cycle's operations on failure.
-    fn check_acyclic(&self) -> Result<(), BuildError> {
-        let mut indeg: Vec<u32> = self.dep_counts();
-        let mut stack: Vec<OpId> = (0..self.num_ops() as OpId)
-            .filter(|&i| indeg[i as usize] == 0)
-            .collect();
+    /// Kahn's algorithm over the last rank added, `rank` (dependencies are rank-local,
+    /// so ranks are checked one at a time); reports one cycle's operations on failure.
+    fn check_acyclic(&self, rank: u32) -> Result<(), BuildError> {
+        let (base, end) = (self.rank_start[rank as usize], self.ops.len() as OpId);
+        let n = (end - base) as usize;
+        let local = |op: OpId| (op - base) as usize;
+        let dependents = |b: OpId| self.requirers(b).iter().chain(self.irequirers(b));
+        let mut indeg = vec![0u32; n];
+        for b in base..end {
+            for &a in dependents(b) {
+                indeg[local(a)] += 1;
+            }
+        }
+        let mut stack: Vec<OpId> = (base..end).filter(|&i| indeg[local(i)] == 0).collect();
         let mut seen = 0usize;
         while let Some(b) = stack.pop() {
             seen += 1;
-            for &a in self.requirers(b).iter().chain(self.irequirers(b)) {
-                indeg[a as usize] -= 1;
-                if indeg[a as usize] == 0 {
+            for &a in dependents(b) {
+                indeg[local(a)] -= 1;
+                if indeg[local(a)] == 0 {
                     stack.push(a);
                 }
             }
         }
-        if seen == self.num_ops() {
+        if seen == n {
             return Ok(());
         }
         // Walk back along unresolved prerequisites to find a cycle.
-        let mut prereq: Vec<Option<OpId>> = vec![None; self.num_ops()];
-        for (a, b, _) in self.edges() {
-            if indeg[a as usize] > 0 && indeg[b as usize] > 0 {
-                prereq[a as usize] = Some(b);
+        let mut prereq: Vec<Option<OpId>> = vec![None; n];
+        for b in base..end {
+            for &a in dependents(b) {
+                if indeg[local(a)] > 0 && indeg[local(b)] > 0 {
+                    prereq[local(a)] = Some(b);
+                }
             }
         }
-        let start = (0..self.num_ops() as OpId)
-            .find(|&i| indeg[i as usize] > 0)
-            .unwrap_or(0);
-        let mut order = vec![u32::MAX; self.num_ops()];
+        let start = (base..end).find(|&i| indeg[local(i)] > 0).unwrap_or(base);
+        let mut order = vec![u32::MAX; n];
         let mut path = Vec::new();
         let mut cur = start;
-        while order[cur as usize] == u32::MAX {
-            order[cur as usize] = path.len() as u32;
+        while order[local(cur)] == u32::MAX {
+            order[local(cur)] = path.len() as u32;
             path.push(cur);
-            match prereq[cur as usize] {
-                Some(n) => cur = n,
+            match prereq[local(cur)] {
+                Some(next) => cur = next,
                 None => break,
             }
         }
-        let from = if order[cur as usize] != u32::MAX {
-            order[cur as usize] as usize
+        let from = if order[local(cur)] != u32::MAX {
+            order[local(cur)] as usize
         } else {
             0
         };
-        let mut ops: Vec<u32> = path[from..].iter().map(|&o| self.local_index(o)).collect();
+        let mut ops: Vec<u32> = path[from..].iter().map(|&o| o - base).collect();
         ops.reverse();
-        Err(BuildError::Cycle {
-            rank: self.rank_of(start),
-            ops,
-        })
+        Err(BuildError::Cycle { rank, ops })
     }
 }
 
@@ -901,5 +974,142 @@ mod rank_of_tests {
                 proptest::prop_assert_eq!(s.rank_of(op), expect);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod seal_tests {
+    use super::*;
+
+    /// Everything a schedule hands out, operation by operation.
+    #[allow(clippy::type_complexity)]
+    fn dump(s: &Schedule) -> Vec<(Op, u32, Vec<OpId>, Vec<OpId>, Option<String>)> {
+        (0..s.num_ops() as OpId)
+            .map(|i| {
+                (
+                    s.op(i),
+                    s.rank_of(i),
+                    s.requirers(i).to_vec(),
+                    s.irequirers(i).to_vec(),
+                    s.label(i).map(str::to_string),
+                )
+            })
+            .collect()
+    }
+
+    /// Rank `r` of a small random-looking schedule: ops with wide and narrow fields,
+    /// `o<k>` labels and others, requires and irequires edges.
+    fn fill(b: &mut ScheduleBuilder, r: u32, n: u32, seed: u32) {
+        let p = b.num_ranks();
+        for k in 0..n {
+            let x = seed
+                .wrapping_mul(2654435761)
+                .wrapping_add(k * 40503 + r * 977);
+            let mut op = match x % 3 {
+                0 => Op::send((x >> 3) % p, u64::from(x % 5), x % 7),
+                1 => Op::recv(
+                    if x.is_multiple_of(4) {
+                        ANY
+                    } else {
+                        (x >> 5) % p
+                    },
+                    8,
+                    ANY,
+                ),
+                _ => Op::calc(u64::from(x % 11)),
+            };
+            if seed % 3 == 1 && x.is_multiple_of(13) {
+                op.tag = 70_000 + k; // needs the wide table
+            }
+            if seed % 4 == 2 && r > 0 && x.is_multiple_of(5) {
+                op.cpu = 1;
+                op.nic = 2;
+            }
+            let o = b.push(r, op);
+            if !x.is_multiple_of(9) || seed.is_multiple_of(2) {
+                b.label(o, &format!("o{k}"));
+            } else {
+                b.label(o, &format!("l{k}_{r}"));
+            }
+            if k > 0 {
+                let prev = OpRef {
+                    rank: r,
+                    index: (x >> 7) % k,
+                };
+                let kind = if seed % 5 == 3 && r == p - 1 && x.is_multiple_of(2) {
+                    DepKind::IRequires
+                } else {
+                    DepKind::Requires
+                };
+                b.dep(o, prev, kind);
+            }
+        }
+    }
+
+    /// Sealing ranks as they are complete gives the schedule built at once.
+    #[test]
+    fn sealed_ranks_build_the_same_schedule() {
+        for seed in 0..40u32 {
+            let p = 1 + seed % 6;
+            let (mut whole, mut sealed) = (ScheduleBuilder::new(p), ScheduleBuilder::new(p));
+            for r in 0..p {
+                let n = (seed * 7 + r * 3) % 9;
+                fill(&mut whole, r, n, seed);
+                fill(&mut sealed, r, n, seed);
+                if r + 1 < p || seed % 2 == 0 {
+                    sealed.seal(r).unwrap();
+                }
+            }
+            let (a, b) = (whole.build().unwrap(), sealed.build().unwrap());
+            assert_eq!(dump(&a), dump(&b), "seed {seed}");
+            assert_eq!((a.max_cpu(), a.max_nic()), (b.max_cpu(), b.max_nic()));
+        }
+    }
+
+    /// A tag past 16 bits after narrow operations widens the table, values intact.
+    #[test]
+    fn widening_keeps_earlier_operations() {
+        let mut b = ScheduleBuilder::new(2);
+        b.send(0, 1, 8, ANY);
+        b.recv(0, ANY, 16, 3);
+        b.seal(0).unwrap();
+        b.send(1, 0, 8, 70_000);
+        let s = b.build().unwrap();
+        assert_eq!(s.op(0), Op::send(1, 8, ANY));
+        assert_eq!(s.op(1), Op::recv(ANY, 16, 3));
+        assert_eq!(s.op(2), Op::send(0, 8, 70_000));
+    }
+
+    /// Two ranks, rank 0 a two-operation cycle and sealed.
+    fn sealed_cycle() -> ScheduleBuilder {
+        let mut b = ScheduleBuilder::new(2);
+        let (x, y) = (b.calc(0, 1), b.calc(0, 1));
+        b.requires(x, y);
+        b.requires(y, x);
+        b.seal(0).unwrap();
+        b
+    }
+
+    /// A cycle in a sealed rank is reported after the peer errors of later ranks, as
+    /// when the whole schedule is built at once.
+    #[test]
+    fn a_sealed_cycle_waits_for_later_errors() {
+        let mut b = sealed_cycle();
+        b.send(1, 5, 1, 0);
+        assert!(matches!(
+            b.build(),
+            Err(BuildError::PeerOutOfRange {
+                rank: 1,
+                peer: 5,
+                ..
+            })
+        ));
+        assert_eq!(
+            sealed_cycle().build().unwrap_err(),
+            BuildError::Cycle {
+                rank: 0,
+                ops: vec![1, 0]
+            }
+        );
     }
 }

@@ -260,6 +260,8 @@ pub fn read_binary(
                 ));
             }
         }
+        // The section is complete: into the compact columns with it.
+        builder.seal(rank).map_err(|e| build_error(e, file))?;
     }
     if (seen_cpu, seen_nic) != (max_cpu, max_nic) {
         return Err(fail(
@@ -269,14 +271,21 @@ pub fn read_binary(
             ),
         ));
     }
-    builder.build().map_err(|e| {
-        // A cycle is reported at the rank's entry in the table of sections.
-        let offset = match e {
-            BuildError::Cycle { rank, .. } => BASE + 6 + 16 * u64::from(rank),
-            _ => 0,
-        };
-        fail(offset, e.to_string())
-    })
+    builder.build().map_err(|e| build_error(e, file))
+}
+
+/// A structural error the builder found. A cycle is reported at the rank's entry in
+/// the table of sections.
+fn build_error(e: BuildError, file: &str) -> GoalError {
+    let offset = match e {
+        BuildError::Cycle { rank, .. } => BASE + 6 + 16 * u64::from(rank),
+        _ => 0,
+    };
+    GoalError::Binary {
+        file: file.to_string(),
+        offset,
+        message: e.to_string(),
+    }
 }
 
 fn le32(b: &[u8], at: usize) -> u32 {

@@ -16,8 +16,10 @@
 //! [`CHUNK`] bytes), and each step (the header, one rank block, the end of the text) parses
 //! inside the window straight into the [`ScheduleBuilder`]. A step that looks at the end of
 //! the window before the end of the text is undone and run again on a larger window, so
-//! the result and every error are those of parsing the whole text at once. Memory is the
-//! schedule plus the window (a few chunks, or the longest rank block or line).
+//! the result and every error are those of parsing the whole text at once. Each complete
+//! rank block is sealed into the schedule's compact columns at once
+//! ([`ScheduleBuilder::seal`]), so memory is the schedule plus one rank's building storage
+//! and the window (a few chunks, or the longest rank block or line).
 
 use std::cell::Cell;
 use std::collections::hash_map::Entry;
@@ -73,7 +75,7 @@ pub fn parse_bytes_in_chunks(src: &[u8], file: &str, chunk: usize) -> Result<Sch
 }
 
 /// Bytes read from the text at a time.
-const CHUNK: usize = 4 << 20;
+const CHUNK: usize = 1 << 20;
 
 /// The text seen through a window that slides over it; see the module documentation.
 struct Stream<'f, R> {
@@ -209,22 +211,31 @@ impl<'f, R: Read> Stream<'f, R> {
                 let open = p.rank_header(rank)?;
                 p.block(rank, open, b)
             })?;
+            // The block is complete: into the compact columns with it.
+            builder
+                .seal(rank)
+                .map_err(|e| self.build_error(e, self.start))?;
         }
         self.step(&mut builder, None, |p, _| p.end())?;
-        builder.build().map_err(|e| {
-            let kind = match e {
-                crate::schedule::BuildError::TooLarge { .. } => GoalErrorKind::TooLarge,
-                crate::schedule::BuildError::Cycle { .. } => GoalErrorKind::Cycle,
-                _ => GoalErrorKind::Syntax,
-            };
-            let p = Parser::window(&self.buf, self.file, self.line_base, self.at_text_start);
-            p.error(
-                self.buf.len(),
-                kind,
-                e.to_string(),
-                "a schedule the engine can hold".to_string(),
-            )
-        })
+        builder
+            .build()
+            .map_err(|e| self.build_error(e, self.buf.len()))
+    }
+
+    /// A structural error the builder found, reported at offset `pos` of the window.
+    fn build_error(&self, e: crate::schedule::BuildError, pos: usize) -> GoalError {
+        let kind = match e {
+            crate::schedule::BuildError::TooLarge { .. } => GoalErrorKind::TooLarge,
+            crate::schedule::BuildError::Cycle { .. } => GoalErrorKind::Cycle,
+            _ => GoalErrorKind::Syntax,
+        };
+        let p = Parser::window(&self.buf, self.file, self.line_base, self.at_text_start);
+        p.error(
+            pos,
+            kind,
+            e.to_string(),
+            "a schedule the engine can hold".to_string(),
+        )
     }
 }
 
