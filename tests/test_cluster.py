@@ -291,6 +291,7 @@ def test_mpirun_command_line():
         "--bind-to none",
         "--map-by slot",
         "--hostfile /x/hostfile -np 8",
+        "-x PATH",  # the ranks see the user's PATH (a virtual environment's python3)
     ):
         assert piece in text
     assert argv[-1] == "hostname"
@@ -309,6 +310,8 @@ def test_mpirun_command_line():
     assert text.count("--mca btl ") == 1 and "vader" not in text
     assert " -np 16" not in text and "--map-by slot" not in text
     assert text.endswith("--mca btl self,tcp -np 3 --map-by node a.out")
+    argv = mpirun_argv(record, "/m", 4, Path("/x/h"), 2, 1, ["-x", "PATH=/opt/bin"], ["a.out"])
+    assert " -x PATH " not in " ".join(argv)  # the user's own PATH for the ranks is kept
     argv = mpirun_argv(record, "/m", 5, Path("/x/h"), 2, 2, [], ["a.out"])
     assert "--prtemca plm_ssh_agent" in " ".join(argv)
     assert "--mca btl self,sm,tcp" in " ".join(argv)
@@ -326,11 +329,11 @@ def test_window_rate_over_the_common_window():
         window_rate([a, {"samples": [[9.0, 0], [9.3, 10]]}])
 
 
-def _cli(*args, user=None, timeout=120, stall=None):
+def _cli(*args, user=None, timeout=120, stall=None, extra_env=None):
     prefix = []
     if user is not None:
         prefix = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups"]
-    env = dict(ENV)
+    env = {**ENV, **(extra_env or {})}
     if stall:
         env["COMMODEL_CLUSTER_STALL"] = stall
     return subprocess.run(
@@ -791,6 +794,20 @@ def test_mpi_job_runs_one_rank_per_host(two_rack):
         "2": ["h1", ID, "2"],
         "3": ["h1", ID, "2"],
     }
+    # the ranks find programs on the user's PATH first (Open MPI's launch would put /usr/bin
+    # first: `python3` there was the system's, without commodel, not a virtual environment's)
+    bindir = Path(tempfile.mkdtemp(prefix="cm-path-"))
+    try:
+        probe = bindir / "cm-path-probe"
+        probe.write_text("#!/bin/sh\necho found-on-user-path\n")
+        probe.chmod(0o755)
+        path = f"{bindir}{os.pathsep}{ENV.get('PATH', os.defpath)}"
+        proc = _cli("mpirun", "--name", ID, "--hosts", "2", "--", "cm-path-probe",
+                    extra_env={"PATH": path})  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.split() == ["found-on-user-path"] * 2
+    finally:
+        shutil.rmtree(bindir)
     # ksoftirqd back to its normal scheduling
     assert not (_state_dir() / "saved-settings.json").exists()
 

@@ -204,6 +204,11 @@ def mpirun_argv(
     for flag, key, value in launcher + transport:
         if key not in taken:
             argv += [flag, key, value]
+    # the ranks find programs where the user does: Open MPI's rsh launch puts its own
+    # prefix (/usr/bin) first in the ranks' PATH, so `python3` there would be the system's,
+    # not the virtual environment's the user runs commodel from
+    if not any(a == "PATH" or a.startswith("PATH=") for a in user_args):
+        argv += ["-x", "PATH"]
     if not _has_option(user_args, "--bind-to"):
         argv += ["--bind-to", "none"]
     if not _has_option(user_args, "--map-by", "--rank-by", "-npernode", "--npernode", "-N"):
