@@ -9,7 +9,8 @@ import pytest
 
 import commodel
 from commodel.advise.advice import Advice, Candidate, Point, advise, rules_from_advice
-from commodel.advise.rules import format_rules, lookup, parse_rules, rule_message_size
+from commodel.advise.rules import format_rules, lookup, parse_rules
+from commodel.openmpi import rule_message_size
 
 
 def test_advice_is_the_fastest_prediction_of_each_generator():
@@ -96,7 +97,7 @@ def test_bcast_chain_rules_carry_open_mpis_four_chains():
 
 
 def test_every_forced_algorithm_has_a_generator():
-    from commodel.advise.rules import ALGORITHMS
+    from commodel.openmpi import ALGORITHMS
 
     names = {name for name, _ in commodel.collective_names()}
     missing = []

@@ -20,9 +20,9 @@ from commodel.advise.rules import (
     CommRule,
     MessageRule,
     parse_rules,
-    rule_message_size,
     write_rules,
 )
+from commodel.openmpi import rule_message_size
 from mpirun import command, commodel, env, needs_mpi
 
 pytestmark = [pytest.mark.mpi, needs_mpi]

@@ -12,9 +12,9 @@ from commodel.advise.rules import (
     format_rules,
     lookup,
     parse_rules,
-    rule_message_size,
     tokens,
 )
+from commodel.openmpi import rule_message_size
 
 
 def values(text: str) -> list[int]:

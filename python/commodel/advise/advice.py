@@ -27,24 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CommodelError
-from .rules import (
-    ALGORITHMS,
-    COLLECTIVE_IDS,
-    CollectiveRules,
-    CommRule,
-    MessageRule,
-    rule_message_size,
-)
-
-# Segment sizes the rules file passes with an algorithm, so that Open MPI runs what the
-# generator predicted: bcast-pipeline's default 8 KiB segments, gather-linear-sync's
-# default 1 KiB first segment. Everything else unsegmented (0).
-SEGSIZE = {("bcast", 3): 8192, ("gather", 3): 1024}
-
-# Fan-in/out the rules file passes with an algorithm: Open MPI 4.1.4's bcast chain takes
-# its number of chains from the rule (a forced run: coll_tuned_bcast_algorithm_chain_fanout,
-# 4), and 0 would make it a single chain; bcast-chain predicts 4 chains. Everything else 0.
-FANINOUT = {("bcast", 2): 4}
+from ..openmpi import ALGORITHMS, FANINOUT, SEGSIZE, rule_message_size
+from .rules import COLLECTIVE_IDS, CollectiveRules, CommRule, MessageRule
 
 ROOTED = ("bcast", "gather", "scatter")
 

@@ -150,7 +150,7 @@ def verify(
 def csv_rows(
     coll: str, points: list[VerifiedPoint], adv: Advice, split_times: dict
 ) -> list[list[Any]]:
-    from ..measure.collective import algorithm_label
+    from ..openmpi import algorithm_label
 
     splits = {(pt.ranks, pt.size): pt.split for pt in adv.points if pt.split is not None}
     rows = []
@@ -193,7 +193,7 @@ def write_csv(path: str, rows: list[list[Any]]) -> None:
 
 
 def format_verified(coll: str, points: list[VerifiedPoint], adv: Advice, split_times: dict) -> str:
-    from ..measure.collective import algorithm_label
+    from ..openmpi import algorithm_label
     from ..report.tables import format_table
     from ..units import format_duration, format_size
 

@@ -29,8 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..advise.rules import ALGORITHMS, rule_message_size
 from ..errors import CommodelError
+from ..openmpi import ALGORITHMS, SEGSIZE, algorithm_label, rule_message_size
 from .common import Context, kernel, sync_start
 from .concurrent import ci_ok
 
@@ -130,15 +130,6 @@ def mpi_t_forcing(collective: str) -> dict | None:
     if not values["dynamic"]:
         return {"algorithm": 0, "rules_file": None}
     return {"algorithm": values["algorithm"], "rules_file": values["rules_file"]}
-
-
-def algorithm_label(collective: str, number: int) -> str:
-    if number == 0:
-        return "default"
-    for n, alg, _gen in ALGORITHMS[collective]:
-        if n == number:
-            return alg
-    return str(number)
 
 
 def validate_options(
@@ -411,8 +402,6 @@ def forced_segment_mca(collective: str, algorithm: int) -> dict[str, str]:
     ``coll_tuned_<coll>_algorithm_segmentsize``, 0 (unsegmented) by default, where a rule
     gives it in its segsize column (``advise.advice.SEGSIZE``: bcast pipeline 8 KiB, gather
     linear_sync 1 KiB). Fan-outs need nothing: the forced defaults are the generators'."""
-    from ..advise.advice import SEGSIZE
-
     seg = SEGSIZE.get((collective, algorithm))
     if not seg:
         return {}

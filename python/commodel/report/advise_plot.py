@@ -41,7 +41,7 @@ def plot_advice(adv: Any, path: str) -> None:
 
 
 def _algorithms(adv: Any) -> list[tuple[int, str, Any]]:
-    from ..advise.rules import ALGORITHMS
+    from ..openmpi import ALGORITHMS
 
     return ALGORITHMS[adv.collective]
 
@@ -56,7 +56,7 @@ def _time(pt: Any, number: int) -> float | None:
 def plot_verified(collective: str, points: list[Any], path: str) -> None:
     """``advise --verify``: measured mean time against size per forced algorithm (thin),
     Open MPI's default decision and our rules file (thick), one panel per P."""
-    from ..measure.collective import algorithm_label
+    from ..openmpi import algorithm_label
 
     plt = _pyplot()
     ranks = sorted({v.ranks for v in points})
