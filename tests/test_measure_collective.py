@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from commodel.measure.collective import forced_algorithm, sweep_algorithms, sweep_commands
+from commodel.measure.collective import forced_algorithm, run_mca, sweep_algorithms
 from mpirun import commodel, connect_when_released, env, kill_group, needs_mpi, start
 
 
@@ -68,8 +68,7 @@ def test_forced_runs_segment_as_the_generators_and_rules_files_do():
     # otherwise; bcast pipeline and gather linear_sync are predicted (and written into rules
     # files) with 8 KiB and 1 KiB segments, so their forced runs must use the same
     def mca(collective, alg):
-        (cmd,) = [argv for a, argv in sweep_commands(collective, 4, [], ["mpirun"]) if a == alg]
-        return {cmd[i + 1]: cmd[i + 2] for i, word in enumerate(cmd) if word == "--mca"}
+        return {k.removeprefix("OMPI_MCA_"): v for k, v in run_mca(collective, alg).items()}
 
     assert mca("bcast", 3)["coll_tuned_bcast_algorithm_segmentsize"] == "8192"
     assert mca("gather", 3)["coll_tuned_gather_algorithm_segmentsize"] == "1024"

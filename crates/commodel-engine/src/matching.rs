@@ -208,11 +208,7 @@ impl Matcher {
             return None;
         };
         let list = entry.get_mut();
-        while list.head != NIL && !self.nodes[list.head as usize].live {
-            let dead = list.head;
-            list.head = self.nodes[dead as usize].next;
-            self.free.push(dead);
-        }
+        drop_dead_front(list, &self.nodes, &mut self.free);
         let idx = list.head;
         if idx == NIL {
             entry.remove();
@@ -235,11 +231,7 @@ impl Matcher {
     /// Head of a list after dropping dead nodes from its front.
     fn live_head(&mut self, key: (u32, u32, u32)) -> Option<u32> {
         let list = self.lists.get_mut(&key)?;
-        while list.head != NIL && !self.nodes[list.head as usize].live {
-            let dead = list.head;
-            list.head = self.nodes[dead as usize].next;
-            self.free.push(dead);
-        }
+        drop_dead_front(list, &self.nodes, &mut self.free);
         if list.head == NIL {
             self.lists.remove(&key);
             return None;
@@ -286,6 +278,17 @@ impl Matcher {
             .collect();
         v.sort_by_key(|n| n.seq);
         v.into_iter().map(|n| (n.src, n.tag, n.payload)).collect()
+    }
+}
+
+/// Unlink the dead nodes at the front of `list` (removed entries are dropped lazily
+/// when they reach the head), returning their slots to `free`.
+#[inline]
+fn drop_dead_front(list: &mut List, nodes: &[Node], free: &mut Vec<u32>) {
+    while list.head != NIL && !nodes[list.head as usize].live {
+        let dead = list.head;
+        list.head = nodes[dead as usize].next;
+        free.push(dead);
     }
 }
 

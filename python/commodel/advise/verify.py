@@ -22,6 +22,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..stats import median
+
 WITHIN = 0.05  # target (c): within 5% of the measured best
 GAP_TARGET = 0.5  # target (b): at least half the gap recovered
 SHARE_TARGET = 0.8  # target (c): in at least 80% of the points
@@ -69,11 +71,8 @@ def fieller_ratio(
 
 def run_spread(pairs: Sequence[tuple[float, float]]) -> float:
     """The median of |x / y - 1| over pairs (t_ours, t_forced of the same algorithm)."""
-    devs = sorted(abs(x / y - 1.0) for x, y in pairs if y > 0)
-    if not devs:
-        return 0.0
-    mid = len(devs) // 2
-    return devs[mid] if len(devs) % 2 else (devs[mid - 1] + devs[mid]) / 2
+    devs = [abs(x / y - 1.0) for x, y in pairs if y > 0]
+    return median(devs) if devs else 0.0
 
 
 @dataclass

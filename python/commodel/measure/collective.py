@@ -11,7 +11,7 @@ forced algorithm only acts with dynamic rules on; a rules file
 (``coll_tuned_dynamic_rules_filename``) takes precedence over it and is recorded too. Each
 rank also reads what Open MPI holds through MPI_T (:func:`mpi_t_forcing`), which catches a
 parameter file forcing behind the environment's back. ``measure collective-sweep``
-(:func:`sweep_commands`) starts one mpirun per algorithm with the right parameters.
+(:func:`sweep`) starts one mpirun per algorithm with the right parameters.
 
 Timing: each repetition starts together (a sleeping barrier, then MPI_Barrier); every rank
 times its call, and the sample is the slowest rank's time. Sizes are per rank as the
@@ -226,21 +226,19 @@ def _k_run(ctx: Context, p: dict) -> list[float]:
     for part in parts:
         views.append((part, sbuf[offset:], rbuf[offset * n :]))
         offset += part
-    if p.get("warmup"):
-        # untimed: the first call of a size pays what later ones do not (Open MPI's TCP
-        # connections are opened at the first message between two ranks, the buffers'
-        # pages are touched for the first time): 1.6 ms against 30 us at 1 KiB on loopback
-        sync_start(comm)
-        for part, sview, rview in views:
-            _call(MPI, comm, coll, part, root, sview, rview)
+    # with warmup, one untimed call first: the first call of a size pays what later ones do
+    # not (Open MPI's TCP connections are opened at the first message between two ranks,
+    # the buffers' pages are touched for the first time): 1.6 ms against 30 us at 1 KiB
+    # on loopback
+    warm = 1 if p.get("warmup") else 0
     out = []
-    for _ in range(int(p["reps"])):
+    for _ in range(warm + int(p["reps"])):
         sync_start(comm)
         t0 = MPI.Wtime()
         for part, sview, rview in views:
             _call(MPI, comm, coll, part, root, sview, rview)
         out.append(MPI.Wtime() - t0)
-    return out
+    return out[warm:]
 
 
 def procedure(opts: dict[str, Any]):
@@ -400,28 +398,12 @@ def forced_segment_mca(collective: str, algorithm: int) -> dict[str, str]:
     """The segment size that makes a forced run segment as our generator (and the rules file
     ``advise`` writes) does: a forced algorithm takes it from
     ``coll_tuned_<coll>_algorithm_segmentsize``, 0 (unsegmented) by default, where a rule
-    gives it in its segsize column (``advise.advice.SEGSIZE``: bcast pipeline 8 KiB, gather
+    gives it in its segsize column (``openmpi.SEGSIZE``: bcast pipeline 8 KiB, gather
     linear_sync 1 KiB). Fan-outs need nothing: the forced defaults are the generators'."""
     seg = SEGSIZE.get((collective, algorithm))
     if not seg:
         return {}
     return {f"OMPI_MCA_coll_tuned_{collective}_algorithm_segmentsize": str(seg)}
-
-
-def sweep_commands(
-    collective: str,
-    ranks: int,
-    measure_args: list[str],
-    mpirun: list[str] | None = None,
-    python: str | None = None,
-    algorithms: list[int] | None = None,
-) -> list[tuple[int, list[str]]]:
-    """The mpirun command lines that measure every algorithm: ``[(algorithm, argv)]``."""
-    chosen = algorithms if algorithms is not None else sweep_algorithms(collective, ranks)
-    return [
-        (alg, _command(collective, ranks, run_mca(collective, alg), measure_args, mpirun, python))
-        for alg in chosen
-    ]
 
 
 def _command(
@@ -544,8 +526,8 @@ def sweep(
     quiet: bool = False,
     python: str | None = None,
 ) -> int:
-    """Run :func:`sweep_commands` one after the other; keep complete campaigns with the same
-    options, resume unfinished ones; print the mean times. Returns the exit code."""
+    """One mpirun per algorithm (:func:`sweep_campaigns`); keep complete campaigns with the
+    same options, resume unfinished ones; print the mean times. Returns the exit code."""
     from ..report.tables import format_table
     from ..units import format_duration, format_size
 
