@@ -762,12 +762,15 @@ def test_mpi_job_runs_one_rank_per_host(two_rack):
     try:
         import mpi4py  # noqa: F401
 
+        # rank 0 prints every rank's line: lines printed by 8 ranks at once came out of
+        # mpirun interleaved once in a CI-like run (a line starting with a host name)
         program = [
             sys.executable,
             "-c",
             "from mpi4py import MPI; import socket; c = MPI.COMM_WORLD; "
-            "print(c.rank, socket.gethostname(), MPI.Get_processor_name(), "
-            "c.allreduce(c.rank), flush=True)",
+            "me = (c.rank, socket.gethostname(), MPI.Get_processor_name()); "
+            "everyone = c.gather(me); total = c.allreduce(c.rank); "
+            "[print(*x, total, flush=True) for x in (everyone or [])]",
         ]
     except ImportError:
         program = ["sh", "-c", 'echo "$OMPI_COMM_WORLD_RANK $(hostname)"']
