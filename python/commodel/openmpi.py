@@ -105,3 +105,135 @@ def algorithm_label(collective: str, number: int) -> str:
         if n == number:
             return alg
     return str(number)
+
+
+# Open MPI 4.1.4's fixed decision (coll_tuned_decision_fixed.c, the default without dynamic
+# rules): per collective, branches on the communicator size P, each a list of (P below,
+# message rules), the last branch for every larger P; per branch the message rules
+# (m below, algorithm), the last one (None, algorithm) for every larger m. A branch bound
+# of 3 stands for the source's "P == 2" (a communicator of 1 never reaches coll/tuned).
+# The message size m is datatype size x count, per rank for alltoall, allgather, gather and
+# scatter (unlike the dynamic rules, not times P) and the whole buffer for allreduce and
+# bcast: exactly the size as commodel's generators count it. Allreduce is its commutative
+# branch (MPI_SUM). Every algorithm runs with faninout 0 and segsize 0 (unsegmented; the
+# bcast knomial radix is coll_tuned_bcast_knomial_radix, 4).
+_M = list[tuple[int | None, int]]
+FIXED_DECISION: dict[str, list[tuple[int | None, _M]]] = {
+    "allreduce": [
+        (4, [(8, 4), (4096, 3), (8192, 4), (16384, 3), (65536, 4), (262144, 5), (None, 6)]),
+        (8, [(16, 4), (8192, 3), (None, 6)]),
+        (16, [(8192, 3), (None, 6)]),
+        (32, [(64, 5), (4096, 3), (None, 6)]),
+        (64, [(128, 5), (None, 6)]),
+        (128, [(262144, 3), (None, 6)]),
+        (256, [(131072, 2), (262144, 3), (None, 6)]),
+        (512, [(4096, 2), (None, 6)]),
+        (2048, [(2048, 2), (16384, 3), (None, 6)]),
+        (4096, [(2048, 2), (4096, 5), (16384, 3), (None, 6)]),
+        (None, [(2048, 2), (16384, 5), (32768, 3), (None, 6)]),
+    ],
+    "alltoall": [
+        (
+            3,
+            [
+                (2, 2),
+                (4, 5),
+                (16, 2),
+                (64, 5),
+                (256, 2),
+                (4096, 5),
+                (32768, 2),
+                (262144, 4),
+                (1048576, 5),
+                (None, 2),
+            ],
+        ),
+        (8, [(8192, 4), (16384, 1), (65536, 4), (524288, 1), (1048576, 2), (None, 1)]),
+        (16, [(262144, 4), (None, 1)]),
+        (32, [(4, 4), (512, 3), (8192, 4), (32768, 1), (262144, 4), (524288, 1), (None, 4)]),
+        (64, [(512, 3), (524288, 1), (None, 4)]),
+        (128, [(1024, 3), (2048, 1), (4096, 4), (262144, 1), (None, 2)]),
+        (256, [(1024, 3), (2048, 4), (262144, 1), (None, 2)]),
+        (512, [(1024, 3), (8192, 4), (32768, 1), (None, 2)]),
+        (1024, [(512, 3), (8192, 4), (16384, 1), (131072, 4), (262144, 1), (None, 2)]),
+        (2048, [(512, 3), (1024, 4), (2048, 1), (16384, 4), (262144, 1), (None, 4)]),
+        (4096, [(1024, 3), (4096, 4), (8192, 1), (131072, 4), (None, 1)]),
+        (None, [(2048, 3), (8192, 4), (16384, 1), (32768, 4), (65536, 1), (None, 4)]),
+    ],
+    "allgather": [
+        (3, [(None, 6)]),
+        (32, [(None, 3)]),
+        (64, [(1024, 3), (65536, 5), (None, 4)]),
+        (128, [(512, 3), (65536, 5), (None, 4)]),
+        (256, [(512, 3), (131072, 5), (524288, 4), (1048576, 5), (None, 4)]),
+        (512, [(32, 3), (128, 2), (1024, 3), (131072, 5), (524288, 4), (1048576, 5), (None, 4)]),
+        (1024, [(64, 3), (256, 2), (2048, 3), (None, 5)]),
+        (2048, [(4, 3), (8, 2), (16, 3), (32, 2), (256, 3), (512, 2), (4096, 3), (None, 5)]),
+        (4096, [(32, 2), (128, 3), (512, 2), (4096, 3), (None, 5)]),
+        (None, [(2, 3), (8, 2), (16, 3), (512, 2), (4096, 3), (None, 5)]),
+    ],
+    "bcast": [
+        (
+            4,
+            [
+                (32, 3),
+                (256, 5),
+                (512, 3),
+                (1024, 7),
+                (32768, 1),
+                (131072, 5),
+                (262144, 2),
+                (524288, 1),
+                (1048576, 6),
+                (None, 5),
+            ],
+        ),
+        (8, [(64, 5), (128, 6), (2048, 5), (8192, 6), (1048576, 1), (None, 2)]),
+        (16, [(8, 7), (64, 5), (4096, 7), (16384, 5), (32768, 6), (None, 1)]),
+        (32, [(4096, 7), (1048576, 6), (None, 8)]),
+        (64, [(2048, 6), (None, 7)]),
+        (128, [(None, 7)]),
+        (256, [(2, 6), (16384, 5), (32768, 1), (65536, 5), (None, 7)]),
+        (1024, [(16384, 7), (32768, 4), (None, 7)]),
+        (2048, [(524288, 7), (None, 8)]),
+        (4096, [(262144, 7), (None, 8)]),
+        (None, [(8192, 7), (16384, 5), (262144, 7), (None, 8)]),
+    ],
+    "gather": [
+        (4, [(2, 3), (4, 1), (32768, 2), (65536, 1), (131072, 2), (None, 3)]),
+        (8, [(1024, 2), (8192, 1), (32768, 2), (262144, 1), (None, 3)]),
+        (256, [(None, 2)]),
+        (512, [(2048, 2), (8192, 1), (None, 2)]),
+        (None, [(None, 2)]),
+    ],
+    "scatter": [
+        (4, [(2, 3), (131072, 1), (262144, 3), (None, 1)]),
+        (8, [(2048, 2), (4096, 1), (8192, 2), (32768, 1), (1048576, 3), (None, 1)]),
+        (16, [(16384, 2), (1048576, 3), (None, 1)]),
+        (32, [(16384, 2), (32768, 1), (None, 3)]),
+        (64, [(512, 2), (8192, 3), (16384, 2), (None, 3)]),
+        (None, [(512, 2), (None, 3)]),
+    ],
+    "barrier": [
+        (4, [(None, 3)]),
+        (8, [(None, 1)]),
+        (64, [(None, 3)]),
+        (256, [(None, 4)]),
+        (512, [(None, 6)]),
+        (1024, [(None, 4)]),
+        (4096, [(None, 6)]),
+        (None, [(None, 4)]),
+    ],
+}
+
+
+def default_algorithm(collective: str, comm_size: int, size: int) -> int:
+    """The algorithm number Open MPI 4.1.4 runs without dynamic rules (its fixed decision,
+    :data:`FIXED_DECISION`) for a communicator of ``comm_size`` >= 2 ranks and ``size``
+    bytes as commodel's generators count it (ignored for barrier)."""
+    for p_below, rules in FIXED_DECISION[collective]:
+        if p_below is None or comm_size < p_below:
+            for m_below, alg in rules:
+                if m_below is None or size < m_below:
+                    return alg
+    raise AssertionError("unreachable: every table ends with (None, ...)")
