@@ -177,3 +177,73 @@ def test_check_rules_bad_file_names_line_and_field(tmp_path):
         "an algorithm of this collective (0..9)" in res.stdout
     )
     assert "an MPI call would fail" in res.stderr
+
+
+def test_the_default_is_kept_where_the_predicted_gain_is_below_the_margin():
+    # nomura2007, loggops, 8 ranks: at 4 KiB Open MPI's fixed decision runs binary_tree (5),
+    # predicted 239.940 us against binomial's 224.955 us (a 6.7% gain); at 32 KiB it runs
+    # basic_linear (1), 2.060 ms against scatter_allgather's 729.859 us (182%)
+    adv = advise("nomura2007", "bcast", [8], [4096, 32768], min_gain=0.20)
+    small, large = adv.points
+    assert (small.default.number, small.best.number) == (5, 6)
+    assert small.gain == pytest.approx(small.default.time_s / small.best.time_s - 1)
+    assert 0.05 < small.gain < 0.08
+    assert small.choice(0.20) is small.default and small.keeps_default(0.20)
+    assert small.choice(0.05).number == 6 and not small.keeps_default(0.05)
+    assert small.choice(0.0).number == 6  # 0: today's choice, the predicted best
+    assert (large.default.number, large.choice(0.20).number) == (1, 8)
+    assert large.gain > 1.5
+    [table] = rules_from_advice([adv])
+    rules = [(r.msg_size, r.algorithm, r.faninout, r.segsize) for r in table.comm_rules[0].rules]
+    assert rules == [(0, 5, 0, 0), (32768, 8, 0, 0)]
+    adv0 = advise("nomura2007", "bcast", [8], [4096, 32768], min_gain=0.0)
+    [table0] = rules_from_advice([adv0])
+    assert [(r.msg_size, r.algorithm) for r in table0.comm_rules[0].rules] == [(0, 6), (32768, 8)]
+
+
+def test_a_kept_default_runs_unsegmented_as_the_fixed_decision_does():
+    # 7 ranks, 1 MiB: the fixed decision runs chain with faninout 0 (one chain) and segsize
+    # 0, predicted as such, not as our 4-chain candidate; a kept chain is written 0 0
+    adv = advise("nomura2007", "bcast", [7], [1048576], min_gain=100.0)
+    [pt] = adv.points
+    chain = [c for c in pt.candidates if c.number == 2][0]
+    assert pt.default.number == 2 and pt.default is not chain
+    one_chain = commodel.collective("bcast-chain", 7, 1048576, fanout=1, segment=1048576)
+    assert pt.default.time_s == commodel.predict(one_chain, "nomura2007").makespan_s
+    assert pt.default.time_s != chain.time_s
+    assert pt.keeps_default(100.0)
+    [table] = rules_from_advice([adv])
+    assert [(r.algorithm, r.faninout, r.segsize) for r in table.comm_rules[0].rules] == [(2, 0, 0)]
+
+
+def synthetic_with_default(gain: float, min_gain: float) -> Advice:
+    best = Candidate(1, "a1", "g1", time_s=1.0)
+    default = Candidate(2, "a2", "g2", time_s=1.0 + gain)
+    return Advice(
+        "alltoall", "test", "loggops", [Point(8, 1024, [best, default], None, default)], min_gain
+    )
+
+
+@pytest.mark.parametrize("gain,min_gain,chosen", [(0.15, 0.2, 2), (0.25, 0.2, 1), (0.15, 0.0, 1)])
+def test_min_gain_decides_between_best_and_default(gain, min_gain, chosen):
+    adv = synthetic_with_default(gain, min_gain)
+    [pt] = adv.points
+    assert pt.choice(adv.min_gain).number == chosen
+    [table] = rules_from_advice([adv])
+    assert [r.algorithm for r in table.comm_rules[0].rules] == [chosen]
+
+
+def test_cli_shows_the_default_and_rejects_a_bad_margin():
+    res = cli(
+        "advise", "--platform", "nomura2007", "--collective", "bcast", "--ranks", "8",
+        "--sizes", "4KiB,32KiB", "--min-gain", "20%",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    rows = [ln.split() for ln in res.stdout.splitlines() if ln[:2].strip().isdigit()]
+    # P size(2) best(2) time(2) runner-up(2) time(2) margin default(2) time(2) gain chosen
+    assert [(r[12], r[13], r[16], r[17:]) for r in rows] == [
+        ("5", "binary_tree", "6.7%", ["default"]),
+        ("1", "basic_linear", "182.2%", ["8", "scatter_allgather"]),
+    ]
+    bad = cli("advise", "--platform", "nomura2007", "--collective", "bcast", "--min-gain", "-5%")
+    assert bad.returncode == 2 and "--min-gain" in bad.stderr and "Traceback" not in bad.stderr

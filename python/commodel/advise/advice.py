@@ -7,6 +7,14 @@ runner-up and the predicted margin (runner-up time / best time - 1) are kept. An
 without a generator, or one whose generator refuses (P, m) (e.g. ``rabenseifner`` below
 2^floor(log2 P) bytes), is listed with the reason and never chosen.
 
+Open MPI's own choice at (P, m), its fixed decision (:func:`commodel.openmpi.default_algorithm`),
+is predicted too: its candidate, or, where the default runs an algorithm unsegmented or
+as a single chain that the candidate runs segmented or as 4 chains (bcast chain and
+pipeline, gather linear_sync), that algorithm as the default runs it. The advice departs
+from the default only where the predicted gain t_default / t_best - 1 exceeds ``min_gain``
+(:meth:`Point.choice`); 0 always takes the predicted best. Where the default has no
+prediction, the best is taken.
+
 :func:`rules_from_advice` turns the choices into Open MPI rules: per P one communicator
 rule, and a message rule wherever the chosen algorithm changes, starting at the rule
 message size (:func:`~commodel.advise.rules.rule_message_size`) of the first size where the
@@ -27,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CommodelError
-from ..openmpi import ALGORITHMS, FANINOUT, SEGSIZE, rule_message_size
+from ..openmpi import ALGORITHMS, FANINOUT, SEGSIZE, default_algorithm, rule_message_size
 from .rules import COLLECTIVE_IDS, CollectiveRules, CommRule, MessageRule
 
 ROOTED = ("bcast", "gather", "scatter")
@@ -40,6 +48,12 @@ class Candidate:
     generator: str | None
     time_s: float | None = None
     note: str = ""  # why there is no prediction
+
+
+# The smallest predicted gain over Open MPI's default for which advise departs from it: the
+# model's measured error on the ratio of two algorithms' times (docs/advise.md, "Departing
+# from the default").
+MIN_GAIN = 0.20
 
 
 @dataclass
@@ -59,6 +73,8 @@ class Point:
     size: int
     candidates: list[Candidate] = field(default_factory=list)
     split: Split | None = None
+    # Open MPI's fixed decision at (P, m), predicted as it runs (None: not known)
+    default: Candidate | None = None
 
     def ranked(self) -> list[Candidate]:
         return sorted(
@@ -84,6 +100,26 @@ class Point:
             return None
         return r.time_s / b.time_s - 1.0
 
+    @property
+    def gain(self) -> float | None:
+        """Predicted default time / best time - 1 (None without both predictions)."""
+        b, d = self.best, self.default
+        if b is None or d is None or d.time_s is None or not b.time_s:
+            return None
+        return d.time_s / b.time_s - 1.0
+
+    def choice(self, min_gain: float = 0.0) -> Candidate | None:
+        """The algorithm the advice runs: the predicted best where its gain over the
+        default exceeds ``min_gain`` (or the default has no prediction), else the default."""
+        gain = self.gain
+        if gain is None or self.default is None or gain > min_gain or min_gain <= 0:
+            return self.best
+        return self.default
+
+    def keeps_default(self, min_gain: float = 0.0) -> bool:
+        """Whether the advice runs Open MPI's default (as its fixed decision runs it)."""
+        return self.default is not None and self.choice(min_gain) is self.default
+
 
 @dataclass
 class Advice:
@@ -91,6 +127,7 @@ class Advice:
     platform: str
     model: str
     points: list[Point]
+    min_gain: float = 0.0
 
     def missing(self) -> list[tuple[int, str]]:
         """Open MPI algorithms of the collective that have no generator."""
@@ -115,11 +152,14 @@ def advise(
     root: int = 0,
     jobs: int | None = None,
     splits: int | None = None,
+    min_gain: float = MIN_GAIN,
 ) -> Advice:
     """Predict every algorithm with a generator at every (P, m), up to ``jobs`` at once
-    (:func:`commodel.parallel.map_ordered`); see the module text. Without ``model``: the
-    platform's default (:func:`commodel.platform.default_model`). ``splits`` (gather):
-    predict the split into that many sub-gathers at every size, whatever M1 says."""
+    (:func:`commodel.parallel.map_ordered`), and Open MPI's default; see the module text.
+    Without ``model``: the platform's default (:func:`commodel.platform.default_model`).
+    ``splits`` (gather): predict the split into that many sub-gathers at every size,
+    whatever M1 says. ``min_gain``: the predicted gain over the default below which the
+    advice keeps the default (0: always the predicted best)."""
     from ..errors import CollectiveError
     from ..parallel import map_ordered
     from ..platform import Platform, default_model, load_platform
@@ -132,6 +172,8 @@ def advise(
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
     if model is None:
         model = default_model(plat)
+    if not min_gain >= 0:
+        raise CommodelError(f"--min-gain {min_gain}: expected a fraction >= 0 (0.25 is 25%)")
     if collective == "barrier":
         sizes = [0]
     if collective in ROOTED and not all(0 <= root < p for p in ranks):
@@ -140,12 +182,19 @@ def advise(
             f"({', '.join(map(str, ranks))})"
         )
 
-    def predict_candidate(item: tuple[int, int, int, str, int]) -> tuple[float | None, str]:
-        """(time, "") of one algorithm at (P, m), or (None, why the generator refused)."""
-        p, m, number, gen, k = item
+    def predict_candidate(item: tuple[int, int, int, str, int, bool]) -> tuple[float | None, str]:
+        """(time, "") of one algorithm at (P, m), or (None, why the generator refused);
+        ``as_default``: unsegmented and one chain, as Open MPI's fixed decision runs it."""
+        p, m, number, gen, k, as_default = item
         try:
             seg = SEGSIZE.get((collective, number))
-            sched = generate(gen, p, m, root=root, segment=seg, splits=k)
+            fan = None
+            if as_default:
+                seg, fan = (
+                    (max(m, 1) if seg else None),
+                    (1 if FANINOUT.get((collective, number)) else None),
+                )
+            sched = generate(gen, p, m, root=root, segment=seg, splits=k, fanout=fan)
         except CollectiveError as exc:
             return None, _first_line(exc)
         return predict(sched, plat, model=model, record_messages=False).makespan_s, ""
@@ -159,20 +208,33 @@ def advise(
             if gen is None:
                 cand.note = "no generator"
             else:
-                todo.append((cand, (point.ranks, point.size, number, gen, 2)))
+                todo.append((cand, (point.ranks, point.size, number, gen, 2, False)))
+        if point.ranks >= 2:
+            number = default_algorithm(collective, point.ranks, point.size)
+            [cand] = [c for c in point.candidates if c.number == number]
+            if cand.generator and _runs_otherwise_as_default(collective, number):
+                cand = Candidate(number, cand.name, cand.generator)
+                todo.append((cand, (point.ranks, point.size, number, cand.generator, 2, True)))
+            point.default = cand
         if collective == "gather":
             if splits is not None and splits > 1:
                 point.split = Split(splits, None)
             else:
                 point.split = split_of(plat, point.ranks, point.size)
             if point.split is not None:
-                item = (point.ranks, point.size, 0, "gather-split", point.split.k)
+                item = (point.ranks, point.size, 0, "gather-split", point.split.k, False)
                 todo.append((point.split, item))
     outcomes = map_ordered(predict_candidate, [item for _, item in todo], jobs)
     for (cand, _), (time_s, note) in zip(todo, outcomes):
         cand.time_s, cand.note = time_s, note
     name = getattr(plat, "name", None) or str(platform)
-    return Advice(collective, str(name), model, points)
+    return Advice(collective, str(name), model, points, min_gain)
+
+
+def _runs_otherwise_as_default(collective: str, number: int) -> bool:
+    """Whether Open MPI's fixed decision (faninout 0, segsize 0) runs the algorithm other
+    than our candidate of it does (:data:`~commodel.openmpi.SEGSIZE`, ``FANINOUT``)."""
+    return (collective, number) in SEGSIZE or (collective, number) in FANINOUT
 
 
 def split_of(plat: Any, ranks: int, size: int) -> Split | None:
@@ -206,15 +268,23 @@ def rules_from_advice(advices: list[Advice]) -> list[CollectiveRules]:
         for p in sorted(by_p):
             comm = CommRule(p)
             for pt in sorted(by_p[p], key=lambda q: q.size):
-                best = pt.best
-                if best is None:
+                chosen = pt.choice(adv.min_gain)
+                if chosen is None:
                     continue
-                if comm.rules and comm.rules[-1].algorithm == best.number:
+                if pt.keeps_default(adv.min_gain):  # as the fixed decision runs it
+                    seg = fan = 0
+                else:
+                    seg = SEGSIZE.get((adv.collective, chosen.number), 0)
+                    fan = FANINOUT.get((adv.collective, chosen.number), 0)
+                last = comm.rules[-1] if comm.rules else None
+                if last and (last.algorithm, last.faninout, last.segsize) == (
+                    chosen.number,
+                    fan,
+                    seg,
+                ):
                     continue
                 start = rule_message_size(adv.collective, pt.size, p) if comm.rules else 0
-                seg = SEGSIZE.get((adv.collective, best.number), 0)
-                fan = FANINOUT.get((adv.collective, best.number), 0)
-                comm.rules.append(MessageRule(start, best.number, fan, seg))
+                comm.rules.append(MessageRule(start, chosen.number, fan, seg))
             if comm.rules:
                 table.comm_rules.append(comm)
         if table.comm_rules:

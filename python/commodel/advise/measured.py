@@ -141,9 +141,10 @@ def verify(
                 for key, s in samples.items()
                 if isinstance(key, int) and key and pt.size in s
             }
-            if not default or not ours or not forced or pt.best is None:
+            chosen = pt.choice(adv.min_gain)
+            if not default or not ours or not forced or chosen is None:
                 continue
-            points.append(verified_point(p, pt.size, default, ours, forced, pt.best.number))
+            points.append(verified_point(p, pt.size, default, ours, forced, chosen.number))
     return points, split_times, failed
 
 

@@ -49,6 +49,19 @@ def sizes_arg(text: str) -> list[int]:
     return size_list(text)
 
 
+def percent_arg(text: str) -> float:
+    """argparse type: ``25%`` or ``0.25`` -> 0.25 (a fraction >= 0)."""
+    raw = text.strip()
+    try:
+        value = float(raw[:-1]) / 100.0 if raw.endswith("%") else float(raw)
+    except ValueError:
+        msg = f"expected a percentage such as 20%, got {text[:40]!r}"
+        raise argparse.ArgumentTypeError(msg) from None
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected a percentage >= 0, got {text[:40]!r}")
+    return value
+
+
 def ranks_arg(text: str) -> list[int]:
     return [positive_int(x) for x in text.split(",") if x.strip()]
 
@@ -85,6 +98,14 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar="K",
         help="gather: consider the split into K linear sub-gathers at every size (default: "
         "k = ceil(M / M1) where the platform's many_to_one section predicts escalations)",
+    )
+    parser.add_argument(
+        "--min-gain",
+        type=percent_arg,
+        default=None,
+        metavar="PCT",
+        help="keep Open MPI's default unless the predicted best is faster by more than this "
+        "(default 20%%: the model's median error on such gains, docs/advise.md; 0: always the predicted best)",
     )
     parser.add_argument("--plot", metavar="FILE", help="plot time against size per algorithm")
     parser.add_argument("--rules", metavar="FILE", help="write Open MPI's dynamic rules file")
@@ -140,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
         root=args.root,
         jobs=args.jobs,
         splits=args.splits,
+        **({} if args.min_gain is None else {"min_gain": args.min_gain}),
     )
     if args.verify:
         return run_verify(args, adv)
@@ -220,9 +242,13 @@ def format_advice(adv) -> str:
     from ..report.tables import format_table
     from ..units import format_duration, format_size
 
+    def pct(x: float | None) -> str:
+        return f"{100 * x:.1f}%" if x is not None else "-"
+
     rows = []
     for pt in adv.points:
-        best, second, margin = pt.best, pt.runner_up, pt.margin
+        best, second, default = pt.best, pt.runner_up, pt.default
+        chosen = pt.choice(adv.min_gain)
         rows.append(
             [
                 pt.ranks,
@@ -231,19 +257,41 @@ def format_advice(adv) -> str:
                 format_duration(best.time_s) if best else "-",
                 f"{second.number} {second.name}" if second else "-",
                 format_duration(second.time_s) if second else "-",
-                f"{100 * margin:.1f}%" if margin is not None else "-",
+                pct(pt.margin),
+                f"{default.number} {default.name}" if default else "-",
+                format_duration(default.time_s) if default and default.time_s else "-",
+                pct(pt.gain),
+                "default"
+                if pt.keeps_default(adv.min_gain)
+                else (f"{chosen.number} {chosen.name}" if chosen else "-"),
             ]
         )
     head = (
         f"{adv.collective} on platform {adv.platform}, model {adv.model}: predicted time of "
-        "Open MPI 4.1.4's algorithms (numbers as coll_tuned_<coll>_algorithm)"
+        "Open MPI 4.1.4's algorithms (numbers as coll_tuned_<coll>_algorithm); default: "
+        "what Open MPI 4.1.4 runs\nwithout rules, gain: default / best - 1; the advice "
+        f"(chosen) keeps the default unless the gain exceeds {pct(adv.min_gain)} (--min-gain)"
     )
     lines = [
         head,
         "",
         format_table(
-            ["P", "size", "best", "time", "runner-up", "time", "margin"], rows, align="rrlrlrr"
-        ),
+            [
+                "P",
+                "size",
+                "best",
+                "time",
+                "runner-up",
+                "time",
+                "margin",
+                "default",
+                "time",
+                "gain",
+                "chosen",
+            ],
+            rows,
+            align="rrlrlrrlrrl",
+        ),  # fmt: skip
     ]
     missing = adv.missing()
     if missing:

@@ -26,9 +26,9 @@ def plot_advice(adv: Any, path: str) -> None:
             ys = [_time(pt, n) * 1e3 for pt in pts if _time(pt, n) is not None]
             if xs:
                 ax.plot(xs, ys, marker="o", ms=3, color=colour[n], label=f"{n} {name}")
-        # shade each size's region (geometric midpoints between sizes) in the best's colour
+        # shade each size's region (geometric midpoints between sizes) in the chosen's colour
         for i, pt in enumerate(pts):
-            best = pt.best
+            best = pt.choice(adv.min_gain)
             if best is None:
                 continue
             lo = (sizes[i - 1] * sizes[i]) ** 0.5 if i else sizes[i] / 1.41
