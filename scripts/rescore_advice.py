@@ -1,0 +1,177 @@
+"""Re-score ``advise --verify`` measurements offline: which algorithm would the advice pick
+with another ``--min-gain``, and what did that algorithm measure against Open MPI's default?
+
+No MPI is run. The advice is predicted again from the platform file; at each (P, m) the
+algorithm it picks is looked up among the measured forced runs (a rules file that names an
+algorithm runs what forcing it runs: the same function, faninout and segsize); where it
+keeps the default, the rules file names the default's algorithm with faninout 0 and
+segsize 0, the very call of the fixed decision, so the default run itself stands for it.
+The three targets of ``advise --verify`` are evaluated with the spread s of the original
+verification (our rules run against the forced run of the algorithm it named).
+
+Also printed: per point, Open MPI's fixed decision (``openmpi.default_algorithm``) with the
+measured time of that algorithm forced over the measured default (means and medians), and
+the model's error on the gain of every algorithm over the default,
+|(t_d / t_a predicted) / (t_d / t_a measured) - 1| (means).
+
+Input: ``advise --verify`` DuckDB files, the samples CSVs this script writes from them
+(``--export DIR``: ``C-samples.csv`` with run,size,value_s; run is ``default``, ``rules``
+or the forced algorithm's number), with ``--platform``; or directories holding
+``platform.yaml`` and ``*-samples.csv`` (the model error is then over all of them).
+
+    python3 scripts/rescore_advice.py --min-gain 0,0.2,0.5 \\
+        docs/results/2026-11-22-advise-two-rack-8 docs/results/2026-11-22-advise-two-rack-16
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import glob
+import math
+import os
+import sys
+
+from commodel.advise.advice import advise
+from commodel.advise.verify import run_spread, targets, verified_point
+from commodel.openmpi import default_algorithm
+from commodel.stats import median
+
+
+def load_db(path: str) -> tuple[str, int, dict]:
+    """(collective, P, {run: {size: samples}}) of a verify database."""
+    from commodel.db import ResultsDB
+    from commodel.measure.collective import campaign_samples
+
+    runs: dict = {}
+    with ResultsDB(path) as db:
+        campaigns = db.campaigns()
+    coll, ranks = "", 0
+    for c in campaigns:
+        opts = c.options or {}
+        coll, ranks = opts.get("collective", coll), c.ranks or ranks
+        if opts.get("splits"):
+            continue
+        key = "rules" if opts.get("rules_file") else (opts.get("algorithm") or "default")
+        runs[key] = campaign_samples(path, c.id)
+    return coll, ranks, runs
+
+
+def load_csv(path: str) -> tuple[str, int, dict]:
+    runs: dict = {}
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for r in rows:
+        key = r["run"] if r["run"] in ("default", "rules") else int(r["run"])
+        runs.setdefault(key, {}).setdefault(int(r["size"]), []).append(float(r["value_s"]))
+    return rows[0]["collective"], int(rows[0]["ranks"]), runs
+
+
+def export(path: str, coll: str, ranks: int, runs: dict) -> None:
+    with open(path, "w", newline="") as handle:
+        out = csv.writer(handle)
+        out.writerow(["collective", "ranks", "run", "size", "value_s"])
+        for key, per_size in runs.items():
+            for size in sorted(per_size):
+                for x in per_size[size]:
+                    out.writerow([coll, ranks, key, size, repr(x)])
+
+
+def mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def kib(m: int) -> str:
+    return f"{m // 1024}K" if m >= 1024 else f"{m}B"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--platform", help="platform of files given (a directory has its own)")
+    ap.add_argument("--min-gain", default="0,0.2,0.5")
+    ap.add_argument("--export", metavar="DIR", help="write C-samples.csv per input to DIR")
+    ap.add_argument("inputs", nargs="+")
+    args = ap.parse_args()
+    gains = [float(x) for x in args.min_gain.split(",")]
+    errors: list[tuple[int, float]] = []
+    agree, scores = [], []
+    todo = []
+    for path in args.inputs:
+        if os.path.isdir(path):
+            files = sorted(glob.glob(os.path.join(path, "*-samples.csv")))
+            todo += [(os.path.join(path, "platform.yaml"), f) for f in files]
+        elif args.platform:
+            todo.append((args.platform, path))
+        else:
+            ap.error(f"{path}: give --platform for files")
+    for platform, path in todo:
+        coll, p, runs = load_csv(path) if path.endswith(".csv") else load_db(path)
+        if args.export:
+            export(os.path.join(args.export, f"{coll}-samples.csv"), coll, p, runs)
+        sizes = sorted(s for s in runs.get("default", {}) if s in runs.get("rules", {}))
+        if not sizes:
+            print(f"{path}: no size with both a default and a rules run; skipped")
+            continue
+        adv = advise(platform, coll, [p], sizes, min_gain=0.0)
+        pts = {pt.size: pt for pt in adv.points}
+        cells = []
+        for m in sizes:
+            n = default_algorithm(coll, p, m)
+            forced = {a: mean(runs[a][m]) for a in runs if isinstance(a, int) and m in runs[a]}
+            d = runs["default"][m]
+            f = runs[n][m]
+            cells.append(f"{kib(m)} {n}: {mean(f) / mean(d):.2f} / {median(f) / median(d):.2f}")
+            pt = pts[m]
+            for c in pt.candidates:
+                if c.time_s and c.number in forced and c.number != n and pt.default.time_s:
+                    r_pred = pt.default.time_s / c.time_s
+                    r_meas = forced[n] / forced[c.number]
+                    errors.append((m, abs(r_pred / r_meas - 1.0)))
+        agree.append(f"| {coll} | {p} | {'; '.join(cells)} |")
+        named = {m: pts[m].choice(0.0).number for m in sizes}
+        spread = run_spread([(mean(runs["rules"][m]), mean(runs[named[m]][m])) for m in sizes])
+        for label, g in [("measured rules run", None)] + [(f"{100 * x:g}%", x) for x in gains]:
+            vps, picks = [], []
+            for m in sizes:
+                pt = pts[m]
+                keep = g is not None and pt.keeps_default(g)
+                chosen = named[m] if g is None else pt.choice(g).number
+                ours = runs["rules"][m] if g is None else runs[chosen][m]
+                if keep:
+                    ours = runs["default"][m]
+                forced = {a: runs[a][m] for a in runs if isinstance(a, int) and m in runs[a]}
+                vps.append(verified_point(p, m, runs["default"][m], ours, forced, chosen))
+                picks.append(f"{kib(m)} {'d' if keep else ''}{chosen}")
+            t = targets(vps, spread=spread)
+            geo = math.exp(sum(math.log(v.speedup) for v in vps) / len(vps))
+            slower = ", ".join(f"{kib(v.size)} {v.speedup:.2f}" for v in t.slower) or "met"
+            short = ", ".join(kib(v.size) for v in t.gap_short) or "met"
+            scores.append(
+                f"| {coll} | {p} | {100 * spread:.1f}% | {label} | {' '.join(picks)} | "
+                f"{geo:.2f} | {slower} | {short} ({len(t.gap_points)}) | "
+                f"{t.within}/{t.points} |"
+            )
+    print("Forced run of the fixed decision's algorithm over the default run, mean / median:\n")
+    print("| collective | P | size, algorithm: ratio of means / of medians |\n|---|---|---|")
+    print("\n".join(agree))
+    print("\nRe-scored targets (d: the default kept; numbers: Open MPI's algorithm numbers):\n")
+    print(
+        "| collective | P | spread s | min-gain | picks | speedup, geometric mean | "
+        "(a) slower than the default | (b) gap < 50% (points with a gap) | (c) within 5% |"
+    )
+    print("|---|---|---:|---|---|---:|---|---|---:|")
+    print("\n".join(scores))
+    if errors:
+        for label, sel in (
+            ("all", [e for _, e in errors]),
+            ("below 16 KiB", [e for m, e in errors if m < 16384]),
+            ("from 16 KiB", [e for m, e in errors if m >= 16384]),
+        ):
+            print(f"\nmodel error on the gain over the default, {label}: median "
+                  f"{median(sel):.3f} over {len(sel)} pairs", end="")  # fmt: skip
+        print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
