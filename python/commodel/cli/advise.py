@@ -268,9 +268,9 @@ def format_advice(adv) -> str:
         )
     head = (
         f"{adv.collective} on platform {adv.platform}, model {adv.model}: predicted time of "
-        "Open MPI 4.1.4's algorithms (numbers as coll_tuned_<coll>_algorithm); default: "
-        "what Open MPI 4.1.4 runs\nwithout rules, gain: default / best - 1; the advice "
-        f"(chosen) keeps the default unless the gain exceeds {pct(adv.min_gain)} (--min-gain)"
+        "Open MPI 4.1.4's algorithms (numbers as coll_tuned_<coll>_algorithm)\ndefault: what "
+        "Open MPI runs without a rules file; gain: default / best - 1; chosen: the best\n"
+        f"where the gain exceeds --min-gain ({pct(adv.min_gain)}), else the default"
     )
     lines = [
         head,
