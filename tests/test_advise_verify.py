@@ -176,6 +176,8 @@ def test_verify_gather_on_4_ranks_with_the_split(tmp_path):
     with open(tmp_path / "v.verify.csv") as handle:
         table = list(csv.DictReader(handle))
     assert [(r["size"], r["split_k"]) for r in table] == [("1024", ""), ("4096", "3")]
+    # Open MPI 4.1.4's fixed decision for gather on 4 ranks: basic_linear from 1 KiB to 8 KiB
+    assert [(r["default_alg"], r["default_alg_name"]) for r in table] == [("1", "basic_linear")] * 2
     ids = {key: camps[k][0] for k, key in enumerate([0, "rules", 1, 2, 3, "split"])}
 
     def mean(key, m):
@@ -192,6 +194,7 @@ def test_verify_gather_on_4_ranks_with_the_split(tmp_path):
         assert r["chosen"] == "1"  # the advice on this platform: basic_linear everywhere
     assert float(table[1]["split_s"]) == pytest.approx(mean("split", 4096), rel=1e-8)
     assert "speedup [95% CI]" in res.stdout and "(c) chosen algorithm" in res.stdout
+    assert "default runs" in res.stdout and "1 basic_linear" in res.stdout
     assert (tmp_path / "v.png").stat().st_size > 0
 
 

@@ -173,7 +173,7 @@ def advise(
     if model is None:
         model = default_model(plat)
     if not min_gain >= 0:
-        raise CommodelError(f"--min-gain {min_gain}: expected a fraction >= 0 (0.25 is 25%)")
+        raise CommodelError(f"--min-gain {min_gain}: expected a fraction >= 0 (0.2 is 20%)")
     if collective == "barrier":
         sizes = [0]
     if collective in ROOTED and not all(0 <= root < p for p in ranks):
