@@ -3,10 +3,11 @@
 //!
 //! netfilter hands every IP packet leaving a shaped port to a queue (`iptables -j NFQUEUE`:
 //! host NICs in the host namespace's POSTROUTING, switch ports through bridge netfilter in
-//! the switch namespace). This daemon reads only each packet's id and length, keeps one
+//! the switch namespace). This daemon reads each packet's id, length and headers, keeps one
 //! virtual FIFO per port (see `port.rs`), and lets each packet go (a batch verdict per
 //! queue) when its last bit would have left the port; packets that do not fit the port
-//! buffer are dropped. One process, one thread, for every namespace of a cluster.
+//! buffer are dropped. A packet's arrival at its next port is its departure from the one
+//! before (`hops.rs`). One process, one thread, for every namespace of a cluster.
 //!
 //! ```text
 //! commodel-wire [--rt-priority N] [--stats FILE] PORT...
@@ -16,6 +17,7 @@
 //! writes its counters as JSON to the stats file every second and on exit, and exits on
 //! SIGTERM, SIGINT or SIGHUP.
 
+mod hops;
 mod nfq;
 mod port;
 mod sys;
@@ -25,6 +27,7 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use hops::Departures;
 use port::{Offer, Port};
 
 const RECV_BUFFER: usize = 32 << 20;
@@ -213,6 +216,8 @@ struct Daemon {
     /// (socket, queue) -> port
     port_of: BTreeMap<(usize, u16), usize>,
     out: Vec<Vec<u8>>,
+    departures: Departures,
+    departed: Vec<(u64, u64)>,
     recv_errors: u64,
     started_ps: u64,
 }
@@ -243,17 +248,42 @@ impl Daemon {
                 continue;
             }
             for ev in events.iter() {
-                let nfq::Event::Packet { queue, id, len } = *ev else {
+                let nfq::Event::Packet {
+                    queue,
+                    id,
+                    len,
+                    key,
+                } = *ev
+                else {
                     continue;
                 };
                 let Some(&p) = self.port_of.get(&(s, queue)) else {
                     nfq::verdict(&mut self.out[s], queue, id, nfq::NF_ACCEPT);
                     continue;
                 };
-                if self.ports[p].offer(id, u64::from(len), now) == Offer::Dropped {
+                let port = &mut self.ports[p];
+                let arrival = match self.departures.take(key, now) {
+                    Some(departure) => {
+                        port.stats.chained += 1;
+                        departure
+                    }
+                    None => now,
+                };
+                if port.offer(id, key, u64::from(len), arrival, now) == Offer::Dropped {
                     nfq::verdict(&mut self.out[s], queue, id, nfq::NF_DROP);
                 }
             }
+            self.record_departures();
+        }
+    }
+
+    /// Remember when the frames that left went, for their next port.
+    fn record_departures(&mut self) {
+        for port in &mut self.ports {
+            port.take_departed(&mut self.departed);
+        }
+        for (key, departure) in self.departed.drain(..) {
+            self.departures.record(key, departure);
         }
     }
 
@@ -265,6 +295,7 @@ impl Daemon {
                 nfq::verdict_batch(&mut self.out[s], self.specs[p].queue, id, nfq::NF_ACCEPT);
             }
         }
+        self.record_departures();
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -306,7 +337,7 @@ impl Daemon {
             text += &format!(
                 "{}\n {{\"label\": \"{}\", \"netns\": \"{}\", \"queue\": {}, \"rate_bit_s\": {}, \
                  \"buffer_bytes\": {}, \"frames\": {}, \"bytes\": {}, \"drops\": {}, \
-                 \"held_bytes\": {}, \"max_held_bytes\": {}, \"late_mean_us\": {:.2}, \"late_max_us\": {:.2}}}",
+                 \"held_bytes\": {}, \"max_held_bytes\": {}, \"chained\": {}, \"late_mean_us\": {:.2}, \"late_max_us\": {:.2}}}",
                 if i > 0 { "," } else { "" },
                 spec.label.replace(['"', '\\'], "_"),
                 spec.netns.replace(['"', '\\'], "_"),
@@ -318,6 +349,7 @@ impl Daemon {
                 st.drops,
                 port.held_bytes(),
                 st.max_held_bytes,
+                st.chained,
                 late_mean_us,
                 st.late_max_ps as f64 * 1e-6
             );
@@ -394,6 +426,8 @@ fn run(opts: Options) -> Result<(), String> {
     let stats_path = opts.stats.clone();
     let mut daemon = Daemon {
         out: vec![Vec::new(); sockets.len()],
+        departures: Departures::new(16),
+        departed: Vec::new(),
         specs: opts.ports,
         ports,
         sockets,

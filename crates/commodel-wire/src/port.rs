@@ -1,11 +1,12 @@
 //! A shaped port: a virtual FIFO that serializes every frame at line rate.
 //!
-//! A frame of `w` wire bytes offered at time `t` to a port of rate `R` leaves (its last bit
+//! A frame of `w` wire bytes arriving at time `t` at a port of rate `R` leaves (its last bit
 //! is on the cable) at `d = max(t, d_prev) + 8 w / R`, where `d_prev` is the departure of
 //! the frame before it: an idle port still takes one frame time, a busy one queues. The
-//! next hop sees the frame only at `d` (store and forward). Bytes held (frames offered
-//! whose departure is still ahead) may not exceed the port buffer: a frame that does not
-//! fit is dropped (tail drop).
+//! next hop sees the frame arrive at `d` (store and forward, no propagation delay; the
+//! daemon passes `d` on, see `hops.rs`). Bytes held (frames offered whose departure is
+//! still ahead) may not exceed the port buffer: a frame that does not fit is dropped (tail
+//! drop).
 //!
 //! Sizes: the netfilter hooks see the IP packet (`l3` bytes). On the wire it becomes an
 //! Ethernet frame of `l3 + 14` (MAC header) `+ 4` (FCS) bytes, at least 64, plus 8 bytes
@@ -43,6 +44,7 @@ pub fn serialization_ps(wire: u64, rate_bit_s: u64) -> u64 {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Held {
     id: u32,
+    key: u64,
     departure_ps: u64,
     buffer_bytes: u64,
 }
@@ -63,6 +65,9 @@ pub struct PortStats {
     pub bytes: u64,
     pub drops: u64,
     pub max_held_bytes: u64,
+    /// Frames whose arrival was their departure from the port before (the rest arrived
+    /// when the daemon read them: from a host, or after the previous port's record was lost).
+    pub chained: u64,
     /// Frames that have left.
     pub left: u64,
     /// Release lateness (actual release time minus departure), summed and maximum, ps.
@@ -79,6 +84,8 @@ pub struct Port {
     last_departure_ps: u64,
     /// The last frame that has left but has not been handed on by [`Port::release`].
     left: Option<u32>,
+    /// (key, departure) of the frames that have left since [`Port::take_departed`].
+    departed: Vec<(u64, u64)>,
     pub stats: PortStats,
 }
 
@@ -91,15 +98,17 @@ impl Port {
             held_bytes: 0,
             last_departure_ps: 0,
             left: None,
+            departed: Vec::new(),
             stats: PortStats::default(),
         }
     }
 
-    /// Offer frame `id` carrying an IP packet of `l3` bytes at time `now_ps`.
+    /// Offer frame `id` (key `key`) carrying an IP packet of `l3` bytes, which arrived at
+    /// `arrival_ps` (at most `now_ps`, the time it is offered).
     ///
     /// Frames whose departure is not after `now_ps` no longer count against the buffer,
     /// whether or not [`Port::release`] has handed them on yet.
-    pub fn offer(&mut self, id: u32, l3: u64, now_ps: u64) -> Offer {
+    pub fn offer(&mut self, id: u32, key: u64, l3: u64, arrival_ps: u64, now_ps: u64) -> Offer {
         self.retire(now_ps);
         let held_now = self.held_bytes;
         let size = buffer_bytes(l3);
@@ -107,11 +116,12 @@ impl Port {
             self.stats.drops += 1;
             return Offer::Dropped;
         }
-        let start = now_ps.max(self.last_departure_ps);
+        let start = arrival_ps.min(now_ps).max(self.last_departure_ps);
         let departure = start + serialization_ps(wire_bytes(l3), self.rate_bit_s);
         self.last_departure_ps = departure;
         self.held.push_back(Held {
             id,
+            key,
             departure_ps: departure,
             buffer_bytes: size,
         });
@@ -134,6 +144,7 @@ impl Port {
             self.held_bytes -= front.buffer_bytes;
             self.stats.left += 1;
             self.left = Some(front.id);
+            self.departed.push((front.key, front.departure_ps));
             self.held.pop_front();
         }
     }
@@ -143,6 +154,11 @@ impl Port {
     pub fn release(&mut self, now_ps: u64) -> Option<u32> {
         self.retire(now_ps);
         self.left.take()
+    }
+
+    /// (key, departure) of every frame that has left since the last call, in order.
+    pub fn take_departed(&mut self, into: &mut Vec<(u64, u64)>) {
+        into.append(&mut self.departed);
     }
 
     /// When the next frame leaves, if any is held.
@@ -182,7 +198,10 @@ mod tests {
     fn an_idle_port_still_takes_one_frame_time() {
         let mut port = Port::new(R100M, 32 * 1024);
         let t0 = 5_000_000_000; // 5 ms
-        assert_eq!(port.offer(1, 1500, t0), Offer::Queued(t0 + 123_040_000));
+        assert_eq!(
+            port.offer(1, 0, 1500, t0, t0),
+            Offer::Queued(t0 + 123_040_000)
+        );
         assert_eq!(port.release(t0 + 123_039_999), None);
         assert_eq!(port.next_departure(), Some(t0 + 123_040_000));
         assert_eq!(port.release(t0 + 123_040_000), Some(1));
@@ -195,7 +214,7 @@ mod tests {
         let frame = 123_040_000;
         for id in 0..10 {
             assert_eq!(
-                port.offer(id, 1500, 0),
+                port.offer(id, 0, 1500, 0, 0),
                 Offer::Queued((u64::from(id) + 1) * frame)
             );
         }
@@ -205,7 +224,7 @@ mod tests {
         // a frame arriving after the queue drained starts at its own arrival
         assert_eq!(port.release(100 * frame), Some(9));
         assert_eq!(
-            port.offer(10, 1500, 200 * frame),
+            port.offer(10, 0, 1500, 200 * frame, 200 * frame),
             Offer::Queued(201 * frame)
         );
         assert_eq!(port.stats.frames, 11);
@@ -216,12 +235,15 @@ mod tests {
         // room for two 1514-byte frames, not three
         let mut port = Port::new(R100M, 3 * 1514 - 1);
         let frame = 123_040_000;
-        assert_eq!(port.offer(1, 1500, 0), Offer::Queued(frame));
-        assert_eq!(port.offer(2, 1500, 0), Offer::Queued(2 * frame));
-        assert_eq!(port.offer(3, 1500, 0), Offer::Dropped);
+        assert_eq!(port.offer(1, 0, 1500, 0, 0), Offer::Queued(frame));
+        assert_eq!(port.offer(2, 0, 1500, 0, 0), Offer::Queued(2 * frame));
+        assert_eq!(port.offer(3, 0, 1500, 0, 0), Offer::Dropped);
         assert_eq!(port.stats.drops, 1);
         // once the first frame has left there is room again, behind the second
-        assert_eq!(port.offer(4, 1500, frame), Offer::Queued(3 * frame));
+        assert_eq!(
+            port.offer(4, 0, 1500, frame, frame),
+            Offer::Queued(3 * frame)
+        );
         assert_eq!(port.stats.max_held_bytes, 2 * 1514);
     }
 
@@ -234,14 +256,45 @@ mod tests {
         let frame = 123_040_000;
         let mut last = 0;
         for id in 0..3 {
-            let Offer::Queued(d) = nic.offer(id, 1500, 0) else {
+            let Offer::Queued(d) = nic.offer(id, 0, 1500, 0, 0) else {
                 panic!("dropped")
             };
-            let Offer::Queued(d2) = switch.offer(id, 1500, d) else {
+            let Offer::Queued(d2) = switch.offer(id, 0, 1500, d, d) else {
                 panic!("dropped")
             };
             last = d2;
         }
         assert_eq!(last, 4 * frame);
+    }
+
+    #[test]
+    fn a_frame_offered_late_starts_at_its_arrival_and_is_recorded_on_leaving() {
+        // offered 30 us after it arrived (the daemon was late to read it): it still leaves
+        // one frame time after its arrival, and a second frame queues behind it
+        let mut port = Port::new(R100M, 1 << 20);
+        let frame = 123_040_000;
+        let t = 1_000_000_000;
+        assert_eq!(
+            port.offer(1, 11, 1500, t, t + 30_000_000),
+            Offer::Queued(t + frame)
+        );
+        assert_eq!(
+            port.offer(2, 22, 1500, t + 10_000_000, t + 40_000_000),
+            Offer::Queued(t + 2 * frame)
+        );
+        let mut departed = Vec::new();
+        port.take_departed(&mut departed);
+        assert!(departed.is_empty());
+        // an arrival after the time offered is taken as the time offered (here after both
+        // frames left: a 40-byte packet's minimum frame, 84 wire bytes, 6.72 us)
+        assert_eq!(
+            port.offer(3, 33, 40, t + 9 * frame, t + 3 * frame),
+            Offer::Queued(t + 3 * frame + 6_720_000)
+        );
+        assert_eq!(port.release(t + 3 * frame), Some(2));
+        port.take_departed(&mut departed);
+        assert_eq!(departed, vec![(11, t + frame), (22, t + 2 * frame)]);
+        port.take_departed(&mut departed);
+        assert_eq!(departed.len(), 2);
     }
 }
