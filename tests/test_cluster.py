@@ -243,6 +243,20 @@ def test_serialize_plan_runs_every_port_at_its_nominal_rate(tmp_path):
     )
 
 
+def test_switching_is_checked(tmp_path):
+    spec = load_spec(_serialize_spec(tmp_path))
+    assert spec.switching == "store-and-forward"  # the default
+    text = (CLUSTERS / "two-rack-8.yaml").read_text()
+    (tmp_path / "ct.yaml").write_text(text + "shaping: serialize\nswitching: cut-through\n")
+    assert load_spec(tmp_path / "ct.yaml").switching == "cut-through"
+    (tmp_path / "bad.yaml").write_text(text + "switching: cut-through\n")
+    with pytest.raises(ClusterError, match=r"bad.yaml: switching: cut-through needs shaping: ser"):
+        load_spec(tmp_path / "bad.yaml")
+    (tmp_path / "typo.yaml").write_text(text + "shaping: serialize\nswitching: cut\n")
+    with pytest.raises(ClusterError, match=r"switching: must be one of store-and-forward, cut-th"):
+        load_spec(tmp_path / "typo.yaml")
+
+
 def test_shaping_must_be_known():
     data = {"hosts": 2, "nic_rate": "100Mbit", "topology": {"type": "racks",
             "backbone_rate": "1Gbit"}, "shaping": "netem"}  # fmt: skip
@@ -267,6 +281,18 @@ def test_store_and_forward_figures():
     # a slower second hop paces the frames: both frames at 50 Mbit/s after the first one's
     assert store_and_forward_s(2896, [100e6, 50e6]) == pytest.approx(
         1538 * 8 / 100e6 + 2 * 1538 * 8 / 50e6
+    )
+    # cut through at equal rates: the second hop starts 14 bytes (1.12 us) behind the first
+    assert store_and_forward_s(4096, [100e6, 100e6], cut_through=True) == pytest.approx(
+        frames + 14 * 8 / 100e6
+    )
+    # ... and from a faster port, 14 bytes at that rate behind the frame's head
+    assert store_and_forward_s(1448, [200e6, 100e6], cut_through=True) == pytest.approx(
+        14 * 8 / 200e6 + 1538 * 8 / 100e6
+    )
+    # toward a faster port a cut-through switch stores and forwards
+    assert store_and_forward_s(2896, [100e6, 200e6], cut_through=True) == pytest.approx(
+        store_and_forward_s(2896, [100e6, 200e6])
     )
 
 

@@ -10,9 +10,11 @@
 //! before (`hops.rs`). One process, one thread, for every namespace of a cluster.
 //!
 //! ```text
-//! commodel-wire [--rt-priority N] [--stats FILE] PORT...
+//! commodel-wire [--rt-priority N] [--stats FILE] [--cut-through] PORT...
 //!   PORT = NETNS,QUEUE,RATE_BIT_S,BUFFER_BYTES,LABEL
 //! ```
+//! With `--cut-through` a port starts sending a frame that comes from another port (at
+//! least as fast) once its destination address has arrived, instead of once all of it has.
 //! NETNS is a name under /run/netns or a path. It prints `ready` once every queue is bound,
 //! writes its counters as JSON to the stats file every second and on exit, and exits on
 //! SIGTERM, SIGINT or SIGHUP.
@@ -27,8 +29,8 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use hops::Departures;
-use port::{Offer, Port};
+use hops::{Departure, Departures};
+use port::{cut_through_ready_ps, Offer, Port};
 
 const RECV_BUFFER: usize = 32 << 20;
 const STATS_EVERY_PS: u64 = 1_000_000_000_000;
@@ -43,6 +45,7 @@ struct PortSpec {
 
 struct Options {
     rt_priority: i32,
+    cut_through: bool,
     stats: Option<String>,
     ports: Vec<PortSpec>,
 }
@@ -81,6 +84,7 @@ fn parse_port(text: &str) -> Result<PortSpec, String> {
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut opts = Options {
         rt_priority: 0,
+        cut_through: false,
         stats: None,
         ports: Vec::new(),
     };
@@ -96,6 +100,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                     .ok_or_else(|| format!("--rt-priority must be 0..99, got {value:?}"))?;
             }
             "--stats" => opts.stats = Some(it.next().ok_or("--stats needs a file")?.clone()),
+            "--cut-through" => opts.cut_through = true,
             "-h" | "--help" => return Err(String::new()),
             _ => opts.ports.push(parse_port(arg)?),
         }
@@ -218,6 +223,7 @@ struct Daemon {
     out: Vec<Vec<u8>>,
     departures: Departures,
     departed: Vec<(u64, u64)>,
+    cut_through: bool,
     recv_errors: u64,
     started_ps: u64,
 }
@@ -262,14 +268,19 @@ impl Daemon {
                     continue;
                 };
                 let port = &mut self.ports[p];
-                let arrival = match self.departures.take(key, now) {
-                    Some(departure) => {
+                let l3 = u64::from(len);
+                let ready = match self.departures.take(key, now) {
+                    Some(Departure { at_ps, rate_bit_s }) => {
                         port.stats.chained += 1;
-                        departure
+                        if self.cut_through {
+                            cut_through_ready_ps(l3, at_ps, rate_bit_s, port.rate_bit_s)
+                        } else {
+                            at_ps
+                        }
                     }
                     None => now,
                 };
-                if port.offer(id, key, u64::from(len), arrival, now) == Offer::Dropped {
+                if port.offer(id, key, l3, ready, now) == Offer::Dropped {
                     nfq::verdict(&mut self.out[s], queue, id, nfq::NF_DROP);
                 }
             }
@@ -281,9 +292,10 @@ impl Daemon {
     fn record_departures(&mut self) {
         for port in &mut self.ports {
             port.take_departed(&mut self.departed);
-        }
-        for (key, departure) in self.departed.drain(..) {
-            self.departures.record(key, departure);
+            for (key, at_ps) in self.departed.drain(..) {
+                let rate_bit_s = port.rate_bit_s;
+                self.departures.record(key, Departure { at_ps, rate_bit_s });
+            }
         }
     }
 
@@ -428,6 +440,7 @@ fn run(opts: Options) -> Result<(), String> {
         out: vec![Vec::new(); sockets.len()],
         departures: Departures::new(16),
         departed: Vec::new(),
+        cut_through: opts.cut_through,
         specs: opts.ports,
         ports,
         sockets,
@@ -501,7 +514,7 @@ fn main() -> ExitCode {
                 eprintln!("commodel-wire: error: {msg}");
             }
             eprintln!(
-                "usage: commodel-wire [--rt-priority N] [--stats FILE] \
+                "usage: commodel-wire [--rt-priority N] [--stats FILE] [--cut-through] \
                  NETNS,QUEUE,RATE_BIT_S,BUFFER_BYTES,LABEL..."
             );
             return ExitCode::from(2);

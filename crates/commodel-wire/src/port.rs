@@ -41,6 +41,22 @@ pub fn serialization_ps(wire: u64, rate_bit_s: u64) -> u64 {
     bits.div_ceil(rate) as u64
 }
 
+/// Preamble and start delimiter (8) and destination address (6): what a cut-through switch
+/// reads of a frame before it starts sending it on.
+pub const CUT_THROUGH_BYTES: u64 = 8 + 6;
+
+/// When a cut-through port may start sending a frame of `l3` bytes whose last bit arrived at
+/// `arrival_ps` from a port of rate `in_bit_s`: once its destination address has arrived.
+/// Only where the frame comes in at least as fast as it goes out (`out_bit_s`); a faster
+/// output would run out of bits, and switches store and forward there, as does this.
+pub fn cut_through_ready_ps(l3: u64, arrival_ps: u64, in_bit_s: u64, out_bit_s: u64) -> u64 {
+    if out_bit_s > in_bit_s {
+        return arrival_ps;
+    }
+    let head = arrival_ps.saturating_sub(serialization_ps(wire_bytes(l3), in_bit_s));
+    head + serialization_ps(CUT_THROUGH_BYTES, in_bit_s)
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Held {
     id: u32,
@@ -103,12 +119,14 @@ impl Port {
         }
     }
 
-    /// Offer frame `id` (key `key`) carrying an IP packet of `l3` bytes, which arrived at
-    /// `arrival_ps` (at most `now_ps`, the time it is offered).
+    /// Offer frame `id` (key `key`) carrying an IP packet of `l3` bytes, whose first bit may
+    /// go out from `ready_ps` on (taken as at most `now_ps`, the time it is offered): its
+    /// arrival (store and forward), or, cut through, when its destination address arrived
+    /// ([`cut_through_ready_ps`]).
     ///
     /// Frames whose departure is not after `now_ps` no longer count against the buffer,
     /// whether or not [`Port::release`] has handed them on yet.
-    pub fn offer(&mut self, id: u32, key: u64, l3: u64, arrival_ps: u64, now_ps: u64) -> Offer {
+    pub fn offer(&mut self, id: u32, key: u64, l3: u64, ready_ps: u64, now_ps: u64) -> Offer {
         self.retire(now_ps);
         let held_now = self.held_bytes;
         let size = buffer_bytes(l3);
@@ -116,7 +134,7 @@ impl Port {
             self.stats.drops += 1;
             return Offer::Dropped;
         }
-        let start = arrival_ps.min(now_ps).max(self.last_departure_ps);
+        let start = ready_ps.min(now_ps).max(self.last_departure_ps);
         let departure = start + serialization_ps(wire_bytes(l3), self.rate_bit_s);
         self.last_departure_ps = departure;
         self.held.push_back(Held {
@@ -296,5 +314,35 @@ mod tests {
         assert_eq!(departed, vec![(11, t + frame), (22, t + 2 * frame)]);
         port.take_departed(&mut departed);
         assert_eq!(departed.len(), 2);
+    }
+
+    #[test]
+    fn cut_through_starts_after_the_destination_address_when_not_faster_out() {
+        let frame = 123_040_000; // 1538 wire bytes at 100 Mbit/s
+        let d = 10 * frame;
+        // 100 -> 100 Mbit/s: head at d - frame, plus 14 bytes (1.12 us)
+        assert_eq!(
+            cut_through_ready_ps(1500, d, R100M, R100M),
+            d - frame + 1_120_000
+        );
+        // 200 -> 100 Mbit/s: the frame came in in half the time
+        assert_eq!(
+            cut_through_ready_ps(1500, d, 2 * R100M, R100M),
+            d - frame / 2 + 560_000
+        );
+        // 100 -> 200 Mbit/s: store and forward
+        assert_eq!(cut_through_ready_ps(1500, d, R100M, 2 * R100M), d);
+        // a lone frame over two equal hops, the second cut through, has left both 1.12 us
+        // after one frame time (store and forward: two frame times)
+        let mut nic = Port::new(R100M, 1 << 20);
+        let mut sw = Port::new(R100M, 1 << 20);
+        let Offer::Queued(d1) = nic.offer(1, 0, 1500, 0, 0) else {
+            panic!("dropped")
+        };
+        let ready = cut_through_ready_ps(1500, d1, R100M, R100M);
+        assert_eq!(
+            sw.offer(1, 0, 1500, ready, d1),
+            Offer::Queued(1_120_000 + frame)
+        );
     }
 }

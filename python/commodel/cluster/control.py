@@ -121,6 +121,7 @@ def _record(
         "rto_min_ms": spec.rto_min_ms,
         "mtu": spec.mtu,
         "shaping": spec.shaping,
+        "switching": spec.switching,
         **plan.to_json(),
     }
 
@@ -306,6 +307,7 @@ def format_status(record: dict[str, Any]) -> str:
         f"({record.get('rto_min_by', '?')}), mtu {record['mtu']}; buffers host NIC "
         f"{buffers['host_nic']} B, switch port {buffers['switch_port']} B, backbone port "
         f"{buffers['backbone_port']} B; shaping {record.get('shaping', 'tbf')}"
+        + (", switches cut through" if record.get("switching") == "cut-through" else "")
     )
     lines.append(
         f"  namespaces {record['ctl_ns']} (mpirun), {record['switch_ns']} (switches), "
