@@ -243,6 +243,20 @@ def test_serialize_plan_runs_every_port_at_its_nominal_rate(tmp_path):
     )
 
 
+def test_switching_is_checked(tmp_path):
+    spec = load_spec(_serialize_spec(tmp_path))
+    assert spec.switching == "store-and-forward"  # the default
+    text = (CLUSTERS / "two-rack-8.yaml").read_text()
+    (tmp_path / "ct.yaml").write_text(text + "shaping: serialize\nswitching: cut-through\n")
+    assert load_spec(tmp_path / "ct.yaml").switching == "cut-through"
+    (tmp_path / "bad.yaml").write_text(text + "switching: cut-through\n")
+    with pytest.raises(ClusterError, match=r"bad.yaml: switching: cut-through needs shaping: ser"):
+        load_spec(tmp_path / "bad.yaml")
+    (tmp_path / "typo.yaml").write_text(text + "shaping: serialize\nswitching: cut\n")
+    with pytest.raises(ClusterError, match=r"switching: must be one of store-and-forward, cut-th"):
+        load_spec(tmp_path / "typo.yaml")
+
+
 def test_shaping_must_be_known():
     data = {"hosts": 2, "nic_rate": "100Mbit", "topology": {"type": "racks",
             "backbone_rate": "1Gbit"}, "shaping": "netem"}  # fmt: skip
@@ -267,6 +281,18 @@ def test_store_and_forward_figures():
     # a slower second hop paces the frames: both frames at 50 Mbit/s after the first one's
     assert store_and_forward_s(2896, [100e6, 50e6]) == pytest.approx(
         1538 * 8 / 100e6 + 2 * 1538 * 8 / 50e6
+    )
+    # cut through at equal rates: the second hop starts 14 bytes (1.12 us) behind the first
+    assert store_and_forward_s(4096, [100e6, 100e6], cut_through=True) == pytest.approx(
+        frames + 14 * 8 / 100e6
+    )
+    # ... and from a faster port, 14 bytes at that rate behind the frame's head
+    assert store_and_forward_s(1448, [200e6, 100e6], cut_through=True) == pytest.approx(
+        14 * 8 / 200e6 + 1538 * 8 / 100e6
+    )
+    # toward a faster port a cut-through switch stores and forwards
+    assert store_and_forward_s(2896, [100e6, 200e6], cut_through=True) == pytest.approx(
+        store_and_forward_s(2896, [100e6, 200e6])
     )
 
 
@@ -711,47 +737,56 @@ def _ping(record: dict, src: str, dst: str, sizes: list[int], network: str) -> d
 def test_serialize_makes_an_isolated_message_pay_its_wire_time(serial_rack):
     # h0 -> h1 in one rack: the host NIC and the switch port toward h1, both 100 Mbit/s
     sizes = [1448, 1024, 4096, 65536]  # 1448: one full frame
-    one_way = _ping(serial_rack, "h0", "h1", sizes, "data")
-    # the software's own time: the same ping-pong over the unshaped management network
-    software = _ping(serial_rack, "h0", "h1", sizes, "mgmt")
     path = [100e6, 100e6]
+    expected = {m: store_and_forward_s(m, path) for m in sizes}
+    # the network's part of the one-way time: the shortest over up to three runs of the data
+    # network's half round trip minus the same over the unshaped management network (the
+    # software's own time). The machine's scheduling only ever adds time (a frame read late
+    # by the daemon at its first port, a verdict let go late at its last), so a later run
+    # may only bring a size closer to what the fabric does.
+    network: dict[int, float] = {}
+    for _ in range(3):
+        one_way = _ping(serial_rack, "h0", "h1", sizes, "data")
+        software = _ping(serial_rack, "h0", "h1", sizes, "mgmt")
+        for m in sizes:
+            wire = store_and_forward_s(m, path[:1])  # at the NIC rate alone
+            # a token bucket fails this: there a lone frame costs ~0
+            assert one_way[m] >= wire, (m, one_way[m], wire)
+            network[m] = min(network.get(m, one_way[m]), one_way[m] - software[m])
+        if all(network[m] <= 1.10 * expected[m] for m in sizes):
+            break
     for m in sizes:
-        wire = store_and_forward_s(m, path[:1])  # at the NIC rate alone
-        assert one_way[m] >= wire, (m, one_way[m], wire)
-        network = one_way[m] - software[m]
-        expected = store_and_forward_s(m, path)
-        # within 10%, or within what the daemon's own handling adds on a loaded 2-core
-        # machine, measured 12-30 us per port (its wake-up on a newly queued frame is not
-        # compensated): 1 frame and 1 KiB came out 9-32% over (docs/cluster.md, fidelity
-        # and limits). A token bucket fails the lower bound: there a lone frame costs ~0.
-        allowance = max(0.10 * expected, len(path) * 35e-6)
-        assert expected <= network <= expected + allowance, (m, one_way, software)
+        assert expected[m] <= network[m] <= 1.10 * expected[m], (m, network, expected)
 
 
 @cluster
 @needs_cluster
 def test_serialize_carries_a_stream_at_the_line_rate(serial_rack):
-    # TCP payload per frame on the wire: 1448 of 1538 bytes (preamble and gap included)
+    # TCP payload per frame on the wire: 1448 of 1538 bytes (preamble and gap included);
+    # at this ceiling the frames fill the line rate
     ceiling = 100e6 * 1448 / 1538
-    # in one rack (two serializing ports): 99.1% measured alone (docs/cluster.md) and the
-    # 97% of the emulator's fidelity target in most runs, but once in five full CI-like
-    # runs (2026-11-22) the best of three attempts was 93.9% (the same test alone then
-    # passed at >= 97% twice; why the full suite slows it was not found). The floor is
-    # what holds: 93%; a token bucket's stream reaches it too, the isolated-message test
-    # above is the one that tells serialization apart.
-    total, _, window = _measure_best(serial_rack, [("h0", "h1")], 0.97 * ceiling)
-    assert 0.93 * ceiling <= total <= 1.005 * ceiling, total
-    assert window > 1.5
-    # across racks (four ports, twice the daemon's work per frame): 95-97% measured on a
-    # loaded 2-core machine
-    total, _, _ = _measure_best(serial_rack, [("h2", "h6")], 0.94 * ceiling)
-    assert 0.94 * ceiling <= total <= 1.005 * ceiling, total
+    # in one rack (two serializing ports) and across racks (four): a frame arrives at its
+    # next port when it left the one before (not when the daemon read it there), so the
+    # bottleneck port never idles for the daemon's delays and the stream runs at the ceiling
+    # (99.9-100.0% measured with other builds loading the machine, docs/cluster.md); the
+    # best of up to three runs, as a run can be starved of CPU
+    for pair in [("h0", "h1"), ("h2", "h6")]:
+        total, _, window = _measure_best(serial_rack, [pair], 0.97 * ceiling)
+        assert 0.97 * ceiling <= total <= 1.005 * ceiling, (pair, total)
+        assert window > 1.5
     time.sleep(1.2)  # the daemon writes its counters every second: one snapshot after all
     status = json.loads(_cli("status", "--name", serial_rack["id"], "--json").stdout)
-    frames = {s["direction"]: s["stats"].get("packets", 0) for s in status["shapers"]}
+    stats = {s["direction"]: s["stats"] for s in status["shapers"]}
+    frames = {d: st.get("packets", 0) for d, st in stats.items()}
     # every data frame crossed the four serializing ports of its path
     assert min(frames[d] for d in ("h2->rack0", "rack0->core", "core->rack1", "rack1->h6")) > 0
     assert frames["rack0->core"] == frames["core->rack1"]
+    # and after the first port every frame arrived at its departure from the port before:
+    # none at a host's own port, (nearly) all at the switch ports (a frame the switch port
+    # dropped leaves no record; none is dropped here)
+    assert stats["h2->rack0"]["chained"] == 0
+    for d in ("rack0->core", "core->rack1", "rack1->h6"):
+        assert stats[d]["chained"] >= 0.999 * frames[d] - 1, (d, stats[d])
 
 
 @cluster

@@ -200,3 +200,20 @@ def test_four_ranks_idle_ranks_follow(tmp_path):
     assert fit.mode == "isend" and fit.sizes[:3] == [0, 1, 2] and max(fit.sizes) == 1024
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT ranks FROM campaigns").fetchone() == (4,)
+
+
+def test_given_sizes_are_measured_exactly(tmp_path):
+    # with --sizes the campaign measures 0 and the given sizes, no adaptive extension or
+    # halving, and saturates each of them
+    db = tmp_path / "r.duckdb"
+    res = run(2, "measure", "plogp", "--db", str(db), "--sizes", "4KiB,1KiB,4096,100",
+              "--method", "saturation", "--eps", "0.2", "--max-reps", "5", "--sat-max-n", "64",
+              "--quiet")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    camp, fit, phases = _fit(db)
+    assert fit.sizes == [0, 100, 1024, 4096]
+    assert camp.options["sizes"] == [100, 1024, 4096]
+    assert list(phases) == ["g0", "roundtrip", "saturation"]
+    assert all(g > 0 for g in fit.g_saturation[1:])
+    bad = run(2, "measure", "plogp", "--db", str(tmp_path / "b.duckdb"), "--sizes", "0,1KiB")
+    assert bad.returncode == 2 and "--sizes must be message sizes of at least 1 byte" in bad.stderr

@@ -3,19 +3,23 @@
 //!
 //! netfilter hands every IP packet leaving a shaped port to a queue (`iptables -j NFQUEUE`:
 //! host NICs in the host namespace's POSTROUTING, switch ports through bridge netfilter in
-//! the switch namespace). This daemon reads only each packet's id and length, keeps one
+//! the switch namespace). This daemon reads each packet's id, length and headers, keeps one
 //! virtual FIFO per port (see `port.rs`), and lets each packet go (a batch verdict per
 //! queue) when its last bit would have left the port; packets that do not fit the port
-//! buffer are dropped. One process, one thread, for every namespace of a cluster.
+//! buffer are dropped. A packet's arrival at its next port is its departure from the one
+//! before (`hops.rs`). One process, one thread, for every namespace of a cluster.
 //!
 //! ```text
-//! commodel-wire [--rt-priority N] [--stats FILE] PORT...
+//! commodel-wire [--rt-priority N] [--stats FILE] [--cut-through] PORT...
 //!   PORT = NETNS,QUEUE,RATE_BIT_S,BUFFER_BYTES,LABEL
 //! ```
+//! With `--cut-through` a port starts sending a frame that comes from another port (at
+//! least as fast) once its destination address has arrived, instead of once all of it has.
 //! NETNS is a name under /run/netns or a path. It prints `ready` once every queue is bound,
 //! writes its counters as JSON to the stats file every second and on exit, and exits on
 //! SIGTERM, SIGINT or SIGHUP.
 
+mod hops;
 mod nfq;
 mod port;
 mod sys;
@@ -25,7 +29,8 @@ use std::io::{self, Write};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use port::{Offer, Port};
+use hops::{Departure, Departures};
+use port::{cut_through_ready_ps, Offer, Port};
 
 const RECV_BUFFER: usize = 32 << 20;
 const STATS_EVERY_PS: u64 = 1_000_000_000_000;
@@ -40,6 +45,7 @@ struct PortSpec {
 
 struct Options {
     rt_priority: i32,
+    cut_through: bool,
     stats: Option<String>,
     ports: Vec<PortSpec>,
 }
@@ -78,6 +84,7 @@ fn parse_port(text: &str) -> Result<PortSpec, String> {
 fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut opts = Options {
         rt_priority: 0,
+        cut_through: false,
         stats: None,
         ports: Vec::new(),
     };
@@ -93,6 +100,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
                     .ok_or_else(|| format!("--rt-priority must be 0..99, got {value:?}"))?;
             }
             "--stats" => opts.stats = Some(it.next().ok_or("--stats needs a file")?.clone()),
+            "--cut-through" => opts.cut_through = true,
             "-h" | "--help" => return Err(String::new()),
             _ => opts.ports.push(parse_port(arg)?),
         }
@@ -213,6 +221,9 @@ struct Daemon {
     /// (socket, queue) -> port
     port_of: BTreeMap<(usize, u16), usize>,
     out: Vec<Vec<u8>>,
+    departures: Departures,
+    departed: Vec<(u64, u64)>,
+    cut_through: bool,
     recv_errors: u64,
     started_ps: u64,
 }
@@ -243,16 +254,47 @@ impl Daemon {
                 continue;
             }
             for ev in events.iter() {
-                let nfq::Event::Packet { queue, id, len } = *ev else {
+                let nfq::Event::Packet {
+                    queue,
+                    id,
+                    len,
+                    key,
+                } = *ev
+                else {
                     continue;
                 };
                 let Some(&p) = self.port_of.get(&(s, queue)) else {
                     nfq::verdict(&mut self.out[s], queue, id, nfq::NF_ACCEPT);
                     continue;
                 };
-                if self.ports[p].offer(id, u64::from(len), now) == Offer::Dropped {
+                let port = &mut self.ports[p];
+                let l3 = u64::from(len);
+                let ready = match self.departures.take(key, now) {
+                    Some(Departure { at_ps, rate_bit_s }) => {
+                        port.stats.chained += 1;
+                        if self.cut_through {
+                            cut_through_ready_ps(l3, at_ps, rate_bit_s, port.rate_bit_s)
+                        } else {
+                            at_ps
+                        }
+                    }
+                    None => now,
+                };
+                if port.offer(id, key, l3, ready, now) == Offer::Dropped {
                     nfq::verdict(&mut self.out[s], queue, id, nfq::NF_DROP);
                 }
+            }
+            self.record_departures();
+        }
+    }
+
+    /// Remember when the frames that left went, for their next port.
+    fn record_departures(&mut self) {
+        for port in &mut self.ports {
+            port.take_departed(&mut self.departed);
+            for (key, at_ps) in self.departed.drain(..) {
+                let rate_bit_s = port.rate_bit_s;
+                self.departures.record(key, Departure { at_ps, rate_bit_s });
             }
         }
     }
@@ -265,6 +307,7 @@ impl Daemon {
                 nfq::verdict_batch(&mut self.out[s], self.specs[p].queue, id, nfq::NF_ACCEPT);
             }
         }
+        self.record_departures();
     }
 
     fn flush(&mut self) -> io::Result<()> {
@@ -306,7 +349,7 @@ impl Daemon {
             text += &format!(
                 "{}\n {{\"label\": \"{}\", \"netns\": \"{}\", \"queue\": {}, \"rate_bit_s\": {}, \
                  \"buffer_bytes\": {}, \"frames\": {}, \"bytes\": {}, \"drops\": {}, \
-                 \"held_bytes\": {}, \"max_held_bytes\": {}, \"late_mean_us\": {:.2}, \"late_max_us\": {:.2}}}",
+                 \"held_bytes\": {}, \"max_held_bytes\": {}, \"chained\": {}, \"late_mean_us\": {:.2}, \"late_max_us\": {:.2}}}",
                 if i > 0 { "," } else { "" },
                 spec.label.replace(['"', '\\'], "_"),
                 spec.netns.replace(['"', '\\'], "_"),
@@ -318,6 +361,7 @@ impl Daemon {
                 st.drops,
                 port.held_bytes(),
                 st.max_held_bytes,
+                st.chained,
                 late_mean_us,
                 st.late_max_ps as f64 * 1e-6
             );
@@ -394,6 +438,9 @@ fn run(opts: Options) -> Result<(), String> {
     let stats_path = opts.stats.clone();
     let mut daemon = Daemon {
         out: vec![Vec::new(); sockets.len()],
+        departures: Departures::new(16),
+        departed: Vec::new(),
+        cut_through: opts.cut_through,
         specs: opts.ports,
         ports,
         sockets,
@@ -467,7 +514,7 @@ fn main() -> ExitCode {
                 eprintln!("commodel-wire: error: {msg}");
             }
             eprintln!(
-                "usage: commodel-wire [--rt-priority N] [--stats FILE] \
+                "usage: commodel-wire [--rt-priority N] [--stats FILE] [--cut-through] \
                  NETNS,QUEUE,RATE_BIT_S,BUFFER_BYTES,LABEL..."
             );
             return ExitCode::from(2);

@@ -1,6 +1,7 @@
 //! The netfilter queue protocol (nfnetlink_queue), only what a verdict-only listener needs:
-//! bind a queue with 4-byte copies (the packet length, no payload), read queued-packet
-//! messages, and send verdicts (one packet, or every packet up to an id).
+//! bind a queue with copies of each packet's first 40 bytes (its IPv4 and TCP headers,
+//! which identify it from hop to hop, and its length), read queued-packet messages, and
+//! send verdicts (one packet, or every packet up to an id).
 //!
 //! Layout (linux/netlink.h, linux/netfilter/nfnetlink.h, nfnetlink_queue.h): each message is
 //! a 16-byte `nlmsghdr`, a 4-byte `nfgenmsg` (family, version, queue number big-endian),
@@ -26,9 +27,11 @@ const NFQA_CFG_PARAMS: u16 = 2;
 const NFQA_CFG_QUEUE_MAXLEN: u16 = 3;
 const NFQNL_CFG_CMD_BIND: u8 = 1;
 const NFQNL_COPY_PACKET: u8 = 2;
-/// Bytes of each packet copied to us: only its length matters, which the kernel sends (as
-/// NFQA_CAP_LEN) when the packet is longer than this. (Metadata-only copies carry no length.)
-const COPY_RANGE: u32 = 4;
+/// Bytes of each packet copied to us: the IPv4 header and the TCP header without options,
+/// enough to know the packet again at its next port ([`packet_key`]); its length the kernel
+/// sends (as NFQA_CAP_LEN) when the packet is longer than this. (Metadata-only copies carry
+/// no length.)
+const COPY_RANGE: u32 = 40;
 
 const NFQA_PACKET_HDR: u16 = 1;
 const NFQA_VERDICT_HDR: u16 = 2;
@@ -41,8 +44,14 @@ pub const NF_ACCEPT: u32 = 1;
 /// A message the kernel sent on a queue socket.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// A packet was queued: its queue, id and length (the IP packet, bytes).
-    Packet { queue: u16, id: u32, len: u32 },
+    /// A packet was queued: its queue, id, length (the IP packet, bytes) and key
+    /// ([`packet_key`] of the copied bytes).
+    Packet {
+        queue: u16,
+        id: u32,
+        len: u32,
+        key: u64,
+    },
     /// An acknowledgement (errno 0) or error (negative errno) for request `seq`.
     Ack { seq: u32, errno: i32 },
 }
@@ -128,6 +137,21 @@ fn be32_at(b: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
 }
 
+/// A 64-bit key that tells a packet from the others at neighbouring ports: FNV-1a over its
+/// first bytes (IPv4 header and TCP header: addresses, IP id, ports, sequence and
+/// acknowledgement numbers, checksums), leaving out the TTL and the header checksum, which a
+/// router would change (the emulated switches are bridges: they change nothing).
+pub fn packet_key(head: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for (i, &b) in head.iter().enumerate().take(COPY_RANGE as usize) {
+        if i == 8 || i == 10 || i == 11 {
+            continue;
+        }
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
 /// Decode the messages of one datagram into `out`; messages of other kinds are skipped.
 /// Returns an error text for a malformed datagram.
 pub fn parse(data: &[u8], out: &mut Vec<Event>) -> Result<(), String> {
@@ -162,6 +186,7 @@ fn parse_packet(msg: &[u8]) -> Result<Event, String> {
     let mut id = None;
     let mut len = None;
     let mut payload_len = None;
+    let mut key = 0;
     let mut at = NLMSG_HDRLEN + NFGEN_HDRLEN;
     while at + 4 <= msg.len() {
         let alen = u16_at(msg, at) as usize;
@@ -175,13 +200,21 @@ fn parse_packet(msg: &[u8]) -> Result<Event, String> {
         match kind {
             NFQA_PACKET_HDR if body.len() >= 4 => id = Some(be32_at(body, 0)),
             NFQA_CAP_LEN if body.len() >= 4 => len = Some(be32_at(body, 0)),
-            NFQA_PAYLOAD => payload_len = Some(body.len() as u32),
+            NFQA_PAYLOAD => {
+                payload_len = Some(body.len() as u32);
+                key = packet_key(body);
+            }
             _ => {}
         }
         at += align4(alen);
     }
     match (id, len.or(payload_len)) {
-        (Some(id), Some(len)) => Ok(Event::Packet { queue, id, len }),
+        (Some(id), Some(len)) => Ok(Event::Packet {
+            queue,
+            id,
+            len,
+            key,
+        }),
         (None, _) => Err("queued-packet message without a packet header".into()),
         (Some(_), None) => Err("queued-packet message without a length".into()),
     }
@@ -218,15 +251,39 @@ mod tests {
                 Event::Packet {
                     queue: 7,
                     id: 41,
-                    len: 1500
+                    len: 1500,
+                    key: packet_key(&[0x45, 0, 0x05, 0xdc]),
                 },
                 Event::Packet {
                     queue: 7,
                     id: 42,
-                    len: 3
+                    len: 3,
+                    key: packet_key(&[1, 2, 3]),
                 },
             ]
         );
+    }
+
+    #[test]
+    fn the_key_ignores_ttl_and_header_checksum_only() {
+        let mut head: Vec<u8> = (0..40).collect();
+        let key = packet_key(&head);
+        // FNV-1a of the empty input is its offset basis; a byte changes it
+        assert_eq!(packet_key(&[]), 0xcbf2_9ce4_8422_2325);
+        head[8] = 63; // TTL
+        head[10] ^= 0xff; // header checksum
+        head[11] ^= 0xff;
+        assert_eq!(packet_key(&head), key);
+        for i in [4, 5, 12, 19, 24, 27, 36, 39] {
+            // IP id, addresses, TCP sequence number, checksum, ...
+            let mut other = head.clone();
+            other[i] ^= 1;
+            assert_ne!(packet_key(&other), key, "byte {i}");
+        }
+        // bytes past the copy range do not count
+        let mut longer = head.clone();
+        longer.push(7);
+        assert_eq!(packet_key(&longer), key);
     }
 
     #[test]

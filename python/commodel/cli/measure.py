@@ -62,6 +62,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--eps", type=float, help="relative error bound eps (0.01)")
     p.add_argument("--max-size", type=size_arg, help="largest message size (16MiB)")
     p.add_argument("--k-m", type=int, help="initial sizes 2^0..2^k_m (18)")
+    p.add_argument(
+        "--sizes",
+        type=size_list,
+        help="measure exactly these sizes, comma-separated (and 0), instead of Kielmann's "
+        "adaptive ones: e.g. to compare --method saturation at a few sizes",
+    )
     p.add_argument("--max-reps", type=int, help="repetition cap for small messages (60)")
     p.add_argument("--max-reps-large", type=int, help="repetition cap for large messages (15)")
     p.add_argument(
@@ -261,6 +267,7 @@ def run_plogp(args: argparse.Namespace) -> int:
         "eps": args.eps,
         "max_size": args.max_size,
         "k_m": args.k_m,
+        "sizes": args.sizes,
         "max_reps_small": args.max_reps,
         "max_reps_large": args.max_reps_large,
         "statistic": args.statistic,

@@ -121,6 +121,7 @@ def _record(
         "rto_min_ms": spec.rto_min_ms,
         "mtu": spec.mtu,
         "shaping": spec.shaping,
+        "switching": spec.switching,
         **plan.to_json(),
     }
 
@@ -199,6 +200,7 @@ def status(name: str | None = None, counters: bool = True) -> dict[str, Any]:
                     "packets": port["frames"],
                     "drops": port["drops"],
                     "max_held_bytes": port["max_held_bytes"],
+                    "chained": port.get("chained", 0),
                     "late_mean_us": port["late_mean_us"],
                     "late_max_us": port["late_max_us"],
                 }
@@ -305,6 +307,7 @@ def format_status(record: dict[str, Any]) -> str:
         f"({record.get('rto_min_by', '?')}), mtu {record['mtu']}; buffers host NIC "
         f"{buffers['host_nic']} B, switch port {buffers['switch_port']} B, backbone port "
         f"{buffers['backbone_port']} B; shaping {record.get('shaping', 'tbf')}"
+        + (", switches cut through" if record.get("switching") == "cut-through" else "")
     )
     lines.append(
         f"  namespaces {record['ctl_ns']} (mpirun), {record['switch_ns']} (switches), "
@@ -326,7 +329,7 @@ def format_status(record: dict[str, Any]) -> str:
     if record.get("shaping", "tbf") == "serialize":
         lines.append(
             f"  {'egress':<16} {'rate':>12} {'buffer':>8} {'sent bytes':>12} {'drops':>6} "
-            f"{'max held':>8} {'late mean/max us':>17}"
+            f"{'max held':>8} {'chained':>9} {'late mean/max us':>17}"
         )
         for s in record["shapers"]:
             st = s.get("stats", {})
@@ -334,7 +337,7 @@ def format_status(record: dict[str, Any]) -> str:
             lines.append(
                 f"  {s['direction']:<16} {format_rate(s['rate_bit_s']):>12} {s['limit']:>8} "
                 f"{st.get('bytes', '-'):>12} {st.get('drops', '-'):>6} "
-                f"{st.get('max_held_bytes', '-'):>8} {late:>17}"
+                f"{st.get('max_held_bytes', '-'):>8} {st.get('chained', '-'):>9} {late:>17}"
             )
         return "\n".join(lines) + "\n"
     lines.append(

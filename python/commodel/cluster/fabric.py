@@ -476,7 +476,7 @@ def build(plan: Plan, spec: ClusterSpec, record: dict[str, Any]) -> None:
 
     # 5. shapers
     if spec.shaping == "serialize":
-        wire.start(plan.cluster_id, plan.shapers, record)
+        wire.start(plan.cluster_id, plan.shapers, record, spec.switching == "cut-through")
         wire.install_rules(plan.shapers, {DATA_DEV})
         _stall_point("shapers")
         return

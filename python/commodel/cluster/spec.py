@@ -19,6 +19,7 @@ A spec describes the emulated cluster to build (see docs/cluster.md for the full
       rto_min_ms: 200            # minimum TCP retransmission timeout, milliseconds
     mtu: 1500
     shaping: tbf                 # or serialize (every frame at line rate; see docs)
+    switching: store-and-forward # or cut-through (with shaping: serialize only)
 
 Rates take tc-style units (``100Mbit``, ``1Gbit``, ``500kbit``) or the units of
 :mod:`commodel.units` (``100Mbps``, ``12.5MB/s``; a bare number is bytes per second); sizes
@@ -46,6 +47,9 @@ CONGESTION_CONTROLS = ("cubic", "reno", "bbr")
 # serialize: every frame takes its line-rate time on every port (the commodel-wire daemon);
 # tbf: token-bucket shapers (an idle port lets a burst through at once).
 SHAPINGS = ("serialize", "tbf")
+# store-and-forward: a switch port sends a frame on once all of it has arrived; cut-through:
+# once its destination address has (where it comes in at least as fast as it goes out).
+SWITCHINGS = ("store-and-forward", "cut-through")
 MAX_HOSTS = 1000
 RESERVED_NAMES = ("sw", "ctl")
 HOST_NAME = re.compile(r"^[a-z][a-z0-9]{0,15}$")
@@ -96,6 +100,7 @@ class ClusterSpec:
     rto_min_ms: float
     mtu: int
     shaping: str = "tbf"
+    switching: str = "store-and-forward"
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def default_id(self) -> str:
@@ -325,6 +330,7 @@ def parse_spec(data: Any, source: str) -> ClusterSpec:
             "tcp",
             "mtu",
             "shaping",
+            "switching",
         ],
     )
     version = top.get("commodel_cluster", FORMAT_VERSION)
@@ -388,6 +394,16 @@ def parse_spec(data: Any, source: str) -> ClusterSpec:
             f"must be one of {', '.join(SHAPINGS)}, got {str(shaping)[:40]!r}"
         )
 
+    switching = top.get("switching", "store-and-forward")
+    if switching not in SWITCHINGS:
+        raise at.key("switching").error(
+            f"must be one of {', '.join(SWITCHINGS)}, got {str(switching)[:40]!r}"
+        )
+    if switching == "cut-through" and shaping != "serialize":
+        raise at.key("switching").error(
+            "cut-through needs shaping: serialize (a token bucket has no frame times to cut)"
+        )
+
     return ClusterSpec(
         source=source,
         name=name.strip(),
@@ -402,6 +418,7 @@ def parse_spec(data: Any, source: str) -> ClusterSpec:
         rto_min_ms=float(rto),
         mtu=mtu,
         shaping=shaping,
+        switching=switching,
         raw=dict(top),
     )
 

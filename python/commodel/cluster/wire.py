@@ -100,15 +100,19 @@ def check_prerequisites() -> None:
         )
 
 
-def start(cluster_id: str, shapers: list[Any], record: dict[str, Any]) -> None:
-    """Start the daemon for ``shapers``, wait until it has bound every queue, and record its
-    PID (and write the state file) before returning."""
+def start(
+    cluster_id: str, shapers: list[Any], record: dict[str, Any], cut_through: bool = False
+) -> None:
+    """Start the daemon for ``shapers`` (switch ports cut through with ``cut_through``), wait
+    until it has bound every queue, and record its PID (and write the state file) before
+    returning."""
     path = binary()
     directory = state.ensure_state_dir()
     stats = directory / f"{cluster_id}.wire-stats"
     log = directory / f"{cluster_id}.wire-log"
     priority = 0 if in_user_namespace() else RT_PRIORITY
-    argv = [path, "--rt-priority", str(priority), "--stats", str(stats), *port_args(shapers)]
+    argv = [path, "--rt-priority", str(priority), "--stats", str(stats)]
+    argv += ["--cut-through"] * cut_through + port_args(shapers)
     with open(log, "w", encoding="utf-8") as out:
         proc = subprocess.Popen(
             argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
@@ -196,6 +200,11 @@ def wire_bytes(ip_bytes: int) -> int:
     return max(ip_bytes + 18, 64) + 20
 
 
+# preamble and start delimiter (8) and destination address (6): what a cut-through switch
+# reads of a frame before it starts sending it on
+CUT_THROUGH_BYTES = 8 + 6
+
+
 def segments(payload: int, mtu: int = 1500) -> list[int]:
     """IP packet sizes of a TCP message of ``payload`` bytes (full segments, then the rest)."""
     mss = mtu - TCP_IP_HEADERS
@@ -205,15 +214,27 @@ def segments(payload: int, mtu: int = 1500) -> list[int]:
     return sizes
 
 
-def store_and_forward_s(payload: int, rates_bit_s: list[float], mtu: int = 1500) -> float:
+def store_and_forward_s(
+    payload: int, rates_bit_s: list[float], mtu: int = 1500, cut_through: bool = False
+) -> float:
     """Time from handing a TCP message of ``payload`` bytes to the first port until its last
     frame has left the last port, when every port on the path (rates in order) serializes
     each frame before passing it on and the whole message is sent at once (window open):
-    ``d[h][i] = max(d[h-1][i], d[h][i-1]) + 8 w_i / R_h``."""
-    departures = [0.0] * len(segments(payload, mtu))
+    ``d[h][i] = max(r[h][i], d[h][i-1]) + 8 w_i / R_h``, where a frame is ready at hop h when
+    it has left hop h-1, ``r[h][i] = d[h-1][i]``. With ``cut_through`` (``switching:
+    cut-through``), a switch port whose rate is not above the previous one's may start once
+    the preamble and destination address (14 bytes) have arrived: ``r[h][i] = d[h-1][i] -
+    8 w_i / R_(h-1) + 8 * 14 / R_(h-1)``."""
+    sizes = segments(payload, mtu)
+    departures = [0.0] * len(sizes)
+    previous_rate = None
     for rate in rates_bit_s:
         previous = 0.0
-        for i, ip_bytes in enumerate(segments(payload, mtu)):
-            previous = max(departures[i], previous) + wire_bytes(ip_bytes) * 8 / rate
+        for i, ip_bytes in enumerate(sizes):
+            ready = departures[i]
+            if cut_through and previous_rate is not None and rate <= previous_rate:
+                ready -= (wire_bytes(ip_bytes) - CUT_THROUGH_BYTES) * 8 / previous_rate
+            previous = max(ready, previous) + wire_bytes(ip_bytes) * 8 / rate
             departures[i] = previous
+        previous_rate = rate
     return departures[-1]

@@ -11,7 +11,8 @@ Rank 0 is *measure*, rank 1 is *mirror*; other ranks stay idle. Phases (timed, T
                extrapolation from the two smaller sizes; intervals are halved where a size
                disagrees with that extrapolation, down to max(32 B, eps*m). Repetitions are
                added in growing batches (5, 5, 10, 20, ...) until the average error is
-               under eps, up to 60 (small messages) / 15 (large ones).
+               under eps, up to 60 (small messages) / 15 (large ones). With ``--sizes``
+               exactly the sizes given (and 0), no extension or halving.
 ``saturation`` (``--method saturation``) g(m) by saturation for every size, for comparison.
 ``bidirectional`` (``--bidirectional``) g(0) and RTT(m) with both ranks sending and
                receiving at once (PlogPT III-B.1), giving the bidirectional g(m).
@@ -38,6 +39,7 @@ DEFAULTS: dict[str, Any] = {
     "eps": 0.01,
     "k_m": 18,
     "max_size": 1 << 24,
+    "sizes": None,
     "reps_batch": 5,
     "max_reps_small": 60,
     "max_reps_large": 15,
@@ -345,37 +347,47 @@ class _Procedure:
 
     # -- the whole procedure -------------------------------------------------------------------
 
+    def adapt(self, sizes: list[int], max_size: int) -> None:
+        """Kielmann's adaptive sizes, measured as they are added to ``sizes``."""
+        ctx = self.ctx
+        # extend k_m until g(2^k_m) agrees with the extrapolation from the two below
+        while len(sizes) >= 4 and not self.agrees(sizes, len(sizes) - 1, ("g",)):
+            nxt = sizes[-1] * 2
+            if nxt > max_size:
+                break
+            ctx.progress.grow(2)
+            sizes.append(nxt)
+            self.roundtrips("uni", nxt)
+        # halve intervals where a size disagrees with the extrapolation
+        i = 2
+        while i < len(sizes):
+            if sizes[i] - sizes[i - 1] <= F.halving_limit(sizes[i], self.eps) or self.agrees(
+                sizes, i, ("o_s", "o_r", "g")
+            ):
+                i += 1
+                continue
+            mid = (sizes[i - 1] + sizes[i]) // 2
+            ctx.progress.grow(2)
+            sizes.insert(i, mid)
+            self.roundtrips("uni", mid)
+
     def run(self) -> list[int]:
         o, ctx = self.o, self.ctx
         max_size = int(o["max_size"])
         k_m = int(o["k_m"])
-        sizes = [0] + [1 << k for k in range(k_m + 1) if (1 << k) <= max_size]
+        given = o["sizes"]
+        if given:
+            sizes = [0] + [int(m) for m in given]
+        else:
+            sizes = [0] + [1 << k for k in range(k_m + 1) if (1 << k) <= max_size]
         ctx.progress.grow(12 + 2 * len(sizes))
         with ctx.phase("g0"):
             self.g0["uni"] = self.saturation("g0", "uni", 0)
         with ctx.phase("roundtrip"):
             for m in sizes:
                 self.roundtrips("uni", m)
-            # extend k_m until g(2^k_m) agrees with the extrapolation from the two below
-            while len(sizes) >= 4 and not self.agrees(sizes, len(sizes) - 1, ("g",)):
-                nxt = sizes[-1] * 2
-                if nxt > max_size:
-                    break
-                ctx.progress.grow(2)
-                sizes.append(nxt)
-                self.roundtrips("uni", nxt)
-            # halve intervals where a size disagrees with the extrapolation
-            i = 2
-            while i < len(sizes):
-                if sizes[i] - sizes[i - 1] <= F.halving_limit(sizes[i], self.eps) or self.agrees(
-                    sizes, i, ("o_s", "o_r", "g")
-                ):
-                    i += 1
-                    continue
-                mid = (sizes[i - 1] + sizes[i]) // 2
-                ctx.progress.grow(2)
-                sizes.insert(i, mid)
-                self.roundtrips("uni", mid)
+            if not given:
+                self.adapt(sizes, max_size)
         if o["method"] == "saturation":
             ctx.progress.grow(6 * len(sizes))
             with ctx.phase("saturation"):
@@ -408,6 +420,15 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
     for k in ("max_reps_small", "max_reps_large", "reps_batch", "sat_reps"):
         if int(out[k]) < 2 and k != "sat_reps" or int(out[k]) < 1:
             raise CommodelError(f"--{k.replace('_', '-')} must be at least 2, got {out[k]}")
+    if out["sizes"] is not None:
+        sizes = out["sizes"]
+        if (
+            not isinstance(sizes, (list, tuple))
+            or not sizes
+            or any(isinstance(m, bool) or not isinstance(m, int) or m < 1 for m in sizes)
+        ):
+            raise CommodelError(f"--sizes must be message sizes of at least 1 byte, got {sizes}")
+        out["sizes"] = sorted(set(sizes))
     if not 0 <= int(out["k_m"]) <= 40:
         raise CommodelError(f"--k-m must be in 0..40, got {out['k_m']}")
     if out["statistic"] not in ("mean", "median", "min"):
