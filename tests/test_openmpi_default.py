@@ -82,3 +82,18 @@ def test_every_row_ends_with_a_catch_all_and_grows():
             assert rules[-1][0] is None, collective
             sizes = [m for m, _ in rules[:-1]]
             assert sizes == sorted(sizes) and len(set(sizes)) == len(sizes), collective
+
+
+@pytest.mark.parametrize("collective", ["bcast", "gather"])
+def test_the_engine_uses_the_same_fixed_decision(collective):
+    # the engine's composed collectives (allgather linear = gather + bcast) pick their parts
+    # by their own transcription of the same rules (collectives/fixed.rs): the two agree at
+    # every P up to 1100 and at each power of two and its neighbours up to 16 MiB
+    from commodel import _engine
+
+    sizes = sorted({max(0, (1 << k) + d) for k in range(25) for d in (-1, 0, 1)})
+    for p in range(2, 1100):
+        for size in sizes:
+            engine = _engine.fixed_decision(collective, p, size)
+            assert engine == default_algorithm(collective, p, size), (collective, p, size)
+    assert _engine.fixed_decision("alltoall", 8, 1024) is None

@@ -218,6 +218,13 @@ fn collective_names() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
+/// Open MPI 4.1.4's fixed decision as the engine's composed collectives use it (bcast,
+/// gather, reduce), or None.
+#[pyfunction]
+fn fixed_decision(collective: &str, p: u32, size: u64) -> Option<u32> {
+    collectives::fixed_decision(collective, p, size)
+}
+
 /// Names of the models `simulate` knows.
 #[pyfunction]
 fn model_names() -> Vec<&'static str> {
@@ -283,6 +290,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(collective_names, m)?)?;
     m.add_function(wrap_pyfunction!(write_collective, m)?)?;
     m.add_function(wrap_pyfunction!(model_names, m)?)?;
+    m.add_function(wrap_pyfunction!(fixed_decision, m)?)?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     Ok(())
 }

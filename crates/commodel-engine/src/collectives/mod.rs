@@ -229,6 +229,20 @@ static CATALOG: &[CollectiveInfo] = &[
     info("random-pairs", "Zhu: d passes; each node in turn picks a random other node, transfer kept with probability 1/2"),
 ];
 
+/// The algorithm number Open MPI 4.1.4's fixed decision rules pick for the collectives
+/// composed collectives call through the communicator ("bcast", "gather", "reduce"), for
+/// `p` ranks and `size` bytes (bcast, reduce: the buffer; gather: per rank); None for other
+/// names. The Python package transcribes the same rules for every collective
+/// (`commodel.openmpi.default_algorithm`); a test checks that the two agree.
+pub fn fixed_decision(collective: &str, p: u32, size: u64) -> Option<u32> {
+    match collective {
+        "bcast" => Some(fixed::bcast(p, size)),
+        "gather" => Some(fixed::gather(p, size)),
+        "reduce" => Some(fixed::reduce(p, size)),
+        _ => None,
+    }
+}
+
 /// Every collective [`generate`] knows, with a one-line description.
 pub fn catalog() -> &'static [CollectiveInfo] {
     CATALOG
