@@ -15,6 +15,7 @@ __all__ = [
     "Schedule",
     "collective",
     "collective_names",
+    "fixed_decision",
     "model_names",
     "parse_goal",
     "read_goal",
