@@ -1,11 +1,15 @@
 //! One engine benchmark case per process, so that peak memory is the case's own.
 //!
 //! `cargo run --release --example bench_engine -- MODEL COLLECTIVE RANKS SIZE`
+//! (MODEL: `loggops`, `plogp`, or `maxmin` / `zhu` on the two racks of
+//! `benches/contention.py`)
 //! prints one JSON line: ops, events, generation and simulation seconds (wall
 //! and CPU), events per CPU second and peak resident memory (VmHWM).
 
 use commodel_engine::collectives::{generate, CollectiveOptions};
-use commodel_engine::params::{Common, LogGopsParams, PlogpParams};
+use commodel_engine::params::{
+    Common, LogGopsParams, MaxminParams, PlogpParams, TopologySpec, ZhuParams,
+};
 use commodel_engine::{predict, ModelParams};
 use serde_json::json;
 use std::time::Instant;
@@ -28,6 +32,22 @@ fn peak_rss_mib() -> f64 {
         .and_then(|kb| kb.parse::<f64>().ok())
         .map(|kb| kb / 1024.0)
         .unwrap_or(f64::NAN)
+}
+
+/// The two racks of `benches/contention.py`: P/2 nodes each, 1 Gbit/s NICs and 10 us per
+/// link, each rack's uplink a quarter of its aggregate NIC bandwidth.
+fn two_racks(ranks: u32) -> TopologySpec {
+    let (half, nic) = ((ranks / 2) as u64, 125e6);
+    TopologySpec::Racks {
+        racks: vec![half, half],
+        nic,
+        nic_bidir: None,
+        nic_latency: 10_000_000,
+        backbone: half as f64 * nic / 4.0,
+        backbone_latency: 10_000_000,
+        backbone_saturation: None,
+        d: None,
+    }
 }
 
 fn main() {
@@ -54,8 +74,12 @@ fn main() {
             g: vec![1_000_000, 525_000_000],
             common: Common::default(),
         }),
+        "maxmin" => ModelParams::Maxmin(MaxminParams::new(two_racks(ranks), true)),
+        "zhu" => ModelParams::Zhu(ZhuParams::new(two_racks(ranks), true)),
         other => {
-            eprintln!("bench_engine: no benchmark parameters for model {other:?} (loggops, plogp)");
+            eprintln!(
+                "bench_engine: no benchmark parameters for model {other:?} (loggops, plogp, maxmin, zhu)"
+            );
             std::process::exit(2);
         }
     };

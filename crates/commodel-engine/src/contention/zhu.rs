@@ -30,8 +30,49 @@
 //! * `asymmetric: false` (`zhu-fair`): contra-flows are ignored (fairness only).
 
 use super::Fluid;
+use crate::engine::XferId;
 use crate::topology::Topology;
+use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// A flow waiting in Algorithm 1's queue: `keys` = (k, k̄) when it was queued.
+/// The greatest is taken first: descending max(k, k̄), then k, then k̄, then
+/// ascending transfer id (unique, so the order is total).
+struct Queued {
+    keys: (f64, f64),
+    xfer: XferId,
+    /// Index in `fluid.work`.
+    i: usize,
+}
+
+impl Queued {
+    fn cmp_keys(&self, o: &Queued) -> Ordering {
+        let ((ka, kba), (kb, kbb)) = (self.keys, o.keys);
+        let by = |a: f64, b: f64| a.partial_cmp(&b).unwrap_or(Ordering::Equal);
+        by(ka.max(kba), kb.max(kbb))
+            .then(by(ka, kb))
+            .then(by(kba, kbb))
+            .then(o.xfer.cmp(&self.xfer))
+    }
+}
+
+impl PartialEq for Queued {
+    fn eq(&self, o: &Queued) -> bool {
+        self.cmp_keys(o) == Ordering::Equal
+    }
+}
+impl Eq for Queued {}
+impl PartialOrd for Queued {
+    fn partial_cmp(&self, o: &Queued) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Queued {
+    fn cmp(&self, o: &Queued) -> Ordering {
+        self.cmp_keys(o)
+    }
+}
 
 /// Rates of the flows `fluid.work` under Zhu's Algorithm 1 (see the module
 /// documentation); `rates` gets one rate (bytes/s) per flow in `work`.
@@ -69,39 +110,21 @@ pub fn allocate(fluid: &Fluid, topo: &Topology, asymmetric: bool, rates: &mut Ve
     let mut dropped: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut keys: Vec<(f64, f64)> = (0..n).map(|i| factors(i, &[])).collect();
     // Given rates: per resource, sum of given rates and count still without.
-    let mut used: std::collections::HashMap<u32, (f64, usize, f64)> = Default::default();
+    let mut used: FxHashMap<u32, (f64, usize, f64)> = Default::default();
     for &id in work {
         for &r in &fluid.flows[id as usize].route {
             used.entry(r).or_insert((0.0, 0, 0.0)).1 += 1;
         }
     }
-    let mut queue: Vec<usize> = (0..n).collect();
-    let order = |a: &usize, b: &usize, keys: &[(f64, f64)]| -> Ordering {
-        let (ka, kba) = keys[*a];
-        let (kb, kbb) = keys[*b];
-        let ma = ka.max(kba);
-        let mb = kb.max(kbb);
-        // Descending keys, ascending transfer id.
-        mb.partial_cmp(&ma)
-            .unwrap_or(Ordering::Equal)
-            .then(kb.partial_cmp(&ka).unwrap_or(Ordering::Equal))
-            .then(kbb.partial_cmp(&kba).unwrap_or(Ordering::Equal))
-            .then(
-                fluid.flows[work[*a] as usize]
-                    .xfer
-                    .cmp(&fluid.flows[work[*b] as usize].xfer),
-            )
+    // The most congested flow first: a heap ordered by the keys a flow had when it
+    // was pushed (only a flow taken out gets new keys, and it is pushed again).
+    let entry = |i: usize, keys: &[(f64, f64)]| Queued {
+        keys: keys[i],
+        xfer: fluid.flows[work[i] as usize].xfer,
+        i,
     };
-    while !queue.is_empty() {
-        // Pop the most congested flow (a linear scan keeps re-inserted flows
-        // ordered by their new keys).
-        let mut best = 0;
-        for j in 1..queue.len() {
-            if order(&queue[j], &queue[best], &keys) == Ordering::Less {
-                best = j;
-            }
-        }
-        let i = queue.swap_remove(best);
+    let mut queue: BinaryHeap<Queued> = (0..n).map(|i| entry(i, &keys)).collect();
+    while let Some(Queued { i, .. }) = queue.pop() {
         let f = &fluid.flows[work[i] as usize];
         let nic = topo.capacity(f.route[0], false);
         let (k, kb) = keys[i];
@@ -139,7 +162,7 @@ pub fn allocate(fluid: &Fluid, topo: &Topology, asymmetric: bool, rates: &mut Ve
                 rate = r_contra.min(nic);
             } else {
                 keys[i] = factors(i, &dropped[i]);
-                queue.push(i);
+                queue.push(entry(i, &keys));
                 continue;
             }
         }
