@@ -32,10 +32,9 @@
 use crate::countdown::{Countdown, Progress};
 use crate::matching::{self, Matcher};
 use crate::outcome::{Deadlock, MessageRecord, Outcome, RtoEvent, SimError, StuckOp};
+use crate::radix::{Keyed, RadixQueue};
 use crate::schedule::{OpId, OpKind, Schedule};
 use crate::time::{add, Overflow, Time, PS_PER_NS};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Index of a transfer handed to a [`Network`] (the send operation's id).
 pub type XferId = OpId;
@@ -122,7 +121,7 @@ impl From<Overflow> for Stop {
     }
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+#[derive(Clone, Copy, Debug)]
 enum Ev {
     /// The operation is ready (dependencies satisfied).
     Ready(OpId),
@@ -132,6 +131,20 @@ enum Ev {
     Request(OpId),
     /// The clear-to-send for this send reaches the sender: data may go.
     ClearToSend(OpId),
+}
+
+/// A queued engine event, ordered by (time, stamp) ([`Keyed`]).
+struct Queued {
+    time: Time,
+    stamp: u64,
+    ev: Ev,
+}
+
+impl Keyed for Queued {
+    #[inline]
+    fn key(&self) -> (u64, u64) {
+        (self.time, self.stamp)
+    }
 }
 
 /// Simulate `schedule` with the given network and rendezvous threshold `S`
@@ -149,7 +162,7 @@ struct Engine<'a, N: Network> {
     s: &'a Schedule,
     net: &'a mut N,
     rdv: u64,
-    queue: BinaryHeap<Reverse<(Time, u64, Ev)>>,
+    queue: RadixQueue<Queued>,
     stamp: u64,
     progress: Countdown,
     /// Per op: start time (kept only when messages are recorded).
@@ -180,7 +193,7 @@ impl<'a, N: Network> Engine<'a, N> {
             s,
             net,
             rdv: rendezvous.unwrap_or(u64::MAX),
-            queue: BinaryHeap::new(),
+            queue: RadixQueue::new(),
             stamp: 0,
             progress: Countdown::new(s),
             start: if record { vec![0; n] } else { Vec::new() },
@@ -199,7 +212,11 @@ impl<'a, N: Network> Engine<'a, N> {
     }
 
     fn push(&mut self, t: Time, ev: Ev) {
-        self.queue.push(Reverse((t, self.stamp, ev)));
+        self.queue.push(Queued {
+            time: t,
+            stamp: self.stamp,
+            ev,
+        });
         self.stamp += 1;
     }
 
@@ -217,7 +234,7 @@ impl<'a, N: Network> Engine<'a, N> {
         }
         let mut now = 0;
         loop {
-            let te = self.queue.peek().map(|Reverse((t, _, _))| *t);
+            let te = self.queue.peek().map(|q| q.time);
             let tn = self.net.next_time();
             // Time never runs backwards (checked in debug builds and tests).
             debug_assert!(
@@ -244,8 +261,8 @@ impl<'a, N: Network> Engine<'a, N> {
                     self.buf = buf;
                 }
                 _ => {
-                    let Reverse((t, _, ev)) = self.queue.pop().expect("peeked");
-                    self.on_event(t, ev)?;
+                    let q = self.queue.pop().expect("peeked");
+                    self.on_event(q.time, q.ev)?;
                 }
             }
         }

@@ -91,22 +91,39 @@ impl<T: Keyed> RadixQueue<T> {
     /// The item with the smallest key, if any.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<T> {
+        if self.next_from_heap()? {
+            self.out_of_order.pop().map(|Reverse(ByKey(item))| item)
+        } else {
+            self.current.pop_front()
+        }
+    }
+
+    /// The item with the smallest key, if any, left in the queue. Items pushed after
+    /// it with an earlier time are still popped first (they come out of order).
+    #[inline]
+    pub(crate) fn peek(&mut self) -> Option<&T> {
+        if self.next_from_heap()? {
+            self.out_of_order.peek().map(|Reverse(ByKey(item))| item)
+        } else {
+            self.current.front()
+        }
+    }
+
+    /// Whether the smallest item is in `out_of_order` (else `current`), after
+    /// splitting a bucket if both are empty; None when the queue is empty.
+    #[inline]
+    fn next_from_heap(&mut self) -> Option<bool> {
         if self.current.is_empty() && self.out_of_order.is_empty() {
             if self.full == 0 {
                 return None;
             }
             self.split((self.full.trailing_zeros() + 1) as usize);
         }
-        let from_heap = match (self.current.front(), self.out_of_order.peek()) {
+        Some(match (self.current.front(), self.out_of_order.peek()) {
             (Some(a), Some(Reverse(ByKey(b)))) => b.key() < a.key(),
             (None, _) => true,
             (Some(_), None) => false,
-        };
-        if from_heap {
-            self.out_of_order.pop().map(|Reverse(ByKey(item))| item)
-        } else {
-            self.current.pop_front()
-        }
+        })
     }
 
     /// Move bucket `b`'s items below it, its earliest time becoming `now` (only when
@@ -147,15 +164,17 @@ mod tests {
     }
 
     proptest::proptest! {
-        /// Pops come out in key order, as from a binary heap, with items pushed at the
-        /// current time, later (near and far) and, rarely, earlier.
+        /// Pops (and peeks) come out in key order, as from a binary heap, with items
+        /// pushed at the current time, later (near and far) and, rarely, earlier.
         #[test]
-        fn pops_in_key_order(steps in proptest::collection::vec((0u8..4, 0u64..1000, 0u8..3), 1..300)) {
+        fn pops_in_key_order(steps in proptest::collection::vec((0u8..5, 0u64..1000, 0u8..3), 1..300)) {
             let mut radix = RadixQueue::new();
             let mut heap = BinaryHeap::new();
             let mut last = 0u64;
             for (id, (what, delta, shift)) in (0u64..).zip(steps) {
-                if what == 0 {
+                if what == 4 {
+                    proptest::prop_assert_eq!(radix.peek().copied(), heap.peek().map(|Reverse(k)| *k));
+                } else if what == 0 {
                     let (a, b) = (radix.pop(), heap.pop().map(|Reverse(k)| k));
                     proptest::prop_assert_eq!(a, b);
                     if let Some((time, _)) = b {

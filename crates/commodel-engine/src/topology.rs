@@ -537,25 +537,34 @@ impl Topology {
             out.resources.push(self.loopback(a));
             return;
         }
+        // The lowest common ancestor, then the way up to it and the way down from it
+        // (found from `b` upwards, so written backwards and reversed: no allocation).
         let (mut x, mut y) = (a, b);
-        let mut down = Vec::new();
         while self.depth[x as usize] > self.depth[y as usize] {
-            self.up_step(&mut x, out);
+            x = self.parent[x as usize];
         }
         while self.depth[y as usize] > self.depth[x as usize] {
-            down.push(y);
             y = self.parent[y as usize];
         }
         while x != y {
-            self.up_step(&mut x, out);
-            down.push(y);
+            x = self.parent[x as usize];
             y = self.parent[y as usize];
         }
-        for &v in down.iter().rev() {
-            out.resources.push(2 * v + 1);
-            out.height = out.height.max(self.height[v as usize]);
-            out.latency += self.latency[v as usize];
+        let top = x;
+        let mut x = a;
+        while x != top {
+            self.up_step(&mut x, out);
         }
+        let down = out.resources.len();
+        let mut y = b;
+        while y != top {
+            let v = y as usize;
+            out.resources.push(2 * y + 1);
+            out.height = out.height.max(self.height[v]);
+            out.latency += self.latency[v];
+            y = self.parent[v];
+        }
+        out.resources[down..].reverse();
     }
 
     fn up_step(&self, x: &mut u32, out: &mut Route) {

@@ -16,7 +16,7 @@
 //! The allocation is recomputed whenever a flow starts or ends, for the
 //! connected component of the links it touches (see [`super`]).
 
-use super::{emit_due, Fluid, OutQueue, Scope};
+use super::{Fluid, Scope};
 use crate::engine::{Network, XferEvent, XferId};
 use crate::time::{add, Overflow, Time};
 use crate::topology::{Route, Topology};
@@ -142,8 +142,6 @@ pub struct MaxminNet {
     filler: Filler,
     /// Transfers in their latency phase: (join time, transfer, bytes).
     joining: BinaryHeap<Joining>,
-    out: OutQueue,
-    seq: u64,
     route: Route,
     scratch: Vec<(u32, XferId, f64)>,
     rates: Vec<f64>,
@@ -162,8 +160,6 @@ impl MaxminNet {
             fluid,
             filler,
             joining: BinaryHeap::new(),
-            out: OutQueue::new(),
-            seq: 0,
             route: Route::default(),
             scratch: Vec::new(),
             rates: Vec::new(),
@@ -262,7 +258,6 @@ impl Network for MaxminNet {
     }
     fn next_time(&self) -> Option<Time> {
         [
-            self.out.peek().map(|Reverse((t, _, _, _))| *t),
             self.fluid.next_time(),
             self.joining.peek().map(|Reverse((t, _, _, _, _))| *t),
             self.started_at,
@@ -284,16 +279,15 @@ impl Network for MaxminNet {
         let mut done = std::mem::take(&mut self.scratch);
         done.clear();
         self.fluid.pop_finished(now, &mut done);
+        // Each finished transfer's send is done and its data arrived, now.
         for &(_, x, _) in &done {
-            self.out.push(Reverse((now, self.seq, 0, x)));
-            self.out.push(Reverse((now, self.seq + 1, 1, x)));
-            self.seq += 2;
+            out.push(XferEvent::SendDone(x));
+            out.push(XferEvent::Arrived(x));
         }
         self.scratch = done;
         if self.fluid.dirty() {
             self.recompute(now)?;
         }
-        emit_due(&mut self.out, now, out);
         Ok(())
     }
 }

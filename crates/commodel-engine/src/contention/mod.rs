@@ -122,7 +122,8 @@ impl Fluid {
                 (self.flows.len() - 1) as u32
             }
         };
-        let mut pos = Vec::with_capacity(route.len());
+        let mut pos = std::mem::take(&mut self.flows[id as usize].pos);
+        pos.clear();
         for &r in route {
             pos.push(self.on[r as usize].len() as u32);
             self.on[r as usize].push(id);
@@ -166,6 +167,8 @@ impl Fluid {
         f.remaining = 0.0;
         f.version = f.version.wrapping_add(1);
         f.route = route;
+        // Kept for the flow that reuses this id.
+        f.pos = pos;
         self.free.push(id);
     }
 
