@@ -54,6 +54,8 @@ pub(crate) struct RadixQueue<T> {
     buckets: Vec<Vec<T>>,
     /// Bit `b - 1` set when bucket `b` is not empty.
     full: u64,
+    /// Number of items.
+    len: usize,
 }
 
 /// The bucket of `time` relative to `now` (`time > now`).
@@ -71,11 +73,13 @@ impl<T: Keyed> RadixQueue<T> {
             spare: Vec::new(),
             buckets: (0..=64).map(|_| Vec::new()).collect(),
             full: 0,
+            len: 0,
         }
     }
 
     #[inline]
     pub(crate) fn push(&mut self, item: T) {
+        self.len += 1;
         let key = item.key();
         if key.0 > self.now {
             let b = bucket(key.0, self.now);
@@ -91,10 +95,31 @@ impl<T: Keyed> RadixQueue<T> {
     /// The item with the smallest key, if any.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<T> {
-        if self.next_from_heap()? {
+        let from_heap = self.next_from_heap()?;
+        self.len -= 1;
+        if from_heap {
             self.out_of_order.pop().map(|Reverse(ByKey(item))| item)
         } else {
             self.current.pop_front()
+        }
+    }
+
+    /// Number of items.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Keep only the items for which `keep` holds (their order is unchanged).
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(&T) -> bool) {
+        self.current.retain(|i| keep(i));
+        self.out_of_order.retain(|Reverse(ByKey(i))| keep(i));
+        self.len = self.current.len() + self.out_of_order.len();
+        for b in 1..=64 {
+            self.buckets[b].retain(|i| keep(i));
+            self.len += self.buckets[b].len();
+            if self.buckets[b].is_empty() {
+                self.full &= !(1 << (b - 1));
+            }
         }
     }
 
@@ -165,14 +190,20 @@ mod tests {
 
     proptest::proptest! {
         /// Pops (and peeks) come out in key order, as from a binary heap, with items
-        /// pushed at the current time, later (near and far) and, rarely, earlier.
+        /// pushed at the current time, later (near and far) and, rarely, earlier, and
+        /// some dropped by `retain`.
         #[test]
-        fn pops_in_key_order(steps in proptest::collection::vec((0u8..5, 0u64..1000, 0u8..3), 1..300)) {
+        fn pops_in_key_order(steps in proptest::collection::vec((0u8..6, 0u64..1000, 0u8..3), 1..300)) {
             let mut radix = RadixQueue::new();
             let mut heap = BinaryHeap::new();
             let mut last = 0u64;
             for (id, (what, delta, shift)) in (0u64..).zip(steps) {
-                if what == 4 {
+                if what == 5 {
+                    // Drop the items whose tie-breaker is odd.
+                    radix.retain(|&(_, tie)| tie % 2 == 0);
+                    heap.retain(|Reverse((_, tie))| tie % 2 == 0);
+                    proptest::prop_assert_eq!(radix.len(), heap.len());
+                } else if what == 4 {
                     proptest::prop_assert_eq!(radix.peek().copied(), heap.peek().map(|Reverse(k)| *k));
                 } else if what == 0 {
                     let (a, b) = (radix.pop(), heap.pop().map(|Reverse(k)| k));

@@ -528,6 +528,22 @@ impl Topology {
         }
     }
 
+    /// The latency of the path from node `a` to node `b` (that of [`Topology::route`],
+    /// without writing the path).
+    pub fn latency(&self, a: u32, b: u32) -> Time {
+        let (mut x, mut y, mut sum) = (a, b, 0);
+        while x != y {
+            if self.depth[x as usize] >= self.depth[y as usize] {
+                sum += self.latency[x as usize];
+                x = self.parent[x as usize];
+            } else {
+                sum += self.latency[y as usize];
+                y = self.parent[y as usize];
+            }
+        }
+        sum
+    }
+
     /// The path from node `a` to node `b`, written into `out`.
     pub fn route_into(&self, a: u32, b: u32, out: &mut Route) {
         out.resources.clear();
@@ -661,6 +677,15 @@ mod tests {
             "the way back uses the other direction of the same links"
         );
         assert_eq!(t.route(2, 2).resources, vec![t.loopback(2)]);
+        // In path order: up from 0 to the root, then down to 3.
+        let down = back.resources.iter().map(|&x| x ^ 1).collect::<Vec<_>>();
+        let path = vec![t.node_up(0), down[2], down[1], t.node_down(3)];
+        assert_eq!(r.resources, path);
+        for a in 0..4 {
+            for b in 0..4 {
+                assert_eq!(t.latency(a, b), t.route(a, b).latency, "{a} -> {b}");
+            }
+        }
     }
 
     #[test]
@@ -701,6 +726,9 @@ mod tests {
         let r = t.route(0, 4);
         assert_eq!((r.resources.len(), r.height, r.latency), (4, 2, 16));
         assert_eq!(t.route(2, 4).resources.len(), 2);
+        for (a, b, latency) in [(0, 4, 16), (4, 0, 16), (0, 1, 2), (3, 3, 0)] {
+            assert_eq!((t.latency(a, b), t.route(a, b).latency), (latency, latency));
+        }
         let spec = TopologySpec::LeafSpine {
             leaves: 2,
             nodes_per_leaf: 4,

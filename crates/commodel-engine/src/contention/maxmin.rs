@@ -18,10 +18,9 @@
 
 use super::{Fluid, Scope};
 use crate::engine::{Network, XferEvent, XferId};
+use crate::radix::{Keyed, RadixQueue};
 use crate::time::{add, Overflow, Time};
 use crate::topology::{Route, Topology};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 /// Weighted max-min allocation of `flows` (route, weight) on resources with
 /// capacities `cap(resource)`; `rates` gets one rate per flow. Scratch
@@ -128,8 +127,22 @@ impl Filler {
     }
 }
 
-/// A transfer in its latency phase: (join time, transfer, bytes, src node, dst node).
-type Joining = Reverse<(Time, XferId, u64, u32, u32)>;
+/// A transfer in its latency phase, joining the flows at `time`.
+struct Joining {
+    time: Time,
+    xfer: XferId,
+    bytes: u64,
+    /// Source and destination nodes.
+    a: u32,
+    b: u32,
+}
+
+impl Keyed for Joining {
+    #[inline]
+    fn key(&self) -> (u64, u64) {
+        (self.time, self.xfer as u64)
+    }
+}
 
 /// The `maxmin` network.
 pub struct MaxminNet {
@@ -140,8 +153,10 @@ pub struct MaxminNet {
     zhu: Option<bool>,
     fluid: Fluid,
     filler: Filler,
-    /// Transfers in their latency phase: (join time, transfer, bytes).
-    joining: BinaryHeap<Joining>,
+    /// Transfers in their latency phase, by (join time, transfer).
+    joining: RadixQueue<Joining>,
+    /// The earliest join time in `joining`.
+    next_join: Option<Time>,
     route: Route,
     scratch: Vec<(u32, XferId, f64)>,
     rates: Vec<f64>,
@@ -159,7 +174,8 @@ impl MaxminNet {
             zhu: None,
             fluid,
             filler,
-            joining: BinaryHeap::new(),
+            joining: RadixQueue::new(),
+            next_join: None,
             route: Route::default(),
             scratch: Vec::new(),
             rates: Vec::new(),
@@ -230,7 +246,7 @@ impl Network for MaxminNet {
     }
     fn control_latency(&self, src: u32, dst: u32) -> Time {
         let (a, b) = (self.node[src as usize], self.node[dst as usize]);
-        self.topo.route(a, b).latency
+        self.topo.latency(a, b)
     }
     fn late(&self) -> bool {
         true
@@ -244,37 +260,35 @@ impl Network for MaxminNet {
         bytes: u64,
     ) -> Result<(), Overflow> {
         let (a, b) = (self.node[src as usize], self.node[dst as usize]);
-        let mut route = std::mem::take(&mut self.route);
-        self.topo.route_into(a, b, &mut route);
-        let lat = route.latency;
-        self.route = route;
+        let lat = self.topo.latency(a, b);
         if lat == 0 {
             self.join(now, xfer, bytes, a, b);
         } else {
-            self.joining
-                .push(Reverse((add(now, lat, xfer)?, xfer, bytes, a, b)));
+            let time = add(now, lat, xfer)?;
+            self.joining.push(Joining {
+                time,
+                xfer,
+                bytes,
+                a,
+                b,
+            });
+            self.next_join = Some(self.next_join.map_or(time, |n| n.min(time)));
         }
         Ok(())
     }
     fn next_time(&self) -> Option<Time> {
-        [
-            self.fluid.next_time(),
-            self.joining.peek().map(|Reverse((t, _, _, _, _))| *t),
-            self.started_at,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        [self.fluid.next_time(), self.next_join, self.started_at]
+            .into_iter()
+            .flatten()
+            .min()
     }
     fn advance(&mut self, now: Time, out: &mut Vec<XferEvent>) -> Result<(), Overflow> {
         self.started_at = None;
-        while let Some(&Reverse((t, x, bytes, a, b))) = self.joining.peek() {
-            if t > now {
-                break;
-            }
-            self.joining.pop();
-            self.join(now, x, bytes, a, b);
+        while self.joining.peek().is_some_and(|j| j.time <= now) {
+            let j = self.joining.pop().expect("peeked");
+            self.join(now, j.xfer, j.bytes, j.a, j.b);
         }
+        self.next_join = self.joining.peek().map(|j| j.time);
         self.started_at = None;
         let mut done = std::mem::take(&mut self.scratch);
         done.clear();

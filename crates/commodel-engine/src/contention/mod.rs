@@ -15,7 +15,8 @@
 //!   recomputed (transitively, by a breadth-first walk over links and flows).
 //!
 //! A flow's finish time is `now + remaining / rate`, rounded to the nearest
-//! picosecond (an [`Overflow`] when it is past [`Time`]); superseded finish times stay in the heap and are skipped by
+//! picosecond (an [`Overflow`] when it is past [`Time`]); superseded finish times stay in the
+//! queue (a radix heap on the integer picosecond time, [`crate::radix`]) and are skipped by
 //! their version number.
 //!
 //! Policies: [`plogpt`] (Nomura et al. eq. 6-7, RTO rule eq. 14),
@@ -32,6 +33,7 @@ pub mod tcpflow;
 pub mod zhu;
 
 use crate::engine::XferId;
+use crate::radix::{Keyed, RadixQueue};
 use crate::time::{Overflow, Time, PS_PER_S};
 use crate::topology::Topology;
 use std::cmp::Reverse;
@@ -68,13 +70,31 @@ pub struct Flow {
     pub live: bool,
 }
 
+/// A flow's finish time as scheduled when its rate was set; superseded when
+/// the flow's `version` has moved on.
+struct Finish {
+    time: Time,
+    xfer: XferId,
+    id: u32,
+    version: u32,
+}
+
+impl Keyed for Finish {
+    #[inline]
+    fn key(&self) -> (u64, u64) {
+        (self.time, self.xfer as u64)
+    }
+}
+
 /// The fluid-flow state shared by the contention models.
 pub struct Fluid {
     pub flows: Vec<Flow>,
     free: Vec<u32>,
     /// Live flows on each resource.
     pub on: Vec<Vec<u32>>,
-    heap: BinaryHeap<Reverse<(Time, XferId, u32, u32)>>,
+    heap: RadixQueue<Finish>,
+    /// The earliest time in `heap` (kept for [`Fluid::next_time`]).
+    next: Option<Time>,
     touched: Vec<u32>,
     touched_mark: Vec<bool>,
     /// Scratch: flows to recompute.
@@ -91,7 +111,8 @@ impl Fluid {
             flows: Vec::new(),
             free: Vec::new(),
             on: vec![Vec::new(); r],
-            heap: BinaryHeap::new(),
+            heap: RadixQueue::new(),
+            next: None,
             touched: Vec::new(),
             touched_mark: vec![false; r],
             work: Vec::new(),
@@ -174,24 +195,26 @@ impl Fluid {
 
     /// The earliest pending finish time (possibly a superseded one).
     pub fn next_time(&self) -> Option<Time> {
-        self.heap.peek().map(|Reverse((t, _, _, _))| *t)
+        self.next
+    }
+
+    fn update_next(&mut self) {
+        self.next = self.heap.peek().map(|f| f.time);
     }
 
     /// Remove the flows that finish at `now`; returns (flow id, xfer, rate at
     /// the end) in transfer order. Flow ids stay valid until the next `add`.
     pub fn pop_finished(&mut self, now: Time, out: &mut Vec<(u32, XferId, f64)>) {
-        while let Some(&Reverse((t, xfer, id, version))) = self.heap.peek() {
-            if t > now {
-                break;
-            }
-            self.heap.pop();
-            let f = &self.flows[id as usize];
-            if !f.live || f.version != version {
+        while self.heap.peek().is_some_and(|e| e.time <= now) {
+            let e = self.heap.pop().expect("peeked");
+            let f = &self.flows[e.id as usize];
+            if !f.live || f.version != e.version {
                 continue;
             }
-            debug_assert_eq!(t, now, "a flow finish was skipped");
-            out.push((id, xfer, f.rate));
+            debug_assert_eq!(e.time, now, "a flow finish was skipped");
+            out.push((e.id, e.xfer, f.rate));
         }
+        self.update_next();
         out.sort_by_key(|&(_, x, _)| x);
         for &(id, _, _) in out.iter() {
             self.remove(id);
@@ -302,17 +325,22 @@ impl Fluid {
                     .then(|| now.checked_add(dt as u64))
                     .flatten()
                     .ok_or(Overflow(f.xfer))?;
-                self.heap.push(Reverse((t, f.xfer, id, f.version)));
+                self.heap.push(Finish {
+                    time: t,
+                    xfer: f.xfer,
+                    id,
+                    version: f.version,
+                });
             }
         }
         // Superseded finish times stay in the heap until their time; drop them
         // when they outnumber the flows (keeps memory proportional to flows).
         if self.heap.len() > 4 * (self.flows.len() - self.free.len()) + 1024 {
             let flows = &self.flows;
-            self.heap.retain(|Reverse((_, _, id, v))| {
-                flows[*id as usize].live && flows[*id as usize].version == *v
-            });
+            self.heap
+                .retain(|e| flows[e.id as usize].live && flows[e.id as usize].version == e.version);
         }
+        self.update_next();
         Ok(())
     }
 }
