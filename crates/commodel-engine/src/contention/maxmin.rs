@@ -160,6 +160,8 @@ pub struct MaxminNet {
     route: Route,
     scratch: Vec<(u32, XferId, f64)>,
     rates: Vec<f64>,
+    /// Scratch of Zhu's Algorithm 1.
+    given: super::zhu::Given,
     started_at: Option<Time>,
 }
 
@@ -179,6 +181,7 @@ impl MaxminNet {
             route: Route::default(),
             scratch: Vec::new(),
             rates: Vec::new(),
+            given: Vec::new(),
             started_at: None,
         }
     }
@@ -213,7 +216,8 @@ impl MaxminNet {
         if let Some(asymmetric) = self.zhu {
             self.fluid.collect(Scope::ComponentBidir, &self.topo);
             self.fluid.settle(now);
-            super::zhu::allocate(&self.fluid, &self.topo, asymmetric, &mut self.rates);
+            let (fluid, topo) = (&self.fluid, &self.topo);
+            super::zhu::allocate(fluid, topo, asymmetric, &mut self.given, &mut self.rates);
         } else {
             self.fluid.collect(Scope::Component, &self.topo);
             self.fluid.settle(now);

@@ -32,7 +32,6 @@
 use super::Fluid;
 use crate::engine::XferId;
 use crate::topology::Topology;
-use rustc_hash::FxHashMap;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -74,9 +73,20 @@ impl Ord for Queued {
     }
 }
 
+/// Per resource: (sum of the rates given, flows there still without one, largest
+/// rate given); kept between calls of [`allocate`], all zeros between them.
+pub type Given = Vec<(f64, usize, f64)>;
+
 /// Rates of the flows `fluid.work` under Zhu's Algorithm 1 (see the module
-/// documentation); `rates` gets one rate (bytes/s) per flow in `work`.
-pub fn allocate(fluid: &Fluid, topo: &Topology, asymmetric: bool, rates: &mut Vec<f64>) {
+/// documentation); `rates` gets one rate (bytes/s) per flow in `work`. `used`
+/// is scratch (empty, or as the previous call left it).
+pub fn allocate(
+    fluid: &Fluid,
+    topo: &Topology,
+    asymmetric: bool,
+    used: &mut Given,
+    rates: &mut Vec<f64>,
+) {
     let work = &fluid.work;
     let n = work.len();
     rates.clear();
@@ -109,22 +119,36 @@ pub fn allocate(fluid: &Fluid, topo: &Topology, asymmetric: bool, rates: &mut Ve
     // Per flow: dropped contra resources, factors.
     let mut dropped: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut keys: Vec<(f64, f64)> = (0..n).map(|i| factors(i, &[])).collect();
-    // Given rates: per resource, sum of given rates and count still without.
-    let mut used: FxHashMap<u32, (f64, usize, f64)> = Default::default();
+    used.resize(topo.num_resources(), (0.0, 0, 0.0));
     for &id in work {
         for &r in &fluid.flows[id as usize].route {
-            used.entry(r).or_insert((0.0, 0, 0.0)).1 += 1;
+            used[r as usize].1 += 1;
         }
     }
-    // The most congested flow first: a heap ordered by the keys a flow had when it
-    // was pushed (only a flow taken out gets new keys, and it is pushed again).
+    // The most congested flow first: the flows sorted by their first keys, and a
+    // heap of the flows sent back with new keys (only a flow taken out gets new
+    // keys); the greater of the two heads is taken.
     let entry = |i: usize, keys: &[(f64, f64)]| Queued {
         keys: keys[i],
         xfer: fluid.flows[work[i] as usize].xfer,
         i,
     };
-    let mut queue: BinaryHeap<Queued> = (0..n).map(|i| entry(i, &keys)).collect();
-    while let Some(Queued { i, .. }) = queue.pop() {
+    let mut sorted: Vec<Queued> = (0..n).map(|i| entry(i, &keys)).collect();
+    sorted.sort_unstable_by(|a, b| b.cmp(a));
+    let mut sorted = sorted.into_iter().peekable();
+    let mut again: BinaryHeap<Queued> = BinaryHeap::new();
+    loop {
+        let from_sorted = match (sorted.peek(), again.peek()) {
+            (Some(a), Some(b)) => a > b,
+            (Some(_), None) => true,
+            (None, _) => false,
+        };
+        let next = if from_sorted {
+            sorted.next()
+        } else {
+            again.pop()
+        };
+        let Some(Queued { i, .. }) = next else { break };
         let f = &fluid.flows[work[i] as usize];
         let nic = topo.capacity(f.route[0], false);
         let (k, kb) = keys[i];
@@ -133,7 +157,7 @@ pub fn allocate(fluid: &Fluid, topo: &Topology, asymmetric: bool, rates: &mut Ve
             let mut r_min = nic;
             for &r in &f.route {
                 if limits(r) && same(load(r), k) {
-                    let (given, left, _) = used[&r];
+                    let (given, left, _) = used[r as usize];
                     let share = (topo.capacity(r, false) - given) / left.max(1) as f64;
                     r_min = r_min.min(share);
                 }
@@ -150,7 +174,7 @@ pub fn allocate(fluid: &Fluid, topo: &Topology, asymmetric: bool, rates: &mut Ve
                 if !same(load(b), kb) {
                     continue;
                 }
-                let (given, _, best_rate) = used.get(&b).copied().unwrap_or((0.0, 0, 0.0));
+                let (given, _, best_rate) = used[b as usize];
                 if same(given, topo.capacity(b, false)) || given > topo.capacity(b, false) {
                     r_contra = r_contra.min(best_rate);
                     decided = true;
@@ -162,17 +186,23 @@ pub fn allocate(fluid: &Fluid, topo: &Topology, asymmetric: bool, rates: &mut Ve
                 rate = r_contra.min(nic);
             } else {
                 keys[i] = factors(i, &dropped[i]);
-                queue.push(entry(i, &keys));
+                again.push(entry(i, &keys));
                 continue;
             }
         }
         let rate = rate.max(nic * 1e-9);
         rates[i] = rate;
         for &r in &f.route {
-            let e = used.entry(r).or_insert((0.0, 0, 0.0));
+            let e = &mut used[r as usize];
             e.0 += rate;
             e.1 = e.1.saturating_sub(1);
             e.2 = e.2.max(rate);
+        }
+    }
+    // Only the routes' resources were written.
+    for &id in work {
+        for &r in &fluid.flows[id as usize].route {
+            used[r as usize] = (0.0, 0, 0.0);
         }
     }
 }
