@@ -11,7 +11,8 @@
 //! is split: its earliest time becomes `now`, its items at that time go to the queue and
 //! the others to lower buckets. Each item moves at most once per bit of time, so most
 //! pushes and pops cost a few instructions where a binary heap of all items pays a
-//! comparison and a move per level.
+//! comparison and a move per level. `peek` splits as `pop` does; an item pushed after
+//! that with a time earlier than the new `now` waits in the small heap.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
