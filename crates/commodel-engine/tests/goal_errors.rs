@@ -252,6 +252,11 @@ fn ranks_out_of_range() {
         GoalErrorKind::Syntax,
         "e.goal:3:14: \"-12\", expected a source rank from 0 to 1 (num_ranks 2) or -1 (any source)",
     );
+    check(
+        &two("s: send 8b to x"),
+        GoalErrorKind::UnknownKeyword,
+        "e.goal:3:15: unknown keyword \"x\", expected a destination rank from 0 to 1 (num_ranks 2)",
+    );
 }
 
 #[test]

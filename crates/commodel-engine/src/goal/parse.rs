@@ -569,6 +569,17 @@ impl<'a> Parser<'a> {
 
     /// Read an unsigned decimal number of at most `max`; `what` names the field in errors.
     fn number(&mut self, max: u64, what: &str, expected: &str) -> Result<u64, GoalError> {
+        self.number_else(max, what, || expected.to_string())
+    }
+
+    /// [`Parser::number`], with what was expected written only for an error (its
+    /// `expected` is formatted per operation otherwise).
+    fn number_else(
+        &mut self,
+        max: u64,
+        what: &str,
+        expected: impl FnOnce() -> String,
+    ) -> Result<u64, GoalError> {
         let start = self.pos;
         let mut value: Option<u64> = Some(0);
         while let Some(c) = self.peek().filter(u8::is_ascii_digit) {
@@ -578,7 +589,7 @@ impl<'a> Parser<'a> {
             self.pos += 1;
         }
         if self.pos == start {
-            return Err(self.unexpected(start, expected));
+            return Err(self.unexpected(start, expected()));
         }
         match value {
             Some(v) if v <= max => Ok(v),
@@ -599,7 +610,7 @@ impl<'a> Parser<'a> {
         &mut self,
         max: u64,
         what: &str,
-        expected: &str,
+        expected: impl FnOnce() -> String,
     ) -> Result<Option<u64>, GoalError> {
         if self.rest().starts_with(b"-1")
             && !self
@@ -609,7 +620,7 @@ impl<'a> Parser<'a> {
             self.pos += 2;
             return Ok(None);
         }
-        self.number(max, what, expected).map(Some)
+        self.number_else(max, what, expected).map(Some)
     }
 
     /// A message size: a number, optional spaces, and a unit (`b`, `B`, `KiB`, `kB`, ...).
@@ -905,28 +916,29 @@ impl<'a> Parser<'a> {
                 }
                 self.skip_ws();
                 let peer_at = self.pos;
-                let (what, expected) = if kind == OpKind::Send {
-                    (
-                        "send to",
-                        format!("a destination rank from 0 to {} (num_ranks {p})", p - 1),
-                    )
+                let what = if kind == OpKind::Send {
+                    "send to"
                 } else {
-                    (
-                        "recv from",
+                    "recv from"
+                };
+                let expected = || {
+                    if kind == OpKind::Send {
+                        format!("a destination rank from 0 to {} (num_ranks {p})", p - 1)
+                    } else {
                         format!(
                             "a source rank from 0 to {} (num_ranks {p}) or -1 (any source)",
                             p - 1
-                        ),
-                    )
+                        )
+                    }
                 };
-                let peer = match self.number_or_any(u64::from(u32::MAX), noun, &expected)? {
+                let peer = match self.number_or_any(u64::from(u32::MAX), noun, expected)? {
                     None if kind == OpKind::Recv => ANY,
                     None => {
                         return Err(self.error(
                             peer_at,
                             GoalErrorKind::RankOutOfRange,
                             "send to -1".to_string(),
-                            expected,
+                            expected(),
                         ))
                     }
                     Some(n) if n >= u64::from(p) => {
@@ -934,7 +946,7 @@ impl<'a> Parser<'a> {
                             peer_at,
                             GoalErrorKind::RankOutOfRange,
                             format!("{what} rank {n} out of range"),
-                            expected,
+                            expected(),
                         ))
                     }
                     Some(n) => n as u32,
@@ -983,7 +995,9 @@ impl<'a> Parser<'a> {
             match field {
                 Field::Tag => {
                     op.tag = self
-                        .number_or_any(u64::from(u32::MAX), "tag", "a tag or -1 (any tag)")?
+                        .number_or_any(u64::from(u32::MAX), "tag", || {
+                            "a tag or -1 (any tag)".to_string()
+                        })?
                         .map_or(ANY, |t| t as u32)
                 }
                 Field::Cpu => op.cpu = self.number(255, "cpu", "a cpu number")? as u8,
