@@ -201,6 +201,30 @@ def test_help_does_not_import_heavy_modules() -> None:
     assert out.stdout.strip() == "[]"
 
 
+@needs_engine
+def test_predict_loads_only_what_it_uses() -> None:
+    """`commodel predict` imports its own subcommand, not the other nine, nor
+    importlib.metadata (about 6 MiB resident, for the version only); `--help` lists all."""
+    code = (
+        "import sys; from commodel.cli.main import main; "
+        f"main(['predict', {str(GOLDEN_GOAL)!r}, '--platform', 'loggopsim-default']); "
+        "print(sorted(m for m in sys.modules if m.startswith('commodel.cli.') "
+        "or m == 'importlib.metadata'))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, env=_env()
+    )
+    loaded = out.stdout.strip().splitlines()[-1]
+    assert loaded == "['commodel.cli.common', 'commodel.cli.main', 'commodel.cli.predict']"
+
+
+def test_help_before_a_subcommand_lists_them_all(cli) -> None:
+    result = cli("--help", "predict")
+    assert result.code == 0
+    for name in cli_main.SUBCOMMANDS:
+        assert f"\n    {name} " in result.out or f"\n    {name}\n" in result.out
+
+
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "python"), env.get("PYTHONPATH", "")])

@@ -17,13 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import CommodelError
 
-try:
-    from importlib.metadata import PackageNotFoundError, version
-
-    __version__ = version("commodel")
-except PackageNotFoundError:  # running from a source tree that was never installed
-    __version__ = "0.0.0+unknown"
-
 # Light modules: none of them loads the compiled engine or YAML at import time.
 from .platform import Platform, load_platform
 from .prediction import Message, Prediction, RankFinish, models, predict
@@ -51,13 +44,27 @@ __all__ = [
 ]
 
 
+def _installed_version() -> str:
+    # importlib.metadata (with email, zipfile, ...) costs about 6 MiB of resident memory
+    # in every process that imports it: asked for here, on first use only
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("commodel")
+    except PackageNotFoundError:  # running from a source tree that was never installed
+        return "0.0.0+unknown"
+
+
 def __getattr__(name: str) -> Any:
     if name == "Schedule":  # the compiled engine's class, loaded on first use
         from ._engine import Schedule
 
         return Schedule
+    if name == "__version__":
+        globals()["__version__"] = _installed_version()
+        return globals()["__version__"]
     raise AttributeError(f"module 'commodel' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | {"Schedule"})
+    return sorted(set(globals()) | {"Schedule", "__version__"})

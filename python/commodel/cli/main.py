@@ -13,9 +13,10 @@ Each subcommand is a module ``commodel.cli.<name>`` listed in :data:`SUBCOMMANDS
 
 A subcommand module must import only the standard library and light commodel modules at
 import time (heavy or optional dependencies such as numpy, mpi4py, duckdb, matplotlib
-inside ``run``), so that ``commodel --help`` stays fast. If its import fails anyway because
-an optional dependency is missing, only that subcommand fails, with a message saying how
-to install what it needs.
+inside ``run``), so that ``commodel --help`` stays fast. ``commodel NAME ...`` imports the
+module of ``NAME`` alone (its process carries no other subcommand's modules). If its
+import fails anyway because an optional dependency is missing, only that subcommand
+fails, with a message saying how to install what it needs.
 """
 
 from __future__ import annotations
@@ -110,7 +111,41 @@ def _unavailable(name: str, exc: BaseException) -> Callable[[argparse.Namespace]
     return run
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _VersionAction(argparse.Action):
+    """``--version``: the installed version, looked up only when asked (see _version)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(
+            option_strings,
+            dest=argparse.SUPPRESS,
+            default=argparse.SUPPRESS,
+            nargs=0,
+            help="show program's version number and exit",
+        )
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: object,
+        option_string: str | None = None,
+    ) -> None:
+        print(f"commodel {_version()}")
+        parser.exit()
+
+
+def _named_subcommand(argv: Sequence[str]) -> list[str]:
+    """The subcommands to load for ``argv``: the one it starts with, if it starts with one
+    (its module alone is imported: a process that predicts does not carry the modules of
+    ``measure`` or ``advise``); every one otherwise (``--help``, ``--version``, a typo)."""
+    if argv and argv[0] in SUBCOMMANDS:
+        return [argv[0]]
+    return SUBCOMMANDS
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of the ``commodel`` command; given ``argv``, with only the subcommand it
+    names (see :func:`_named_subcommand`)."""
     from ..platform import model_names
 
     indent = " " * 13
@@ -127,9 +162,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"commodel {_version()}")
+    parser.add_argument("--version", action=_VersionAction)
     subparsers = parser.add_subparsers(title="subcommands", dest="command", metavar="SUBCOMMAND")
-    for name in SUBCOMMANDS:
+    names = SUBCOMMANDS if argv is None else _named_subcommand(argv)
+    for name in names:
         module_name = f"{__package__}.{name}"
         try:
             module = importlib.import_module(module_name)
@@ -181,7 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _main(argv: Sequence[str] | None, debug: bool) -> int:
     try:
-        parser = build_parser()
+        parser = build_parser(sys.argv[1:] if argv is None else argv)
         args, extra = parser.parse_known_args(argv)
         if extra and not getattr(args, "_any_arguments", False):
             parser.error(f"unrecognized arguments: {' '.join(extra)}")
