@@ -33,7 +33,7 @@ impl Countdown {
         let mut small = vec![0u8; s.num_ops()];
         let mut big = FxHashMap::default();
         for b in 0..s.num_ops() as OpId {
-            for &a in s.requirers(b).iter().chain(s.irequirers(b)) {
+            for a in s.requirers(b).chain(s.irequirers(b)) {
                 let c = &mut small[a as usize];
                 if *c < BIG - 1 {
                     *c += 1;

@@ -248,7 +248,7 @@ impl<'a, N: Network> Engine<'a, N> {
                     let mut buf = std::mem::take(&mut self.buf);
                     let (s, progress) = (self.s, &self.progress);
                     self.net.advance_with(n, &mut buf, &mut |x, sends| {
-                        for &d in s.requirers(x) {
+                        for d in s.requirers(x) {
                             if progress.waits_for_one(d) && s.kind(d) == OpKind::Send {
                                 sends.push((d, s.rank_of(d), s.peer(d), s.size(d)));
                             }
@@ -386,8 +386,8 @@ impl<'a, N: Network> Engine<'a, N> {
         }
         let rank = self.s.rank_of(op) as usize;
         self.finish_rank[rank] = self.finish_rank[rank].max(t);
-        for i in 0..self.s.irequirers(op).len() {
-            let d = self.s.irequirers(op)[i];
+        let s = self.s;
+        for d in s.irequirers(op) {
             self.release(d, t);
         }
     }
@@ -396,8 +396,8 @@ impl<'a, N: Network> Engine<'a, N> {
         self.progress.finish(op);
         let rank = self.s.rank_of(op) as usize;
         self.finish_rank[rank] = self.finish_rank[rank].max(t);
-        for i in 0..self.s.requirers(op).len() {
-            let d = self.s.requirers(op)[i];
+        let s = self.s;
+        for d in s.requirers(op) {
             self.release(d, t);
         }
     }

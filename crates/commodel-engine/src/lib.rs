@@ -17,6 +17,7 @@
 pub mod collectives;
 pub mod contention;
 pub mod countdown;
+pub mod dependents;
 pub mod engine;
 pub mod goal;
 pub mod loggops;

@@ -256,7 +256,7 @@ impl<'a> Sim<'a> {
 
     fn started(&mut self, op: OpId, host: u32) {
         self.progress.start(op);
-        for &d in self.s.irequirers(op) {
+        for d in self.s.irequirers(op) {
             self.release(d, host);
         }
         self.check.push(host);
@@ -264,7 +264,7 @@ impl<'a> Sim<'a> {
 
     fn done(&mut self, op: OpId, host: u32) {
         self.progress.finish(op);
-        for &d in self.s.requirers(op) {
+        for d in self.s.requirers(op) {
             self.release(d, host);
         }
         self.check.push(host);

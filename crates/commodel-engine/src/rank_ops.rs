@@ -53,10 +53,10 @@ pub fn rank_ops(s: &Schedule, rank: u32) -> Result<Vec<RankOp<'_>>, RankOutOfRan
         })
         .collect();
     for b in ids {
-        for &a in s.requirers(b) {
+        for a in s.requirers(b) {
             ops[(a - first) as usize].requires.push(b - first);
         }
-        for &a in s.irequirers(b) {
+        for a in s.irequirers(b) {
             ops[(a - first) as usize].irequires.push(b - first);
         }
     }

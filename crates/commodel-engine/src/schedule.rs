@@ -16,6 +16,8 @@
 
 use std::fmt;
 
+use crate::dependents::{DepRows, Dependents};
+
 /// Wildcard peer (receive from any source) or tag (any tag): GOAL's `-1`.
 pub const ANY: u32 = u32::MAX;
 
@@ -363,8 +365,6 @@ impl RankBuild {
 struct Freezer {
     s: Schedule,
     size_index: rustc_hash::FxHashMap<u64, u32>,
-    /// Whether any rank has an `irequires` edge (then `s.ireq_start` is kept).
-    has_ireq: bool,
     /// The first rank with a dependency cycle, reported by `finish`.
     cycle: Option<BuildError>,
 }
@@ -381,10 +381,8 @@ impl Freezer {
                 sizes: Vec::new(),
                 cpu: Vec::new(),
                 nic: Vec::new(),
-                req_start: vec![0],
-                req: Vec::new(),
-                ireq_start: Vec::new(),
-                ireq: Vec::new(),
+                req: DepRows::new(),
+                ireq: None,
                 labels: Vec::new(),
                 label_text: String::new(),
                 canonical: Vec::new(),
@@ -394,7 +392,6 @@ impl Freezer {
                 max_nic: 0,
             },
             size_index: Default::default(),
-            has_ireq: false,
             cycle: None,
         }
     }
@@ -445,36 +442,18 @@ impl Freezer {
         drop(r.ops);
         // The rank's dependents grouped by prerequisite in insertion order (LogGOPSim's
         // DependOnMe and StartDependOnMe), by a counting sort over local indices.
-        if !self.has_ireq && r.deps.iter().any(|d| d.2 == DepKind::IRequires) {
-            self.has_ireq = true;
-            s.ireq_start = vec![0; base as usize + 1];
+        if s.ireq.is_none() && r.deps.iter().any(|d| d.2 == DepKind::IRequires) {
+            let mut rows = DepRows::new();
+            rows.push_empty(base as usize);
+            s.ireq = Some(rows);
         }
-        for (want, starts, list) in [
-            (DepKind::Requires, &mut s.req_start, &mut s.req),
-            (DepKind::IRequires, &mut s.ireq_start, &mut s.ireq),
+        for (want, rows) in [
+            (DepKind::Requires, Some(&mut s.req)),
+            (DepKind::IRequires, s.ireq.as_mut()),
         ] {
-            if want == DepKind::IRequires && !self.has_ireq {
-                continue;
-            }
-            let mut counts = vec![0u32; count + 1];
-            for &(_, b, kind) in &r.deps {
-                if kind == want {
-                    counts[b as usize + 1] += 1;
-                }
-            }
-            for i in 1..=count {
-                counts[i] += counts[i - 1];
-            }
-            let at = list.len();
-            list.resize(at + counts[count] as usize, 0);
-            let offset = at as u32;
-            starts.extend(counts[1..].iter().map(|c| offset + c));
-            for &(a, b, kind) in &r.deps {
-                if kind == want {
-                    list[at + counts[b as usize] as usize] = base + a;
-                    counts[b as usize] += 1;
-                }
-            }
+            let Some(rows) = rows else { continue };
+            let edges = r.deps.iter().filter(move |d| d.2 == want);
+            rows.push_rank(base, count, edges.map(|&(a, b, _)| (a, b)));
         }
         let has_deps = !r.deps.is_empty();
         drop(r.deps);
@@ -519,10 +498,10 @@ impl Freezer {
         s.sizes.shrink_to_fit();
         s.cpu.shrink_to_fit();
         s.nic.shrink_to_fit();
-        s.req_start.shrink_to_fit();
         s.req.shrink_to_fit();
-        s.ireq_start.shrink_to_fit();
-        s.ireq.shrink_to_fit();
+        if let Some(ireq) = &mut s.ireq {
+            ireq.shrink_to_fit();
+        }
         s.labels.shrink_to_fit();
         s.label_text.shrink_to_fit();
         Ok(self.s)
@@ -643,8 +622,8 @@ pub type OpId = u32;
 /// Stored compactly: each operation's kind, peer, tag and size index in one
 /// 8-byte record when they fit in 16 bits (16 bytes otherwise), sizes in a
 /// table of distinct values, cpu and nic only when used, and dependents in
-/// compressed rows. A 4096-rank all-to-all (33.5 M operations) needs about
-/// 12 bytes per operation plus 4 per dependency edge.
+/// compressed rows ([`crate::dependents`]). A 4096-rank all-to-all (33.5 M
+/// operations) needs about 10 bytes per operation plus 2 per dependency edge.
 #[derive(Clone)]
 pub struct Schedule {
     num_ranks: u32,
@@ -655,13 +634,11 @@ pub struct Schedule {
     /// Empty when every operation uses cpu 0 (likewise `nic`).
     cpu: Vec<u8>,
     nic: Vec<u8>,
-    /// req[req_start[i]..req_start[i+1]] require op i (start after it finishes).
-    req_start: Vec<u32>,
-    req: Vec<OpId>,
-    /// ireq[ireq_start[i]..ireq_start[i+1]] irequire op i; both empty when
-    /// the schedule has no irequires edge.
-    ireq_start: Vec<u32>,
-    ireq: Vec<OpId>,
+    /// Row i: the operations that require op i (start after it finishes).
+    req: DepRows,
+    /// Row i: the operations that irequire op i; `None` when the schedule has no
+    /// irequires edge.
+    ireq: Option<DepRows>,
     /// Labelled operations, ascending, each with the end of its label in `label_text`
     /// (it starts where the previous one ends).
     labels: Vec<(OpId, usize)>,
@@ -748,8 +725,10 @@ impl Schedule {
     /// Number of requires + irequires edges into each operation.
     pub fn dep_counts(&self) -> Vec<u32> {
         let mut c = vec![0u32; self.num_ops()];
-        for &a in self.req.iter().chain(&self.ireq) {
-            c[a as usize] += 1;
+        for b in 0..self.num_ops() as OpId {
+            for a in self.requirers(b).chain(self.irequirers(b)) {
+                c[a as usize] += 1;
+            }
         }
         c
     }
@@ -757,36 +736,29 @@ impl Schedule {
     /// [`dep_counts`](Self::dep_counts) for all operations at once).
     pub fn dep_count(&self, id: OpId) -> u32 {
         self.ops_of(self.rank_of(id))
-            .flat_map(|b| self.requirers(b).iter().chain(self.irequirers(b)))
-            .filter(|&&a| a == id)
+            .flat_map(|b| self.requirers(b).chain(self.irequirers(b)))
+            .filter(|&a| a == id)
             .count() as u32
     }
     /// Operations that `require` `id` (may start once it finishes), in the order the edges were added.
     #[inline]
-    pub fn requirers(&self, id: OpId) -> &[OpId] {
-        let i = id as usize;
-        &self.req[self.req_start[i] as usize..self.req_start[i + 1] as usize]
+    pub fn requirers(&self, id: OpId) -> Dependents<'_> {
+        self.req.row(id)
     }
     /// Operations that `irequire` `id` (may start once it starts), in the order the edges were added.
     #[inline]
-    pub fn irequirers(&self, id: OpId) -> &[OpId] {
-        if self.ireq_start.is_empty() {
-            return &[];
+    pub fn irequirers(&self, id: OpId) -> Dependents<'_> {
+        match &self.ireq {
+            Some(rows) => rows.row(id),
+            None => Dependents::none(),
         }
-        let i = id as usize;
-        &self.ireq[self.ireq_start[i] as usize..self.ireq_start[i + 1] as usize]
     }
     /// All dependency edges `(a, b, kind)` meaning `a kind b`, grouped by b.
     pub fn edges(&self) -> impl Iterator<Item = (OpId, OpId, DepKind)> + '_ {
         (0..self.num_ops() as OpId).flat_map(move |b| {
             self.requirers(b)
-                .iter()
-                .map(move |&a| (a, b, DepKind::Requires))
-                .chain(
-                    self.irequirers(b)
-                        .iter()
-                        .map(move |&a| (a, b, DepKind::IRequires)),
-                )
+                .map(move |a| (a, b, DepKind::Requires))
+                .chain(self.irequirers(b).map(move |a| (a, b, DepKind::IRequires)))
         })
     }
     /// The label given to `id`, if any.
@@ -836,10 +808,10 @@ impl Schedule {
         let (base, end) = (self.rank_start[rank as usize], self.ops.len() as OpId);
         let n = (end - base) as usize;
         let local = |op: OpId| (op - base) as usize;
-        let dependents = |b: OpId| self.requirers(b).iter().chain(self.irequirers(b));
+        let dependents = |b: OpId| self.requirers(b).chain(self.irequirers(b));
         let mut indeg = vec![0u32; n];
         for b in base..end {
-            for &a in dependents(b) {
+            for a in dependents(b) {
                 indeg[local(a)] += 1;
             }
         }
@@ -847,7 +819,7 @@ impl Schedule {
         let mut seen = 0usize;
         while let Some(b) = stack.pop() {
             seen += 1;
-            for &a in dependents(b) {
+            for a in dependents(b) {
                 indeg[local(a)] -= 1;
                 if indeg[local(a)] == 0 {
                     stack.push(a);
@@ -860,7 +832,7 @@ impl Schedule {
         // Walk back along unresolved prerequisites to find a cycle.
         let mut prereq: Vec<Option<OpId>> = vec![None; n];
         for b in base..end {
-            for &a in dependents(b) {
+            for a in dependents(b) {
                 if indeg[local(a)] > 0 && indeg[local(b)] > 0 {
                     prereq[local(a)] = Some(b);
                 }
@@ -914,8 +886,8 @@ mod tests {
         let s = b.build().unwrap();
         assert_eq!(s.num_ops(), 4);
         assert_eq!(s.ops_of(1), 2..4);
-        assert_eq!(s.requirers(0), &[1]);
-        assert_eq!(s.irequirers(2), &[3]);
+        assert_eq!(s.requirers(0).collect::<Vec<_>>(), [1]);
+        assert_eq!(s.irequirers(2).collect::<Vec<_>>(), [3]);
         assert_eq!(s.dep_counts()[1], 1);
         assert_eq!(s.rank_of(3), 1);
         assert_eq!(
@@ -989,8 +961,8 @@ mod seal_tests {
                 (
                     s.op(i),
                     s.rank_of(i),
-                    s.requirers(i).to_vec(),
-                    s.irequirers(i).to_vec(),
+                    s.requirers(i).collect::<Vec<_>>(),
+                    s.irequirers(i).collect::<Vec<_>>(),
                     s.label(i).map(str::to_string),
                 )
             })

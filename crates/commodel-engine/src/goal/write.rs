@@ -71,7 +71,7 @@ impl<W: Write> GoalWriter<W> {
                 (schedule.requirers(b), &b" requires "[..]),
                 (schedule.irequirers(b), &b" irequires "[..]),
             ] {
-                for &a in dependents {
+                for a in dependents {
                     names.push(&mut self.buf, a);
                     self.buf.extend_from_slice(word);
                     names.push(&mut self.buf, b);
