@@ -13,28 +13,37 @@
 //! that may be queried with a wildcard (a receive from any source searching
 //! the unexpected messages) also keep an index in posting order, scanned from
 //! the oldest entry; only entries that do not match are passed over.
+//!
+//! Memory, where a million receives may be posted at once: each list is a ring
+//! (its tail's next is its head) and the hash table holds only its tail's index,
+//! 4 bytes a slot, the key being read from that entry; an entry is 24 bytes.
 
 use crate::schedule::{OpKind, Schedule, ANY};
-use rustc_hash::FxHashMap;
-use std::collections::hash_map::Entry;
+use hashbrown::HashTable;
 use std::collections::BTreeMap;
+use std::hash::Hasher;
 
 const NIL: u32 = u32::MAX;
 
+/// An entry; a removed one (`payload == NIL`) stays linked until it reaches the head of
+/// its list. 24 bytes: a million posted receives take 24 MB here and 4 to 8 in the table.
 #[derive(Clone, Copy)]
 struct Node {
-    seq: u64,
+    /// Posting order within the matcher (at most one entry per operation, so a u32).
+    seq: u32,
     payload: u32,
+    rank: u32,
     src: u32,
     tag: u32,
+    /// The next entry of its list; the list is a ring: the tail's next is the head.
     next: u32,
-    live: bool,
 }
 
-#[derive(Clone, Copy)]
-struct List {
-    head: u32,
-    tail: u32,
+impl Node {
+    #[inline]
+    fn live(&self) -> bool {
+        self.payload != NIL
+    }
 }
 
 #[derive(Clone, Copy, Default)]
@@ -47,14 +56,31 @@ struct RankCounts {
 
 /// Matching queues for all ranks; see the module documentation.
 pub struct Matcher {
-    lists: FxHashMap<(u32, u32, u32), List>,
+    /// One entry per non-empty list: the index of its tail node, whose (rank, src, tag)
+    /// is the list's key (a table of 4-byte entries where a map from keys to lists took
+    /// 20 bytes a slot).
+    lists: HashTable<u32>,
     nodes: Vec<Node>,
     free: Vec<u32>,
     counts: Vec<RankCounts>,
     /// Per rank, entries in posting order (seq -> node), kept only for ranks
     /// that may be queried with a wildcard.
-    ordered: Vec<Option<BTreeMap<u64, u32>>>,
-    next_seq: u64,
+    ordered: Vec<Option<BTreeMap<u32, u32>>>,
+    next_seq: u32,
+}
+
+#[inline]
+fn key_hash(rank: u32, src: u32, tag: u32) -> u64 {
+    let mut h = rustc_hash::FxHasher::default();
+    h.write_u32(rank);
+    h.write_u32(src);
+    h.write_u32(tag);
+    h.finish()
+}
+
+#[inline]
+fn node_hash(n: &Node) -> u64 {
+    key_hash(n.rank, n.src, n.tag)
 }
 
 /// The matchers an engine needs for `s`: (posted receives, unexpected
@@ -90,7 +116,7 @@ impl Matcher {
     /// `wildcard_queries[r]`: rank r may be queried with a wildcard source or tag.
     pub fn new(wildcard_queries: &[bool]) -> Self {
         Matcher {
-            lists: FxHashMap::default(),
+            lists: HashTable::new(),
             nodes: Vec::new(),
             free: Vec::new(),
             counts: vec![RankCounts::default(); wildcard_queries.len()],
@@ -111,27 +137,24 @@ impl Matcher {
         self.len(rank) == 0
     }
 
-    /// Append an entry to `rank`'s queue.
+    /// Append an entry to `rank`'s queue. `payload` must not be `u32::MAX` (the engines'
+    /// payloads are operation ids), and a matcher takes at most `u32::MAX - 1` pushes
+    /// (one per operation).
     pub fn push(&mut self, rank: u32, src: u32, tag: u32, payload: u32) {
+        debug_assert_ne!(payload, NIL);
         let seq = self.next_seq;
-        self.next_seq += 1;
-        let node = Node {
+        self.next_seq = seq.checked_add(1).expect("more entries than operations");
+        let mut node = Node {
             seq,
             payload,
+            rank,
             src,
             tag,
             next: NIL,
-            live: true,
         };
-        let idx = match self.free.pop() {
-            Some(i) => {
-                self.nodes[i as usize] = node;
-                i
-            }
-            None => {
-                self.nodes.push(node);
-                (self.nodes.len() - 1) as u32
-            }
+        let idx = match self.free.last() {
+            Some(&i) => i,
+            None => self.nodes.len() as u32,
         };
         let c = &mut self.counts[rank as usize];
         c.live += 1;
@@ -141,16 +164,31 @@ impl Matcher {
             (false, true) => c.any_tag += 1,
             _ => {}
         }
-        let list = self.lists.entry((rank, src, tag)).or_insert(List {
-            head: NIL,
-            tail: NIL,
-        });
-        if list.tail == NIL {
-            list.head = idx;
-        } else {
-            self.nodes[list.tail as usize].next = idx;
+        let nodes = &mut self.nodes;
+        let hash = key_hash(rank, src, tag);
+        let same = |&t: &u32| {
+            let n = &nodes[t as usize];
+            n.rank == rank && n.src == src && n.tag == tag
+        };
+        match self.lists.find_entry(hash, same) {
+            Ok(mut entry) => {
+                let tail = entry.get_mut();
+                node.next = nodes[*tail as usize].next;
+                nodes[*tail as usize].next = idx;
+                *tail = idx;
+            }
+            Err(absent) => {
+                node.next = idx;
+                absent
+                    .into_table()
+                    .insert_unique(hash, idx, |&t| node_hash(&nodes[t as usize]));
+            }
         }
-        list.tail = idx;
+        if self.free.pop().is_none() {
+            nodes.push(node);
+        } else {
+            nodes[idx as usize] = node;
+        }
         if let Some(ord) = &mut self.ordered[rank as usize] {
             ord.insert(seq, idx);
         }
@@ -177,18 +215,18 @@ impl Matcher {
             })?;
             idx
         } else {
-            let mut best: Option<(u64, u32)> = None;
+            let mut best: Option<(u32, u32)> = None;
             let keys = [
-                (true, (rank, src, tag)),
-                (c.any_src > 0, (rank, ANY, tag)),
-                (c.any_tag > 0, (rank, src, ANY)),
-                (c.any_any > 0, (rank, ANY, ANY)),
+                (true, src, tag),
+                (c.any_src > 0, ANY, tag),
+                (c.any_tag > 0, src, ANY),
+                (c.any_any > 0, ANY, ANY),
             ];
-            for (wanted, key) in keys {
+            for (wanted, ksrc, ktag) in keys {
                 if !wanted {
                     continue;
                 }
-                if let Some(h) = self.live_head(key) {
+                if let Some(h) = self.live_head(rank, ksrc, ktag) {
                     let seq = self.nodes[h as usize].seq;
                     if best.is_none_or(|(s, _)| seq < s) {
                         best = Some((seq, h));
@@ -204,22 +242,8 @@ impl Matcher {
     /// wildcard entry in `rank`'s queue, a query without wildcards): its first live
     /// entry, unlinked at once, with one lookup of the list.
     fn take_exact(&mut self, rank: u32, src: u32, tag: u32) -> Option<u32> {
-        let Entry::Occupied(mut entry) = self.lists.entry((rank, src, tag)) else {
-            return None;
-        };
-        let list = entry.get_mut();
-        drop_dead_front(list, &self.nodes, &mut self.free);
-        let idx = list.head;
-        if idx == NIL {
-            entry.remove();
-            return None;
-        }
+        let idx = self.front(rank, src, tag, true)?;
         let n = self.nodes[idx as usize];
-        list.head = n.next;
-        if list.head == NIL {
-            entry.remove();
-        }
-        self.nodes[idx as usize].live = false;
         self.free.push(idx);
         self.counts[rank as usize].live -= 1;
         if let Some(ord) = &mut self.ordered[rank as usize] {
@@ -228,15 +252,44 @@ impl Matcher {
         Some(n.payload)
     }
 
-    /// Head of a list after dropping dead nodes from its front.
-    fn live_head(&mut self, key: (u32, u32, u32)) -> Option<u32> {
-        let list = self.lists.get_mut(&key)?;
-        drop_dead_front(list, &self.nodes, &mut self.free);
-        if list.head == NIL {
-            self.lists.remove(&key);
+    /// Head of the list of `(rank, src, tag)` after dropping removed entries from its
+    /// front (the list itself, if nothing live is left).
+    fn live_head(&mut self, rank: u32, src: u32, tag: u32) -> Option<u32> {
+        self.front(rank, src, tag, false)
+    }
+
+    /// The first live entry of the list of `(rank, src, tag)`, removed entries before it
+    /// dropped (their slots freed); with `unlink`, that entry is unlinked too (its slot is
+    /// the caller's to free). The list goes when it is left empty.
+    #[inline]
+    fn front(&mut self, rank: u32, src: u32, tag: u32, unlink: bool) -> Option<u32> {
+        let nodes = &mut self.nodes;
+        let same = |&t: &u32| {
+            let n = &nodes[t as usize];
+            n.rank == rank && n.src == src && n.tag == tag
+        };
+        let Ok(entry) = self.lists.find_entry(key_hash(rank, src, tag), same) else {
             return None;
+        };
+        let tail = *entry.get();
+        loop {
+            let head = nodes[tail as usize].next;
+            let live = nodes[head as usize].live();
+            if live && !unlink {
+                return Some(head);
+            }
+            if !live {
+                self.free.push(head);
+            }
+            if head == tail {
+                entry.remove();
+                return live.then_some(head);
+            }
+            nodes[tail as usize].next = nodes[head as usize].next;
+            if live {
+                return Some(head);
+            }
         }
-        Some(list.head)
     }
 
     fn remove(&mut self, rank: u32, idx: u32) -> u32 {
@@ -252,43 +305,32 @@ impl Matcher {
         if let Some(ord) = &mut self.ordered[rank as usize] {
             ord.remove(&n.seq);
         }
-        self.nodes[idx as usize].live = false;
+        self.nodes[idx as usize].payload = NIL;
         // Unlink at once if it is the head of its list (the common case);
         // otherwise it is dropped when it reaches the head.
-        let _ = self.live_head((rank, n.src, n.tag));
+        let _ = self.live_head(rank, n.src, n.tag);
         n.payload
     }
 
     /// Live entries of `rank` in posting order: (src, tag, payload).
     pub fn entries(&self, rank: u32) -> Vec<(u32, u32, u32)> {
-        let mut v: Vec<&Node> = self
-            .lists
-            .iter()
-            .filter(|((r, _, _), _)| *r == rank)
-            .flat_map(|(_, l)| {
-                let mut out = Vec::new();
-                let mut i = l.head;
-                while i != NIL {
-                    out.push(&self.nodes[i as usize]);
-                    i = self.nodes[i as usize].next;
+        let mut v: Vec<&Node> = Vec::new();
+        for &tail in &self.lists {
+            if self.nodes[tail as usize].rank != rank {
+                continue;
+            }
+            let mut i = tail;
+            loop {
+                i = self.nodes[i as usize].next;
+                v.push(&self.nodes[i as usize]);
+                if i == tail {
+                    break;
                 }
-                out
-            })
-            .filter(|n| n.live)
-            .collect();
+            }
+        }
+        v.retain(|n| n.live());
         v.sort_by_key(|n| n.seq);
         v.into_iter().map(|n| (n.src, n.tag, n.payload)).collect()
-    }
-}
-
-/// Unlink the dead nodes at the front of `list` (removed entries are dropped lazily
-/// when they reach the head), returning their slots to `free`.
-#[inline]
-fn drop_dead_front(list: &mut List, nodes: &[Node], free: &mut Vec<u32>) {
-    while list.head != NIL && !nodes[list.head as usize].live {
-        let dead = list.head;
-        list.head = nodes[dead as usize].next;
-        free.push(dead);
     }
 }
 
@@ -319,6 +361,24 @@ mod tests {
         assert_eq!(m.take(0, 2, 7), None);
         assert_eq!(m.take(0, ANY, ANY), Some(12));
         assert!(m.is_empty(0));
+    }
+
+    #[test]
+    fn entries_and_table_slots_stay_small() {
+        assert_eq!(std::mem::size_of::<Node>(), 24);
+        let mut m = Matcher::new(&[false, false]);
+        for src in 0..1000 {
+            m.push(1, src, 7, src);
+        }
+        // one slot per list: 2048 buckets of a u32 and a control byte (21 bytes a
+        // bucket when the table held the key and the list's ends)
+        assert_eq!(m.lists.len(), 1000);
+        assert!(m.lists.allocation_size() <= 2048 * 5 + 64);
+        for src in (0..1000).rev() {
+            assert_eq!(m.take(1, src, 7), Some(src));
+        }
+        assert_eq!(m.lists.len(), 0);
+        assert!(m.is_empty(1));
     }
 
     proptest::proptest! {
