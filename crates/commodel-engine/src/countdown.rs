@@ -32,19 +32,17 @@ impl Countdown {
     pub fn new(s: &Schedule) -> Countdown {
         let mut small = vec![0u8; s.num_ops()];
         let mut big = FxHashMap::default();
-        for b in 0..s.num_ops() as OpId {
-            for a in s.requirers(b).chain(s.irequirers(b)) {
-                let c = &mut small[a as usize];
-                if *c < BIG - 1 {
-                    *c += 1;
-                } else if *c == BIG - 1 {
-                    *c = BIG;
-                    big.insert(a, BIG as u32);
-                } else {
-                    *big.get_mut(&a).expect("big count") += 1;
-                }
+        s.for_each_dependent(|a| {
+            let c = &mut small[a as usize];
+            if *c < BIG - 1 {
+                *c += 1;
+            } else if *c == BIG - 1 {
+                *c = BIG;
+                big.insert(a, BIG as u32);
+            } else {
+                *big.get_mut(&a).expect("big count") += 1;
             }
-        }
+        });
         Countdown { small, big }
     }
 

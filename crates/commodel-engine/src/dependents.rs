@@ -26,7 +26,7 @@ enum Starts {
 }
 
 impl Starts {
-    #[inline]
+    #[inline(always)]
     fn get(&self, i: usize) -> u32 {
         match self {
             Starts::Blocked { block, off } => block[i / BLOCK] + off[i] as u32,
@@ -175,8 +175,25 @@ impl DepRows {
         }
     }
 
+    /// Every dependent of every row, row after row (one pass, for counts).
+    pub(crate) fn for_each(&self, mut f: impl FnMut(OpId)) {
+        match &self.edges {
+            Edges::Near(v) => {
+                let mut from = 0usize;
+                for b in 0..self.len() {
+                    let to = self.starts.get(b + 1) as usize;
+                    for &d in &v[from..to] {
+                        f((b as i64 + d as i64) as OpId);
+                    }
+                    from = to;
+                }
+            }
+            Edges::Far(v) => v.iter().for_each(|&a| f(a)),
+        }
+    }
+
     /// The dependents of operation `b`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn row(&self, b: OpId) -> Dependents<'_> {
         let i = b as usize;
         let row = self.starts.get(i) as usize..self.starts.get(i + 1) as usize;
@@ -267,6 +284,9 @@ mod tests {
         rows.push_rank(0, 3, [(1, 0), (2, 0), (2, 1)].into_iter());
         rows.push_empty(2);
         assert!(matches!(rows.edges, Edges::Near(_)));
+        let mut all = Vec::new();
+        rows.for_each(|a| all.push(a));
+        assert_eq!(all, [1, 2, 2]);
         // one rank of 40 000 operations whose last requires its first
         rows.push_rank(5, 40_000, [(39_999, 0), (0, 39_999)].into_iter());
         assert!(matches!(rows.edges, Edges::Far(_)));
@@ -275,6 +295,9 @@ mod tests {
         assert_eq!(got[5], vec![40_004]);
         assert_eq!(got[40_004], vec![5]);
         assert_eq!(got.iter().map(Vec::len).sum::<usize>(), 5);
+        let mut all = Vec::new();
+        rows.for_each(|a| all.push(a));
+        assert_eq!(all, got.concat());
         assert_eq!(rows.row(0).len(), 2);
     }
 

@@ -727,12 +727,16 @@ impl Schedule {
     /// Number of requires + irequires edges into each operation.
     pub fn dep_counts(&self) -> Vec<u32> {
         let mut c = vec![0u32; self.num_ops()];
-        for b in 0..self.num_ops() as OpId {
-            for a in self.requirers(b).chain(self.irequirers(b)) {
-                c[a as usize] += 1;
-            }
-        }
+        self.for_each_dependent(|a| c[a as usize] += 1);
         c
+    }
+    /// Call `f` with the dependent of every requires and irequires edge (an operation
+    /// once per edge into it), in one pass over the rows.
+    pub fn for_each_dependent(&self, mut f: impl FnMut(OpId)) {
+        self.req.for_each(&mut f);
+        if let Some(rows) = &self.ireq {
+            rows.for_each(&mut f);
+        }
     }
     /// Number of requires + irequires edges into `id` (scans its rank; use
     /// [`dep_counts`](Self::dep_counts) for all operations at once).
