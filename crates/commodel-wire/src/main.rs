@@ -225,6 +225,7 @@ struct Daemon {
     departed: Vec<(u64, u64)>,
     cut_through: bool,
     recv_errors: u64,
+    zero_wakeup_latency: bool,
     started_ps: u64,
 }
 
@@ -330,11 +331,13 @@ impl Daemon {
 
     fn stats_json(&self) -> String {
         let mut text = format!(
-            "{{\"pid\": {}, \"uptime_s\": {:.3}, \"cpu_s\": {:.3}, \"recv_errors\": {}, \"ports\": [",
+            "{{\"pid\": {}, \"uptime_s\": {:.3}, \"cpu_s\": {:.3}, \"recv_errors\": {}, \
+             \"zero_wakeup_latency\": {}, \"ports\": [",
             std::process::id(),
             (sys::now_ps() - self.started_ps) as f64 * 1e-12,
             sys::cpu_time_us() as f64 * 1e-6,
-            self.recv_errors
+            self.recv_errors,
+            self.zero_wakeup_latency
         );
         for (i, (spec, port)) in self.specs.iter().zip(&self.ports).enumerate() {
             let st = port.stats;
@@ -423,6 +426,8 @@ fn run(opts: Options) -> Result<(), String> {
     }
     sys::set_realtime(opts.rt_priority)
         .map_err(|e| format!("SCHED_FIFO priority {}: {e}", opts.rt_priority))?;
+    // held (the request stands) until the daemon exits
+    let wakeup_latency = sys::hold_zero_wakeup_latency();
 
     let port_of = opts
         .ports
@@ -447,6 +452,7 @@ fn run(opts: Options) -> Result<(), String> {
         socket_of,
         port_of,
         recv_errors: 0,
+        zero_wakeup_latency: wakeup_latency.is_some(),
         started_ps: sys::now_ps(),
     };
     daemon.write_stats(&stats_path);

@@ -279,6 +279,21 @@ pub fn set_realtime(priority: i32) -> io::Result<()> {
     Ok(())
 }
 
+/// Ask for a CPU wake-up latency of 0 for as long as the returned file stays open (the
+/// kernel's PM QoS request through /dev/cpu_dma_latency; closing it, or exiting, withdraws
+/// the request). Idle cores then poll instead of halting: a halted core, a virtual
+/// machine's above all, takes tens of microseconds to wake for a newly queued frame. None
+/// where the device cannot be opened (no root, or no such device).
+pub fn hold_zero_wakeup_latency() -> Option<std::fs::File> {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")
+        .ok()?;
+    file.write_all(&0i32.to_ne_bytes()).ok()?;
+    Some(file)
+}
+
 /// CPU time this process has used (user + system), in microseconds.
 pub fn cpu_time_us() -> u64 {
     // SAFETY: rusage is plain data written by the kernel.
