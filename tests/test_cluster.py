@@ -33,6 +33,7 @@ from commodel.cluster.wire import (
     port_args,
     rules,
     segments,
+    stop,
     store_and_forward_s,
     wire_bytes,
 )
@@ -241,6 +242,32 @@ def test_serialize_plan_runs_every_port_at_its_nominal_rate(tmp_path):
         f"-A POSTROUTING -m physdev --physdev-out cm-r0u -j NFQUEUE --queue-num {port.queue}"
         in text["cm-t-sw"]
     )
+
+
+def test_stop_ends_the_recorded_daemon_under_another_name_only(tmp_path):
+    # a daemon found through $COMMODEL_WIRE may have another name: stop recognises it by the
+    # program recorded at start and its counters file, and leaves a process that is not it
+    stats = str(tmp_path / "c.wire-stats")
+    program = [sys.executable, "-c", "import time; time.sleep(60)", stats]
+    stranger = subprocess.Popen(program)
+    daemon = subprocess.Popen(program)
+    try:
+        record = {"wire": {"pid": stranger.pid, "stats": stats}}  # no program recorded
+        assert stop(record, grace_s=0.2) is False
+        assert stranger.poll() is None
+        record = {"wire": {"pid": daemon.pid, "stats": stats, "binary": sys.executable}}
+        assert stop(record, grace_s=5) is True
+        daemon.wait(timeout=5)  # (stop reaped it already: its status is gone)
+        assert not Path(f"/proc/{daemon.pid}").exists()
+        other = {
+            "wire": {"pid": stranger.pid, "stats": str(tmp_path / "x"), "binary": sys.executable}
+        }
+        assert stop(other, grace_s=0.2) is False  # another cluster's counters: not ours
+        assert stranger.poll() is None
+    finally:
+        for proc in (stranger, daemon):
+            proc.kill()
+            proc.wait()
 
 
 def test_switching_is_checked(tmp_path):

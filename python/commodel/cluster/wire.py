@@ -139,13 +139,17 @@ def install_rules(shapers: list[Any], host_devs: set[str]) -> None:
             what=f"queueing the shaped ports of {ns} to {BINARY}")  # fmt: skip
 
 
-def _is_ours(pid: int, stats: str) -> bool:
-    """True if ``pid`` is still the daemon we started (not a reused PID)."""
+def _is_ours(pid: int, stats: str, binary: str | None = None) -> bool:
+    """True if ``pid`` is still the daemon we started (not a reused PID): its program is
+    the one recorded at start (``binary``, which ``$COMMODEL_WIRE`` may have named
+    otherwise) or is called commodel-wire, and it writes this cluster's counters file."""
     try:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
-    return Path(argv[0].decode(errors="replace")).name == BINARY and stats.encode() in argv
+    program = argv[0].decode(errors="replace")
+    named = Path(program).name == BINARY or (binary is not None and program == binary)
+    return named and stats.encode() in argv
 
 
 def stop(record: dict[str, Any] | None, grace_s: float = 2.0) -> bool:
@@ -153,16 +157,16 @@ def stop(record: dict[str, Any] | None, grace_s: float = 2.0) -> bool:
     wire = (record or {}).get("wire")
     if not wire:
         return False
-    pid, stats = int(wire["pid"]), str(wire["stats"])
-    if not _is_ours(pid, stats):
+    pid, stats, binary = int(wire["pid"]), str(wire["stats"]), wire.get("binary")
+    if not _is_ours(pid, stats, binary):
         return False
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and _is_ours(pid, stats):
+    while time.monotonic() < deadline and _is_ours(pid, stats, binary):
         _reap(pid)
         time.sleep(0.02)
-    if _is_ours(pid, stats):
+    if _is_ours(pid, stats, binary):
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
         time.sleep(0.05)
