@@ -285,11 +285,12 @@ impl Daemon {
                     nfq::verdict(&mut self.out[s], queue, id, nfq::NF_DROP);
                 }
             }
-            self.record_departures();
         }
     }
 
-    /// Remember when the frames that left went, for their next port.
+    /// Remember when the frames that left went, for their next port: before their
+    /// verdicts go out (a frame that left while an offer made room is handed on by the
+    /// next [`Daemon::release`], which records it).
     fn record_departures(&mut self) {
         for port in &mut self.ports {
             port.take_departed(&mut self.departed);

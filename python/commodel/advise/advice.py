@@ -112,7 +112,7 @@ class Point:
         """The algorithm the advice runs: the predicted best where its gain over the
         default exceeds ``min_gain`` (or the default has no prediction), else the default."""
         gain = self.gain
-        if gain is None or self.default is None or gain > min_gain or min_gain <= 0:
+        if gain is None or min_gain <= 0 or gain > min_gain:
             return self.best
         return self.default
 
