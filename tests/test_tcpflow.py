@@ -7,7 +7,7 @@ import pytest
 
 import commodel
 from commodel.errors import PlatformError
-from commodel.fit.efficiency import efficiency_section
+from commodel.fit.efficiency import efficiency_section, fifo_limit, flows_by_round
 from commodel.measure import efficiency as E
 from commodel.platform import default_model, load_platform, platform_from_dict
 from mpirun import commodel as commodel_cmd
@@ -97,6 +97,51 @@ def test_bad_efficiency_names_the_field(eff, field, words):
     assert field in str(exc.value) and words in str(exc.value)
 
 
+FANOUT = """num_ranks 4
+rank 0 {
+a: send 1000000b to 1 tag 0
+b: send 1000000b to 2 tag 0
+c: send 1000000b to 3 tag 0
+}
+rank 1 {
+r: recv 1000000b from 0 tag 0
+}
+rank 2 {
+r: recv 1000000b from 0 tag 0
+}
+rank 3 {
+r: recv 1000000b from 0 tag 0
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "limit, ends_ms",
+    # up to the limit: one after the other at the NIC rate, g = 10 ms each, + L (rank 3 in the
+    # other rack: its route is faster than the NIC); above it or no limit: shared, 30 ms
+    [(1000000, [10.05, 20.05, 30.05]), (999999, [30.05] * 3), (None, [30.05] * 3)],
+)
+def test_small_messages_leave_a_nic_in_posting_order(tmp_path, limit, ends_ms):
+    goal = tmp_path / "f.goal"
+    goal.write_text(FANOUT)
+    doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in PLATFORM.items()}
+    doc["tcp"] = {"efficiency": PLATFORM["tcp"]["efficiency"]}
+    if limit is not None:
+        doc["tcp"]["fifo_limit"] = limit
+    pred = commodel.predict(str(goal), platform_from_dict(doc), "tcpflow")
+    ends = sorted(m.end_s for m in pred.messages)
+    assert ends == pytest.approx([t * 1e-3 for t in ends_ms])
+
+
+@pytest.mark.parametrize("value, words", [(-1, ">= 0 bytes"), ("lots", "size in bytes")])
+def test_bad_fifo_limit_names_the_field(value, words):
+    doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in PLATFORM.items()}
+    doc["tcp"] = {"fifo_limit": value}
+    with pytest.raises(PlatformError) as exc:
+        platform_from_dict(doc)
+    assert "tcp.fifo_limit" in str(exc.value) and words in str(exc.value)
+
+
 def flow_rows(pattern, size, reps):
     """Synthetic samples: per repetition a dict (src, dst) -> seconds."""
     return [
@@ -140,6 +185,25 @@ def test_fit_without_rounds_is_an_error():
         efficiency_section(flow_rows("oneway", 4096, [{(0, 1): 0.01}]))
 
 
+def test_fifo_limit_is_the_largest_size_served_in_order():
+    # 3 peers: in order when first / last <= (1/3 + 1) / 2 = 0.667. 1 KiB: 1, 2, 3 ms
+    # (0.33, in order); 2 KiB: 4, 6, 6.1 ms (0.656, in order); 4 KiB: 7, 8, 9 ms (0.78,
+    # shared); 8 KiB in order again: the limit; 16 KiB shared.
+    def fan(m, t1, t2, t3):
+        return flow_rows("fanout", m, [{(0, 1): t1, (0, 2): t2, (0, 4): t3}])
+
+    rows = fan(1024, 1, 2, 3) + fan(2048, 4, 6, 6.1) + fan(4096, 7, 8, 9) + fan(8192, 1, 2, 3)
+    rows += fan(16384, 9, 9, 9)
+    limit, note = fifo_limit(flows_by_round(rows))
+    assert limit == 8192
+    assert note == (
+        "fanout, first / last peer's time: 1024 B 0.33, 2048 B 0.66, 4096 B 0.78 shared, "
+        "8192 B 0.33, 16384 B 1.00 shared"
+    )
+    assert fifo_limit(flows_by_round(fan(1024, 3, 3, 3)))[0] is None  # never in order
+    assert fifo_limit(flows_by_round(flow_rows("oneway", 1024, [{(0, 1): 1}]))) == (None, "")
+
+
 def test_rounds_and_node_ranks():
     assert E.node_ranks(["a", "a", "b", "b", "c"]) == [0, 2, 4]
     assert E.node_ranks(["h"] * 3) == [0, 1, 2]
@@ -147,6 +211,13 @@ def test_rounds_and_node_ranks():
     assert E.flows("exchange", [0, 2, 4]) == [(0, 2), (2, 0)]
     assert E.flows("duplex", [0, 2, 4]) == [(0, 2), (2, 4), (4, 0)]
     assert E.flows("duplex", [0, 1]) == []
+    assert E.flows("fanout", [0, 2, 4, 6, 8]) == [(0, 2), (0, 4), (0, 6)]
+    assert E.flows("fanout", [0, 2, 4]) == [(0, 2), (0, 4)]
+    assert E.flows("fanout", [0, 2]) == []
+    assert E.validate_options({"sizes": [4096, 65536]})["fanout_sizes"] == [
+        1024 * 2**i for i in range(7)
+    ]
+    assert E.validate_options({"sizes": [1 << 20]})["fanout_sizes"][-1] == 256 * 1024
     with pytest.raises(commodel.errors.CommodelError, match="increasing"):
         E.validate_options({"sizes": [4096, 1024]})
 
@@ -165,3 +236,7 @@ def test_measure_efficiency_on_three_ranks(tmp_path):
     eff = load_platform(str(out)).tcp.efficiency
     assert eff.sizes == (1024, 65536)
     assert all(0 < e <= 1 for e in eff.exchange + eff.duplex)
+    # the fan-out rounds ran at 1 KiB .. 64 KiB, 2 peers; the fit names each size
+    assert "fifo_limit" in out.read_text() and "fanout, first / last peer's time: 1024 B" in (
+        out.read_text()
+    )

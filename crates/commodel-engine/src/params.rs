@@ -13,7 +13,7 @@
 //! | `plogpt` | [`PlogptParams`] | topology with b(h), d(h); L, g(m), optional g_bidir(m); RTO rule from eps_S, eps_T (ps) and T_RTO (ps, default 200 ms) when the topology has d(h); `rto_rule` picks eq. 14's P_B or the measured port buffers `buffer` (bytes per height) |
 //! | `maxmin`, `maxmin-plain` | [`MaxminParams`] | topology; `rtt_weights` (false: plain) |
 //! | `zhu`, `zhu-fair` | [`ZhuParams`] | topology; `asymmetric` (false: fairness only) |
-//! | `tcpflow` | [`TcpflowParams`] | topology; L (ps), g(m) at `sizes` (ps); optional efficiency e_x(m), e_d(m) (dimensionless, in (0, 1]) |
+//! | `tcpflow` | [`TcpflowParams`] | topology; L (ps), g(m) at `sizes` (ps); optional efficiency e_x(m), e_d(m) (dimensionless, in (0, 1]); optional FIFO limit (bytes) |
 //!
 //! Every message-level model (all but `loggops`) has [`Common`] fields: the
 //! rendezvous threshold S, the rank placement `rank_to_node` and the optional
@@ -202,6 +202,9 @@ pub struct TcpflowParams {
     pub g: Vec<Time>,
     /// e_x(m) and e_d(m); None: every flow at its full max-min share.
     pub efficiency: Option<Efficiency>,
+    /// Largest message, bytes: one node's messages of at most this size
+    /// leave its NIC in the order they were posted; None: every flow shares.
+    pub fifo_limit: Option<u64>,
     pub common: Common,
 }
 

@@ -81,6 +81,7 @@ pub fn run(
                     Some(e) => Some(efficiency(model, e)?),
                     None => None,
                 },
+                fifo_limit: p.fifo_limit,
             };
             let net = TcpflowNet::new(topo, nodes, params);
             sim(schedule, model, &p.common, net, record_messages)

@@ -24,6 +24,7 @@ fn params(nodes: u64, eff: Option<(f64, f64)>) -> ModelParams {
             exchange: vec![x],
             duplex: vec![d],
         }),
+        fifo_limit: None,
         common: Common::default(),
     })
 }
@@ -82,6 +83,7 @@ fn one_flow_across_racks_equals_plogp_at_every_size() {
             sizes: sizes.clone(),
             g: g.clone(),
             efficiency: None,
+            fifo_limit: None,
             common: Common::default(),
         });
         let p = ModelParams::Plogp(PlogpParams {
@@ -194,5 +196,76 @@ fn duplex_penalty_scales_with_the_load_on_the_reverse_path() {
         near(end_of(&o, 2, 0), 1e12 / 90.0 * 1.9),
         "{}",
         end_of(&o, 2, 0)
+    );
+}
+
+/// `params` with the FIFO limit `limit`.
+fn fifo(nodes: u64, eff: Option<(f64, f64)>, limit: u64) -> ModelParams {
+    let mut p = params(nodes, eff);
+    if let ModelParams::Tcpflow(t) = &mut p {
+        t.fifo_limit = Some(limit);
+    }
+    p
+}
+
+#[test]
+fn small_messages_of_one_sender_leave_in_posting_order() {
+    // 0 posts M to 1, 2, 3 at once (tags 0, 1, 2: that order). At most the limit:
+    // the NIC sends them one after the other, each alone at B: 10, 20, 30 ms (+ L).
+    let s = flows(4, &[(0, 1), (0, 2), (0, 3)]);
+    let o = run(&s, &fifo(4, None, M), true).unwrap();
+    assert_eq!(end_of(&o, 0, 1), 10 * MS + L);
+    assert_eq!(end_of(&o, 0, 2), 20 * MS + L);
+    assert_eq!(end_of(&o, 0, 3), 30 * MS + L);
+    // Above the limit they share the NIC: all three at 30 ms,
+    // as without a limit.
+    for p in [fifo(4, None, M - 1), params(4, None)] {
+        let o = run(&s, &p, true).unwrap();
+        assert!(
+            o.messages.iter().all(|m| m.end == 30 * MS + L),
+            "{:?}",
+            o.messages
+        );
+    }
+}
+
+#[test]
+fn a_waiting_small_message_is_no_traffic() {
+    // 0 posts M to 1 then to 2; 1 posts M to 0. FIFO limit M, e_x 0.5, e_d 0.8.
+    // 0 -> 1 and 1 -> 0 are an exchange: each at 0.5 B until 0 -> 1 ends at 20 ms
+    // (1 -> 0 ends then too). 0 -> 2 waited: it is not an exchange partner and not
+    // load on anyone's reverse path; from 20 ms it runs alone, one-way, at B: 30 ms.
+    let s = flows(3, &[(0, 1), (0, 2), (1, 0)]);
+    let o = run(&s, &fifo(3, Some((0.5, 0.8)), M), true).unwrap();
+    assert_eq!(end_of(&o, 0, 1), 20 * MS + L);
+    assert_eq!(end_of(&o, 1, 0), 20 * MS + L);
+    assert_eq!(end_of(&o, 0, 2), 30 * MS + L);
+}
+
+#[test]
+fn a_small_message_held_back_downstream_leaves_the_nic_to_the_next() {
+    // 0 -> 2 and 1 -> 2 share 2's down link: B/2 each, 20 ms. 0's second message,
+    // to 3, is behind 0 -> 2 in 0's queue, but 0 -> 2 uses only half of 0's NIC:
+    // 0 -> 3 gets the other half (strict priority, work-conserving), 20 ms too.
+    let s = flows(4, &[(0, 2), (1, 2), (0, 3)]);
+    let o = run(&s, &fifo(4, None, M), true).unwrap();
+    assert_eq!(end_of(&o, 0, 2), 20 * MS + L);
+    assert_eq!(end_of(&o, 1, 2), 20 * MS + L);
+    assert_eq!(end_of(&o, 0, 3), 20 * MS + L);
+    // Three in 0's queue: 0 -> 2 gets B/2 at level 0 beside 1 -> 2; 0 -> 2' (level 1)
+    // finds 2's link full and waits; 0 -> 3 (level 2) takes the B/2 left of 0's NIC. At 20 ms 0 -> 2 and 1 -> 2 end
+    // and 0 -> 3 ends (1e6 B at B/2); then 0 -> 2' alone at B: 30 ms.
+    let s = flows(4, &[(0, 2), (1, 2), (0, 2), (0, 3)]);
+    let o = run(&s, &fifo(4, None, M), true).unwrap();
+    let mut ends: Vec<(u32, u32, u64)> = o.messages.iter().map(|m| (m.src, m.dst, m.end)).collect();
+    ends.sort();
+    assert_eq!(
+        ends,
+        vec![
+            (0, 2, 20 * MS + L),
+            (0, 2, 30 * MS + L),
+            (0, 3, 20 * MS + L),
+            (1, 2, 20 * MS + L)
+        ]
     );
 }

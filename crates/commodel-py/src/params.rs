@@ -79,6 +79,7 @@ pub fn model_params(model: &str, d: &Bound<'_, PyDict>) -> PyResult<ModelParams>
                     duplex: e.floats("duplex")?,
                 }),
             },
+            fifo_limit: f.opt_uint("fifo_limit")?,
             common: common(&f)?,
         }),
         _ => ModelParams::Zhu(ZhuParams {

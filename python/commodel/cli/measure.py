@@ -160,15 +160,23 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="TCP's efficiency when traffic runs both ways (for the tcpflow model)",
         description="Rounds of one message per node pair, timed from a synchronized start: "
         "one way (n0->n1, n2->n3, ...), exchanges (n0<->n1, ...) and a ring (n_i -> "
-        "n_i+1: every node sends and receives with different peers), at each size; `fit` "
-        "turns them into tcp.efficiency (e = one-way time / both-ways time). One rank per "
-        "host stands for its node.",
+        "n_i+1: every node sends and receives with different peers), at each size; and "
+        "fan-outs (n0 posts one message to each of n1, n2, n3 at once). `fit` turns them "
+        "into tcp.efficiency (e = one-way time / both-ways time) and tcp.fifo_limit (the "
+        "largest size a node's NIC sends in posting order). One rank per host stands for "
+        "its node.",
     )
     _common(p)
     p.add_argument(
         "--sizes",
         type=size_list,
         help="message sizes, comma-separated (4KiB,16KiB,64KiB,256KiB,1MiB)",
+    )
+    p.add_argument(
+        "--fanout-sizes",
+        type=size_list,
+        help="sizes of the fan-out rounds (1KiB doubling up to the largest --sizes, at most "
+        "256KiB)",
     )
     p.add_argument("--max-reps", type=int, help="repetition cap per round and size (15)")
     p.set_defaults(func=run_efficiency)
@@ -393,10 +401,12 @@ def run_concurrent(args: argparse.Namespace) -> int:
 
 
 def run_efficiency(args: argparse.Namespace) -> int:
-    from ..fit.efficiency import efficiency_section
+    from ..fit.efficiency import efficiency_section, fifo_limit, flows_by_round
     from ..measure import efficiency
 
-    opts = efficiency.validate_options({"sizes": args.sizes, "max_reps": args.max_reps})
+    opts = efficiency.validate_options(
+        {"sizes": args.sizes, "fanout_sizes": args.fanout_sizes, "max_reps": args.max_reps}
+    )
     code, result = _run("efficiency", efficiency.procedure(opts), opts, args)
     if result is not None:
         from ..db import ResultsDB
@@ -408,6 +418,9 @@ def run_efficiency(args: argparse.Namespace) -> int:
         print("size [B]   e_x (exchange)   e_d (duplex)")
         for m, ex, ed in zip(section["sizes"], section["exchange"], section["duplex"]):
             print(f"{m:>9}   {ex:>14.3f}   {ed:>12.3f}")
+        limit, fan_note = fifo_limit(flows_by_round(rows))
+        if fan_note:
+            print(f"fifo_limit: {'none' if limit is None else f'{limit} B'} ({fan_note})")
     return code
 
 

@@ -13,6 +13,14 @@ A ratio above 1 (both ways measured faster than one way: noise) is written as 1,
 comment says so. With two nodes there is no ring; e_d is then e_x, which ``tcpflow`` never
 uses on two nodes. The spread between the flows of one round (stragglers) is not part of
 e: the comment gives the mean round time (the last flow's end) beside it.
+
+``fifo_limit`` comes from the ``fanout`` rounds (one node posts k messages at once): a size
+is served in posting order when the first peer's mean time is at most halfway between 1/k
+and 1 of the last one's (one after the other gives 1/k, shared gives 1). ``fifo_limit`` is
+the largest size served in order; it is left out when none was, or when there are no fanout
+rounds. (Not the end of a leading run: where per-message costs c dwarf a message's wire
+time w, in order gives (c + w) / (c + k w), close to 1 as well, so the smallest sizes cannot
+tell the two apart, and it does not matter there.)
 """
 
 from __future__ import annotations
@@ -46,6 +54,31 @@ def pair_times(rounds: list[Flows]) -> list[float]:
         for (a, b), t in flows.items()
         if a < b and (b, a) in flows
     ]
+
+
+def fifo_limit(rounds: dict[tuple[str, int], list[Flows]]) -> tuple[int | None, str]:
+    """The largest fanout size up to which a node's NIC served messages in posting order,
+    and a comment with the first / last peer's mean time per size."""
+    limit, cells = None, []
+    for (pattern, m), reps in rounds.items():
+        if pattern != "fanout":
+            continue
+        by_dst: dict[int, list[float]] = defaultdict(list)
+        for f in reps:
+            for (_, d), t in f.items():
+                by_dst[d].append(t)
+        order = sorted(by_dst)  # posting order: the peers in node order
+        if len(order) < 2:
+            continue
+        first, last = statistics.mean(by_dst[order[0]]), statistics.mean(by_dst[order[-1]])
+        ratio = first / last if last > 0 else 1.0
+        in_order = ratio <= (1 / len(order) + 1) / 2
+        cells.append(f"{m} B {ratio:.2f}{'' if in_order else ' shared'}")
+        if in_order:
+            limit = m
+    if not cells:
+        return None, ""
+    return limit, "fanout, first / last peer's time: " + ", ".join(cells)
 
 
 def efficiency_section(samples: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
@@ -86,5 +119,12 @@ def efficiency_section(samples: list[dict[str, Any]]) -> tuple[dict[str, Any], s
 
 @fitter("efficiency")
 def _fit(db, camp) -> dict[str, Any]:
-    section, note = efficiency_section(db.samples(camp.id))
-    return {"tcp": {"efficiency": section}, "__comment__": note}
+    samples = db.samples(camp.id)
+    section, note = efficiency_section(samples)
+    tcp: dict[str, Any] = {"efficiency": section}
+    limit, fan_note = fifo_limit(flows_by_round(samples))
+    if limit is not None:
+        tcp["fifo_limit"] = limit
+    if fan_note:
+        note += f"\nfifo_limit {limit if limit is not None else 'none'}: {fan_note}"
+    return {"tcp": tcp, "__comment__": note}

@@ -8,6 +8,14 @@ every rank). With the nodes n_0 .. n_{N-1}, three rounds are timed for every siz
 * ``duplex``:   n_i -> n_{i+1 mod N}, a ring: every node sends and receives, with different
   peers (needs N >= 3).
 
+and, for every size of ``fanout_sizes`` (default: 1 KiB doubling up to the largest size, at
+most 256 KiB):
+
+* ``fanout``:   n_0 -> n_1, n_2, ..., n_k (k = min(3, N - 1), needs N >= 3), posted at once in
+  that order: whether one node's NIC sends messages posted together one after the other
+  (the peers finish at about 1, 2, 3 message times) or shares itself among them (all at
+  about k).
+
 Each repetition starts from a synchronized barrier; every flow is timed from there to its
 receive's end. Repetitions continue until the 95% confidence
 interval of every flow's mean is within ``ci`` of it, or ``max_reps``. The flows are the
@@ -31,12 +39,25 @@ MiB = 1024 * KiB
 
 DEFAULTS: dict[str, Any] = {
     "sizes": [4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1 * MiB],
+    "fanout_sizes": None,  # None: 1 KiB, 2 KiB, ... up to max(sizes), at most 256 KiB
     "min_reps": 5,
     "max_reps": 15,
     "ci": 0.05,
 }
 
 PATTERNS = ("oneway", "exchange", "duplex")
+FANOUT_PEERS = 3
+
+
+FANOUT_MAX = 256 * KiB
+
+
+def default_fanout_sizes(sizes: list[int]) -> list[int]:
+    """1 KiB doubling up to the largest of ``sizes``, at most 256 KiB (at least 1 KiB)."""
+    out = [KiB]
+    while out[-1] * 2 <= min(max(sizes), FANOUT_MAX):
+        out.append(out[-1] * 2)
+    return out
 
 
 def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
@@ -46,6 +67,11 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
     if not sizes or any(s < 1 for s in sizes) or sizes != sorted(set(sizes)):
         raise CommodelError(f"--sizes must be increasing sizes >= 1 byte, got {sizes}")
     out["sizes"] = sizes
+    fan = out.get("fanout_sizes")
+    fan = default_fanout_sizes(sizes) if fan is None else [int(x) for x in fan]
+    if any(x < 1 for x in fan) or fan != sorted(set(fan)):
+        raise CommodelError(f"--fanout-sizes must be increasing sizes >= 1 byte, got {fan}")
+    out["fanout_sizes"] = fan
     if int(out["min_reps"]) < 2:
         raise CommodelError(f"--min-reps must be >= 2, got {out['min_reps']}")
     if int(out["max_reps"]) < int(out["min_reps"]):
@@ -74,6 +100,9 @@ def flows(pattern: str, nodes: list[int]) -> list[tuple[int, int]]:
     if pattern == "duplex":
         n = len(nodes)
         return [(nodes[i], nodes[(i + 1) % n]) for i in range(n)] if n >= 3 else []
+    if pattern == "fanout":
+        k = min(FANOUT_PEERS, len(nodes) - 1)
+        return [(nodes[0], nodes[i]) for i in range(1, k + 1)] if k >= 2 else []
     raise ValueError(pattern)
 
 
@@ -88,6 +117,8 @@ def procedure(opts: dict[str, Any]):
             for pattern in PATTERNS
             if (f := flows(pattern, nodes))
         ]
+        fan = flows("fanout", nodes)
+        rounds += [("fanout", size, fan) for size in opts["fanout_sizes"] if fan]
         ctx.progress.grow(len(rounds))
         with ctx.phase("efficiency"):
             for pattern, size, fl in rounds:

@@ -257,6 +257,8 @@ def tcpflow_params(platform: Platform) -> dict[str, Any]:
             "exchange": list(e.exchange),
             "duplex": list(e.duplex),
         }
+    if tcp is not None and tcp.fifo_limit is not None:
+        params["fifo_limit"] = tcp.fifo_limit
     return params
 
 

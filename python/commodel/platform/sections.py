@@ -98,13 +98,15 @@ class TcpEfficiency:
 class TCP:
     """TCP constants: the retransmission timeout, PlogPT's thresholds eps_S, eps_T, the rule
     that decides a buffer overflowed (``plogpt``: eq. 14's P_B; ``buffer``: the measured
-    port buffers ``network.buffer``) and the measured efficiency of traffic both ways."""
+    port buffers ``network.buffer``), the measured efficiency of traffic both ways, and the
+    largest message a node's NIC sends in posting order (``tcpflow``, measured)."""
 
     rto: float = 0.2  # s
     eps_S: float | None = None  # dimensionless (PlogPT eq. 5)
     eps_T: float | None = None  # s (PlogPT eq. 14)
     efficiency: TcpEfficiency | None = None
     rto_rule: str = "plogpt"  # one of RTO_RULES
+    fifo_limit: int | None = None  # B, the largest message a NIC sends in posting order
 
 
 RTO_RULES = ("plogpt", "buffer")
@@ -248,7 +250,9 @@ def validate_tcp_efficiency(at: At, value: Any) -> TcpEfficiency:
 
 
 def validate_tcp(at: At, value: Any) -> TCP:
-    data = mapping(at, value, optional=("rto", "eps_S", "eps_T", "efficiency", "rto_rule"))
+    data = mapping(
+        at, value, optional=("rto", "eps_S", "eps_T", "efficiency", "rto_rule", "fifo_limit")
+    )
     eps_s = data.get("eps_S")
     if eps_s is not None:
         eps_s = number(at.key("eps_S"), eps_s, float, "a number")
@@ -265,6 +269,7 @@ def validate_tcp(at: At, value: Any) -> TCP:
             else validate_tcp_efficiency(at.key("efficiency"), data["efficiency"])
         ),
         rto_rule=choice(at.key("rto_rule"), data.get("rto_rule", "plogpt"), RTO_RULES, "rule"),
+        fifo_limit=size(at.key("fifo_limit"), data.get("fifo_limit"), allow_none=True),
     )
 
 

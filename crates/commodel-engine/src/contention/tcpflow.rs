@@ -29,6 +29,15 @@
 //!   others (TCP loses it to queueing and recovery). Without an efficiency
 //!   table e = 1 throughout. The tables are interpolated linearly in m
 //!   between measured sizes and held constant beyond them.
+//! * **Small messages leave a NIC in posting order.** A message of at most
+//!   `fifo_limit` bytes goes into its NIC's queue whole when it is posted, so
+//!   one node's small messages go out one behind the other: the oldest gets
+//!   the capacity it can use (its max-min rate), the next one what is left of
+//!   the capacity along its route, and so on (strict priority in posting
+//!   order, work-conserving: a message held back downstream does not idle the
+//!   NIC). A message that gets no capacity waits and does not count as
+//!   traffic. Larger messages share the NIC with the oldest small one.
+//!   Without `fifo_limit` every flow shares.
 //! * Messages within a node have e = 1 and use the loopback resource.
 //!
 //! Rendezvous control messages (sizes above S) cost L each.
@@ -75,6 +84,9 @@ pub struct TcpflowParams {
     /// PLogP gap g(m), ps.
     pub g: Table,
     pub efficiency: Option<Efficiency>,
+    /// Largest message, bytes, that leaves its sender's NIC in posting order
+    /// (measured: `measure efficiency`'s fan-out rounds); None: every flow shares the NIC.
+    pub fifo_limit: Option<u64>,
 }
 
 /// What the network knows of a flow: its message size and end nodes.
@@ -83,6 +95,10 @@ struct Meta {
     bytes: u64,
     src: u32,
     dst: u32,
+    /// Posting order (for the FIFO of small messages).
+    order: u64,
+    /// A small message that got no capacity behind older ones of its sender.
+    waiting: bool,
 }
 
 /// The `tcpflow` network.
@@ -102,6 +118,18 @@ pub struct TcpflowNet {
     /// Scratch: max-min rate per resource (zero between recomputations).
     load: Vec<f64>,
     started_at: Option<Time>,
+    /// Flows started so far (the next flow's `Meta::order`).
+    posted: u64,
+    /// Scratch: the small flows of `work` as (sender, order, index in `work`).
+    queue: Vec<(u32, u64, u32)>,
+    /// Scratch: per entry of `work`, its place in its sender's queue (0 for
+    /// the oldest small flow and for every other flow).
+    level: Vec<u32>,
+    /// Scratch: the entries of `work` of one level, their rates, and the
+    /// capacity each resource has used so far.
+    items: Vec<u32>,
+    level_rates: Vec<f64>,
+    used: Vec<f64>,
 }
 
 impl TcpflowNet {
@@ -122,6 +150,108 @@ impl TcpflowNet {
             rates: Vec::new(),
             load: Vec::new(),
             started_at: None,
+            posted: 0,
+            queue: Vec::new(),
+            level: Vec::new(),
+            items: Vec::new(),
+            level_rates: Vec::new(),
+            used: Vec::new(),
+        }
+    }
+
+    /// Is flow `id` a message of at most `fifo_limit` bytes between two nodes (served in posting order)?
+    fn small(&self, id: u32) -> bool {
+        let m = &self.meta[id as usize];
+        m.src != m.dst && self.p.fifo_limit.is_some_and(|e| m.bytes <= e)
+    }
+
+    /// Each entry of `work` gets its level: its place in its sender's queue of
+    /// small flows (by posting order), 0 for larger flows. Every flow
+    /// from one node shares that node's up link, so its queue is whole in `work`.
+    /// Returns the highest level.
+    fn levels(&mut self, work: &[u32]) -> u32 {
+        self.level.clear();
+        self.level.resize(work.len(), 0);
+        if self.p.fifo_limit.is_none() {
+            return 0;
+        }
+        self.queue.clear();
+        for (k, &id) in work.iter().enumerate() {
+            if self.small(id) {
+                let m = &self.meta[id as usize];
+                self.queue.push((m.src, m.order, k as u32));
+            }
+        }
+        self.queue.sort_unstable();
+        let mut top = 0;
+        for i in 0..self.queue.len() {
+            let (src, _, k) = self.queue[i];
+            let l = if i > 0 && self.queue[i - 1].0 == src {
+                self.level[self.queue[i - 1].2 as usize] + 1
+            } else {
+                0
+            };
+            self.level[k as usize] = l;
+            top = top.max(l);
+        }
+        top
+    }
+
+    /// Max-min rates of `work` into `self.rates`, level by level: each level gets
+    /// what the levels before it left of every resource's capacity.
+    fn allocate(&mut self, work: &[u32]) {
+        let top = self.levels(work);
+        let flows = &self.fluid.flows;
+        let topo = &self.topo;
+        if top == 0 {
+            let items = work
+                .iter()
+                .map(|&id| (flows[id as usize].route.as_slice(), 1.0));
+            self.filler
+                .allocate(items, |r| topo.capacity(r, false), &mut self.rates);
+            for &id in work {
+                self.meta[id as usize].waiting = false;
+            }
+            return;
+        }
+        self.rates.clear();
+        self.rates.resize(work.len(), 0.0);
+        self.used.resize(topo.num_resources(), 0.0);
+        for l in 0..=top {
+            self.items.clear();
+            self.items
+                .extend((0..work.len() as u32).filter(|&k| self.level[k as usize] == l));
+            let used = &self.used;
+            let items = self
+                .items
+                .iter()
+                .map(|&k| (flows[work[k as usize] as usize].route.as_slice(), 1.0));
+            self.filler.allocate(
+                items,
+                |r| {
+                    let c = topo.capacity(r, false);
+                    let left = c - used[r as usize];
+                    if left > c * 1e-9 {
+                        left
+                    } else {
+                        0.0
+                    }
+                },
+                &mut self.level_rates,
+            );
+            for (j, &k) in self.items.iter().enumerate() {
+                let rate = self.level_rates[j];
+                self.rates[k as usize] = rate;
+                for &r in &flows[work[k as usize] as usize].route {
+                    self.used[r as usize] += rate;
+                }
+            }
+        }
+        for (k, &id) in work.iter().enumerate() {
+            for &r in &flows[id as usize].route {
+                self.used[r as usize] = 0.0;
+            }
+            self.meta[id as usize].waiting = self.rates[k] <= 0.0;
         }
     }
 
@@ -142,7 +272,10 @@ impl TcpflowNet {
         }
         let on = &self.fluid.on;
         let back = &on[self.topo.node_up(m.dst) as usize];
-        if back.iter().any(|&o| self.meta[o as usize].dst == m.src) {
+        if back.iter().any(|&o| {
+            let r = &self.meta[o as usize];
+            r.dst == m.src && !r.waiting
+        }) {
             return eff.at(&eff.exchange, m.bytes);
         }
         // The reverse path's busiest end: a's down link, b's up link.
@@ -190,14 +323,7 @@ impl TcpflowNet {
             let b = self.topo.node_capacity(m.src, false);
             self.fluid.flows[id as usize].remaining = b * g as f64 / PS_PER_S as f64;
         }
-        let flows = &self.fluid.flows;
-        let topo = &self.topo;
-        let items = work.iter().map(|&id| {
-            let f = &flows[id as usize];
-            (f.route.as_slice(), 1.0)
-        });
-        self.filler
-            .allocate(items, |r| topo.capacity(r, false), &mut self.rates);
+        self.allocate(&work);
         if self.p.efficiency.is_some() {
             self.apply_efficiency(&work);
         }
@@ -240,7 +366,10 @@ impl Network for TcpflowNet {
             bytes,
             src: a,
             dst: b,
+            order: self.posted,
+            waiting: false,
         };
+        self.posted += 1;
         self.started_at = Some(now);
         Ok(())
     }
