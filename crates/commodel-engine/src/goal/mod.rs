@@ -28,6 +28,7 @@ mod binary;
 mod cycle;
 mod error;
 mod parse;
+mod parts;
 mod write;
 
 use std::io::{Read, Seek, SeekFrom};
@@ -36,6 +37,7 @@ use std::path::Path;
 pub use binary::{is_binary, parse_binary, read_binary, MAGIC, MAGIC_CONSUMED};
 pub use error::{GoalError, GoalErrorKind};
 pub use parse::{parse, parse_bytes, parse_bytes_in_chunks, parse_reader};
+pub use parts::PARSE_THREADS_VAR;
 pub(crate) use write::GoalWriter;
 pub use write::{is_valid_label, write, write_to};
 
@@ -43,7 +45,40 @@ use crate::schedule::Schedule;
 
 /// Read a schedule file: GOAL text, streamed in chunks, or a LogGOPSim binary schedule
 /// (`txt2bin`'s output), told apart by the file's first eight bytes.
+///
+/// GOAL text of 4 MiB or more is read by as many threads as there are usable cores, each
+/// on its own part of the file (whole rank blocks); [`PARSE_THREADS_VAR`] sets the number
+/// of parts for any size. The schedule, or the error, is that of reading on one thread.
 pub fn read(path: &Path) -> Result<Schedule, GoalError> {
+    read_in(path, None)
+}
+
+/// [`read`] with GOAL text cut into `parts` parts (at most one per rank block), whatever
+/// its size. For tests of the parallel reader.
+#[doc(hidden)]
+pub fn read_in_parts(path: &Path, parts: usize) -> Result<Schedule, GoalError> {
+    read_in(path, Some(parts.max(1)))
+}
+
+/// [`parse_bytes`] in `parts` parts, each read through a window of `chunk` bytes: the
+/// same schedule or error for every `parts` and `chunk`; with the schedule, how many
+/// parts were read apart and joined (0: the text was read on one thread). For tests of
+/// the parallel reader.
+#[doc(hidden)]
+pub fn parse_bytes_in_parts(
+    src: &[u8],
+    file: &str,
+    parts: usize,
+    chunk: usize,
+) -> Result<(Schedule, usize), GoalError> {
+    let open = |at: u64, n: u64| -> std::io::Result<&[u8]> {
+        let at = (at as usize).min(src.len());
+        Ok(&src[at..(at + n as usize).min(src.len())])
+    };
+    parts::parse_in_parts(open, src.len() as u64, file, parts.max(1), chunk.max(1))
+}
+
+fn read_in(path: &Path, parts: Option<usize>) -> Result<Schedule, GoalError> {
     let file = path.display().to_string();
     let io = |e: std::io::Error| GoalError::Io {
         file: file.clone(),
@@ -55,8 +90,18 @@ pub fn read(path: &Path) -> Result<Schedule, GoalError> {
     (&mut handle).take(8).read_to_end(&mut head).map_err(io)?;
     handle.seek(SeekFrom::Start(0)).map_err(io)?;
     if is_binary(&head) {
-        read_binary(std::io::BufReader::new(handle), len, &file)
-    } else {
-        parse_reader(handle, len, &file)
+        return read_binary(std::io::BufReader::new(handle), len, &file);
     }
+    let parts = parts.unwrap_or_else(|| parts::parts_for(len));
+    if parts <= 1 {
+        return parse_reader(handle, len, &file);
+    }
+    drop(handle);
+    // Each part opens the file again: its own handle and position.
+    let open = |at: u64, n: u64| -> std::io::Result<std::io::Take<std::fs::File>> {
+        let mut f = std::fs::File::open(path)?;
+        f.seek(SeekFrom::Start(at))?;
+        Ok(f.take(n))
+    };
+    parts::parse_in_parts(open, len, &file, parts, parse::CHUNK).map(|(s, _)| s)
 }
