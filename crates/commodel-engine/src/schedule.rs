@@ -295,13 +295,27 @@ impl ScheduleBuilder {
         b
     }
 
-    /// Move the ranks `other` has sealed after this builder's sealed ranks into this one,
-    /// in order, as if they had been sealed here: the same compact columns (operation
-    /// records, size table, dependency rows, labels) as sealing them here from the text.
-    /// `other` comes from [`starting_at`](Self::starting_at) at the first rank not sealed
+    /// Operations in the sealed ranks.
+    pub(crate) fn sealed_ops(&self) -> usize {
+        self.frozen.s.ops.len()
+    }
+
+    /// The sealed ranks alone, for [`append`](Self::append) (the building storage of the
+    /// ranks, one empty entry per rank, is dropped).
+    pub(crate) fn into_sealed(self) -> Sealed {
+        Sealed {
+            frozen: self.frozen,
+            error: self.error,
+        }
+    }
+
+    /// Move the ranks sealed in `other` after this builder's sealed ranks, in order, as
+    /// if they had been sealed here: the same compact columns (operation records, size
+    /// table, dependency rows, labels) as sealing them here from the text. `other`
+    /// comes from a builder [`starting_at`](Self::starting_at) the first rank not sealed
     /// here. Its ranks are frozen again one at a time from its columns (no text is read).
-    pub(crate) fn append(&mut self, other: ScheduleBuilder) -> Result<(), BuildError> {
-        if let Some(e) = self.error.take().or(other.error) {
+    pub(crate) fn append(&mut self, other: Sealed) -> Result<(), BuildError> {
+        if let Some(e) = self.error.clone().or(other.error) {
             return Err(e);
         }
         let from = self.frozen.ranks_done();
@@ -360,6 +374,13 @@ impl ScheduleBuilder {
         }
         one.finish()
     }
+}
+
+/// Ranks sealed by a [`ScheduleBuilder`], without its building storage; see
+/// [`ScheduleBuilder::append`].
+pub(crate) struct Sealed {
+    frozen: Freezer,
+    error: Option<BuildError>,
 }
 
 impl RankBuild {

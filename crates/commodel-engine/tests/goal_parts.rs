@@ -20,15 +20,16 @@ fn same_in_parts(text: &[u8]) -> usize {
     let whole = outcome(goal::parse_bytes(text, "s.goal"));
     let mut most = 0;
     for parts in PARTS {
-        for chunk in [1 << 20, 16] {
-            let got = goal::parse_bytes_in_parts(text, "s.goal", parts, chunk);
+        // Large windows and whole parts, small windows and segments of a few operations.
+        for (chunk, segment) in [(1 << 20, 1 << 17), (16, 3)] {
+            let got = goal::parse_bytes_in_parts(text, "s.goal", parts, chunk, segment);
             if let Ok((_, joined)) = &got {
                 most = most.max(*joined);
             }
             assert_eq!(
                 outcome(got.map(|(s, _)| s)),
                 whole,
-                "{parts} parts, chunk {chunk}, for:\n{}",
+                "{parts} parts, chunk {chunk}, segments of {segment}, for:\n{}",
                 String::from_utf8_lossy(text)
             );
         }
@@ -61,7 +62,8 @@ fn every_collective_reads_the_same_in_parts_and_simulates_bit_for_bit() {
             let seq = goal::parse(&text, "s.goal").unwrap();
             for parts in [2, 3, 7] {
                 let (par, _) =
-                    goal::parse_bytes_in_parts(text.as_bytes(), "s.goal", parts, 1 << 20).unwrap();
+                    goal::parse_bytes_in_parts(text.as_bytes(), "s.goal", parts, 1 << 20, 5)
+                        .unwrap();
                 let a = loggops::simulate(&seq, &params, true).unwrap();
                 let b = loggops::simulate(&par, &params, true).unwrap();
                 assert_eq!(
@@ -144,7 +146,7 @@ fn errors_are_those_of_one_thread_wherever_they_are() {
 fn error_in_parts(text: &str) -> GoalError {
     let whole = goal::parse(text, "s.goal").unwrap_err();
     for parts in PARTS {
-        let got = goal::parse_bytes_in_parts(text.as_bytes(), "s.goal", parts, 1 << 20)
+        let got = goal::parse_bytes_in_parts(text.as_bytes(), "s.goal", parts, 1 << 20, 5)
             .map(|_| ())
             .unwrap_err();
         assert_eq!(got, whole, "{parts} parts");

@@ -13,7 +13,9 @@
 //! ```
 //!
 //! * [`read`] takes a file of either format: GOAL text, or a LogGOPSim binary schedule
-//!   ([`read_binary`]), told apart by content.
+//!   ([`read_binary`]), told apart by content. GOAL text of 4 MiB or more is read on all
+//!   usable cores, one part of whole rank blocks per thread ([`PARSE_THREADS_VAR`] sets
+//!   the number of parts), with the schedule and errors of reading on one thread.
 //! * [`parse`], [`parse_bytes`], [`parse_reader`], [`read`] accept every file LogGOPSim's `txt2bin` accepts,
 //!   and also indentation, a `//` or `/* */` comment after a statement, and sizes with a
 //!   unit suffix (`64KiB`, `1MiB`, `2kB`, `1GB`). Errors ([`GoalError`]) display as
@@ -60,22 +62,24 @@ pub fn read_in_parts(path: &Path, parts: usize) -> Result<Schedule, GoalError> {
     read_in(path, Some(parts.max(1)))
 }
 
-/// [`parse_bytes`] in `parts` parts, each read through a window of `chunk` bytes: the
-/// same schedule or error for every `parts` and `chunk`; with the schedule, how many
-/// parts were read apart and joined (0: the text was read on one thread). For tests of
-/// the parallel reader.
+/// [`parse_bytes`] in `parts` parts, each read through a window of `chunk` bytes and
+/// sealed in segments of `segment_ops` operations: the same schedule or error for every
+/// `parts`, `chunk` and `segment_ops`; with the schedule, how many parts were read apart
+/// and joined (0: the text was read on one thread). For tests of the parallel reader.
 #[doc(hidden)]
 pub fn parse_bytes_in_parts(
     src: &[u8],
     file: &str,
     parts: usize,
     chunk: usize,
+    segment_ops: usize,
 ) -> Result<(Schedule, usize), GoalError> {
     let open = |at: u64, n: u64| -> std::io::Result<&[u8]> {
         let at = (at as usize).min(src.len());
         Ok(&src[at..(at + n as usize).min(src.len())])
     };
-    parts::parse_in_parts(open, src.len() as u64, file, parts.max(1), chunk.max(1))
+    let (parts, chunk) = (parts.max(1), chunk.max(1));
+    parts::parse_in_parts(open, src.len() as u64, file, parts, chunk, segment_ops)
 }
 
 fn read_in(path: &Path, parts: Option<usize>) -> Result<Schedule, GoalError> {
@@ -103,5 +107,7 @@ fn read_in(path: &Path, parts: Option<usize>) -> Result<Schedule, GoalError> {
         f.seek(SeekFrom::Start(at))?;
         Ok(f.take(n))
     };
-    parts::parse_in_parts(open, len, &file, parts, parse::CHUNK).map(|(s, _)| s)
+    // The parts share the one-thread reader's window size between them.
+    let chunk = (parse::CHUNK / parts).max(64 << 10);
+    parts::parse_in_parts(open, len, &file, parts, chunk, parts::SEGMENT_OPS).map(|(s, _)| s)
 }

@@ -19,7 +19,8 @@
 //! the result and every error are those of parsing the whole text at once. Each complete
 //! rank block is sealed into the schedule's compact columns at once
 //! ([`ScheduleBuilder::seal`]), so memory is the schedule plus one rank's building storage
-//! and the window (a few chunks, or the longest rank block or line).
+//! and the window (a few chunks, or the longest rank block or line). A large file is read
+//! by several streams at once, one per part of its rank blocks (`parts.rs`).
 
 use std::cell::Cell;
 use std::collections::hash_map::Entry;

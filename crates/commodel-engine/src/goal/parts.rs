@@ -3,10 +3,11 @@
 //! The text is cut into parts at rank blocks: the boundary of part `i` is the first line
 //! at or after byte `len * i / n` that starts with `rank K {` (at the first column). Each
 //! part is read through its own reader of its byte range, in chunks, by its own thread
-//! ([`Stream`]), and parsed into its own builder, which seals its ranks `K..` into compact
-//! columns as their blocks close. Part 0 reads the header first; the other parts learn
-//! `num_ranks` from it before they start. The builders are then joined in order
-//! ([`ScheduleBuilder::append`]), each part's columns dropped once moved.
+//! ([`Stream`]), and parsed into its own builders, which seal its ranks `K..` into compact
+//! columns as their blocks close, in segments of [`SEGMENT_OPS`] operations. Part 0 reads
+//! the header first; the other parts learn `num_ranks` from it before they start. The
+//! segments are then moved, in order, into part 0's columns ([`ScheduleBuilder::append`]),
+//! each dropped once moved.
 //!
 //! A part is *clean* when it parsed exactly the blocks from its own `rank K {` up to the
 //! next part's `K` and then nothing but blank lines and comments up to its end. The parts
@@ -23,7 +24,7 @@ use std::ops::Range;
 
 use super::error::GoalError;
 use super::parse::Stream;
-use crate::schedule::{Schedule, ScheduleBuilder};
+use crate::schedule::{Schedule, ScheduleBuilder, Sealed};
 
 /// Text below this size is read on one thread (unless the part count is forced).
 pub(super) const PARALLEL_MIN_BYTES: u64 = 4 << 20;
@@ -54,11 +55,19 @@ struct Part {
     first: u32,
 }
 
-/// What one part's thread made of it: its builder and the lines it holds, if clean.
-type Outcome = Option<(ScheduleBuilder, u64)>;
+/// What one part's thread made of it, if clean: its ranks, sealed in segments of about
+/// [`SEGMENT_OPS`] operations (part 0: in one builder, the one the others join), and the
+/// lines it holds.
+type Outcome = Option<(ScheduleBuilder, Vec<Sealed>, u64)>;
+
+/// Operations per segment of a part's sealed ranks. The join moves one segment at a time
+/// into part 0's columns and drops it: memory is the schedule and about one segment,
+/// where whole parts would be the schedule and all but part 0 (1.5 schedules for two).
+pub(super) const SEGMENT_OPS: usize = 1 << 17;
 
 /// Parse the `len` bytes of text that `open(at, n)` gives `n` bytes of from byte `at`,
-/// in up to `parts` parts (see the module documentation). `chunk`: bytes read at a time.
+/// in up to `parts` parts (see the module documentation). `chunk`: bytes read at a time;
+/// `segment_ops`: operations per segment of a part's ranks ([`SEGMENT_OPS`] but in tests).
 /// Also returns how many parts were clean and joined (0 when the text was read on one
 /// thread from its start).
 pub(super) fn parse_in_parts<R, O>(
@@ -67,6 +76,7 @@ pub(super) fn parse_in_parts<R, O>(
     file: &str,
     parts: usize,
     chunk: usize,
+    segment_ops: usize,
 ) -> Result<(Schedule, usize), GoalError>
 where
     R: Read + Send,
@@ -109,11 +119,18 @@ where
         .collect();
     let rank_end = |i: usize| firsts.get(i + 1).copied().unwrap_or(p);
     let read_part = |i: usize, stream: &mut Stream<'_, R>| -> Outcome {
-        let part = &part_list[i];
-        let mut builder = ScheduleBuilder::starting_at(p, part.first);
-        stream.blocks(&mut builder, part.first..rank_end(i)).ok()?;
+        let (first, end) = (part_list[i].first, rank_end(i));
+        let mut segments = Vec::new();
+        let mut builder = ScheduleBuilder::starting_at(p, first);
+        for rank in first..end {
+            stream.blocks(&mut builder, rank..rank + 1).ok()?;
+            if i > 0 && builder.sealed_ops() >= segment_ops && rank + 1 < end {
+                let next = ScheduleBuilder::starting_at(p, rank + 1);
+                segments.push(std::mem::replace(&mut builder, next).into_sealed());
+            }
+        }
         stream.end(&mut builder).ok()?;
-        Some((builder, stream.lines()))
+        Some((builder, segments, stream.lines()))
     };
     let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
         let others: Vec<_> = (1..part_list.len())
@@ -136,7 +153,7 @@ where
     let mut lines = 0u64;
     let mut outcomes = outcomes.into_iter().enumerate();
     while let Some((i, outcome)) = outcomes.next() {
-        let Some((builder, part_lines)) = outcome else {
+        let Some((last, segments, part_lines)) = outcome else {
             // The later parts are not needed: free them before reading again.
             outcomes.for_each(drop);
             return match joined {
@@ -148,7 +165,7 @@ where
                     let mut rest = ScheduleBuilder::starting_at(p, part.first);
                     tail.blocks(&mut rest, part.first..p)?;
                     tail.end(&mut rest)?;
-                    match done.append(rest).and_then(|()| done.build()) {
+                    match done.append(rest.into_sealed()).and_then(|()| done.build()) {
                         Ok(s) => Ok((s, i)),
                         Err(_) => sequential(),
                     }
@@ -157,9 +174,13 @@ where
         };
         lines += part_lines;
         match joined.as_mut() {
-            None => joined = Some(builder),
+            None => joined = Some(last),
             Some(done) => {
-                if done.append(builder).is_err() {
+                let moved = segments
+                    .into_iter()
+                    .chain(std::iter::once(last.into_sealed()))
+                    .try_for_each(|segment| done.append(segment));
+                if moved.is_err() {
                     return sequential();
                 }
             }
