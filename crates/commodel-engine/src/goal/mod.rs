@@ -13,9 +13,10 @@
 //! ```
 //!
 //! * [`read`] takes a file of either format: GOAL text, or a LogGOPSim binary schedule
-//!   ([`read_binary`]), told apart by content. GOAL text of 4 MiB or more is read on all
-//!   usable cores, one part of whole rank blocks per thread ([`PARSE_THREADS_VAR`] sets
-//!   the number of parts), with the schedule and errors of reading on one thread.
+//!   ([`read_binary`]), told apart by content. A file of 4 MiB or more is read on all
+//!   usable cores, one part (whole rank blocks, or rank sections) per thread
+//!   ([`PARSE_THREADS_VAR`] sets the number of parts), with the schedule and errors of
+//!   reading on one thread.
 //! * [`parse`], [`parse_bytes`], [`parse_reader`], [`read`] accept every file LogGOPSim's `txt2bin` accepts,
 //!   and also indentation, a `//` or `/* */` comment after a statement, and sizes with a
 //!   unit suffix (`64KiB`, `1MiB`, `2kB`, `1GB`). Errors ([`GoalError`]) display as
@@ -48,15 +49,16 @@ use crate::schedule::Schedule;
 /// Read a schedule file: GOAL text, streamed in chunks, or a LogGOPSim binary schedule
 /// (`txt2bin`'s output), told apart by the file's first eight bytes.
 ///
-/// GOAL text of 4 MiB or more is read by as many threads as there are usable cores, each
-/// on its own part of the file (whole rank blocks); [`PARSE_THREADS_VAR`] sets the number
-/// of parts for any size. The schedule, or the error, is that of reading on one thread.
+/// A file of 4 MiB or more is read by as many threads as there are usable cores, each on
+/// its own part of the file (whole rank blocks of GOAL text, a run of rank sections of a
+/// binary schedule); [`PARSE_THREADS_VAR`] sets the number of parts for any size. The
+/// schedule, or the error, is that of reading on one thread.
 pub fn read(path: &Path) -> Result<Schedule, GoalError> {
     read_in(path, None)
 }
 
-/// [`read`] with GOAL text cut into `parts` parts (at most one per rank block), whatever
-/// its size. For tests of the parallel reader.
+/// [`read`] with the file cut into `parts` parts (at most one per rank), whatever its
+/// size. For tests of the parallel reader.
 #[doc(hidden)]
 pub fn read_in_parts(path: &Path, parts: usize) -> Result<Schedule, GoalError> {
     read_in(path, Some(parts.max(1)))
@@ -82,6 +84,20 @@ pub fn parse_bytes_in_parts(
     parts::parse_in_parts(open, src.len() as u64, file, parts, chunk, segment_ops)
 }
 
+/// [`parse_binary`] on `parts` threads, each sealing its ranks in segments of
+/// `segment_ops` operations: the same schedule or error for every `parts` and
+/// `segment_ops`. For tests of the parallel reader.
+#[doc(hidden)]
+pub fn parse_binary_in_parts(
+    data: &[u8],
+    file: &str,
+    parts: usize,
+    segment_ops: usize,
+) -> Result<Schedule, GoalError> {
+    let open = || Ok(std::io::Cursor::new(data));
+    binary::read_binary_in_parts(open, data.len() as u64, file, parts.max(1), segment_ops)
+}
+
 fn read_in(path: &Path, parts: Option<usize>) -> Result<Schedule, GoalError> {
     let file = path.display().to_string();
     let io = |e: std::io::Error| GoalError::Io {
@@ -93,10 +109,15 @@ fn read_in(path: &Path, parts: Option<usize>) -> Result<Schedule, GoalError> {
     let mut head = Vec::with_capacity(8);
     (&mut handle).take(8).read_to_end(&mut head).map_err(io)?;
     handle.seek(SeekFrom::Start(0)).map_err(io)?;
-    if is_binary(&head) {
-        return read_binary(std::io::BufReader::new(handle), len, &file);
-    }
     let parts = parts.unwrap_or_else(|| parts::parts_for(len));
+    if is_binary(&head) {
+        if parts <= 1 {
+            return read_binary(std::io::BufReader::new(handle), len, &file);
+        }
+        drop(handle);
+        let open = || std::fs::File::open(path).map(std::io::BufReader::new);
+        return binary::read_binary_in_parts(open, len, &file, parts, parts::SEGMENT_OPS);
+    }
     if parts <= 1 {
         return parse_reader(handle, len, &file);
     }

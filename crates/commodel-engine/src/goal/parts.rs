@@ -24,7 +24,7 @@ use std::ops::Range;
 
 use super::error::GoalError;
 use super::parse::Stream;
-use crate::schedule::{Schedule, ScheduleBuilder, Sealed};
+use crate::schedule::{BuildError, Schedule, ScheduleBuilder, Sealed};
 
 /// Text below this size is read on one thread (unless the part count is forced).
 pub(super) const PARALLEL_MIN_BYTES: u64 = 4 << 20;
@@ -120,17 +120,14 @@ where
     let rank_end = |i: usize| firsts.get(i + 1).copied().unwrap_or(p);
     let read_part = |i: usize, stream: &mut Stream<'_, R>| -> Outcome {
         let (first, end) = (part_list[i].first, rank_end(i));
-        let mut segments = Vec::new();
-        let mut builder = ScheduleBuilder::starting_at(p, first);
-        for rank in first..end {
-            stream.blocks(&mut builder, rank..rank + 1).ok()?;
-            if i > 0 && builder.sealed_ops() >= segment_ops && rank + 1 < end {
-                let next = ScheduleBuilder::starting_at(p, rank + 1);
-                segments.push(std::mem::replace(&mut builder, next).into_sealed());
-            }
-        }
-        stream.end(&mut builder).ok()?;
-        Some((builder, segments, stream.lines()))
+        // Part 0's builder is the one the others join: it is not cut.
+        let segment_ops = if i == 0 { usize::MAX } else { segment_ops };
+        let (mut last, segments) = in_segments(p, first..end, segment_ops, |rank, b| {
+            stream.blocks(b, rank..rank + 1)
+        })
+        .ok()?;
+        stream.end(&mut last).ok()?;
+        Some((last, segments, stream.lines()))
     };
     let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
         let others: Vec<_> = (1..part_list.len())
@@ -176,11 +173,7 @@ where
         match joined.as_mut() {
             None => joined = Some(last),
             Some(done) => {
-                let moved = segments
-                    .into_iter()
-                    .chain(std::iter::once(last.into_sealed()))
-                    .try_for_each(|segment| done.append(segment));
-                if moved.is_err() {
+                if join(done, segments, last).is_err() {
                     return sequential();
                 }
             }
@@ -192,6 +185,41 @@ where
         // names the place.
         _ => sequential(),
     }
+}
+
+/// Read the ranks `ranks` of a schedule of `p` ranks, one at a time by `read`, into
+/// builders that seal them in segments of about `segment_ops` operations: the last
+/// builder (to which more may be added) and the segments before it, in order.
+pub(super) fn in_segments<E>(
+    p: u32,
+    ranks: Range<u32>,
+    segment_ops: usize,
+    mut read: impl FnMut(u32, &mut ScheduleBuilder) -> Result<(), E>,
+) -> Result<(ScheduleBuilder, Vec<Sealed>), E> {
+    let end = ranks.end;
+    let mut segments = Vec::new();
+    let mut builder = ScheduleBuilder::starting_at(p, ranks.start);
+    for rank in ranks {
+        read(rank, &mut builder)?;
+        if builder.sealed_ops() >= segment_ops && rank + 1 < end {
+            let next = ScheduleBuilder::starting_at(p, rank + 1);
+            segments.push(std::mem::replace(&mut builder, next).into_sealed());
+        }
+    }
+    Ok((builder, segments))
+}
+
+/// Move a part's segments, then its last builder, into `done` (the parts before it),
+/// dropping each once moved.
+pub(super) fn join(
+    done: &mut ScheduleBuilder,
+    segments: Vec<Sealed>,
+    last: ScheduleBuilder,
+) -> Result<(), BuildError> {
+    segments
+        .into_iter()
+        .chain(std::iter::once(last.into_sealed()))
+        .try_for_each(|segment| done.append(segment))
 }
 
 /// Where parts `1..parts` begin: for each, the byte offset and rank number of the first
