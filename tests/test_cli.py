@@ -320,6 +320,31 @@ def test_bad_goal_file_names_file_line_column(cli, tmp_path: Path) -> None:
 
 
 @needs_engine
+def test_goal_read_in_parts_predicts_and_fails_as_on_one_thread(
+    cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    goal = tmp_path / "a2a.goal"
+    assert (
+        cli("schedule", "alltoall-pairwise", "--ranks", "9", "--size", "1KiB", "-o", goal).code == 0
+    )
+    text = goal.read_text()
+    bad = tmp_path / "bad.goal"
+    bad.write_text(text.replace("rank 7 {\n", "rank 7 {\nx: send 8b to 9\n"))
+    outcomes = []
+    for parts in ("1", "3", "7"):
+        monkeypatch.setenv("COMMODEL_PARSE_THREADS", parts)
+        good = cli("predict", goal, "--platform", "loggopsim-default", "--json")
+        failed = cli("predict", bad, "--platform", "loggopsim-default")
+        assert (good.code, failed.code) == (0, 2)
+        outcomes.append((good.out, failed.err))
+    assert outcomes[1] == outcomes[0] and outcomes[2] == outcomes[0]
+    line = text[: text.index("rank 7 {")].count("\n") + 2
+    assert outcomes[0][1].startswith(
+        f"commodel: error: {bad}:{line}:15: send to rank 9 out of range"
+    )
+
+
+@needs_engine
 def test_deadlock_is_exit_2(cli, tmp_path: Path) -> None:
     stuck = tmp_path / "stuck.goal"
     stuck.write_text("num_ranks 2\nrank 0 {\nr1: recv 8b from 1 tag 0\n}\nrank 1 {\n}\n")

@@ -284,6 +284,51 @@ impl ScheduleBuilder {
         Ok(())
     }
 
+    /// A builder of `num_ranks` ranks whose ranks `0..first` are sealed empty: a reader of
+    /// a part of a file that begins at rank block `first` seals its ranks into it, and
+    /// [`append`](Self::append) moves them into the builder of the ranks before.
+    pub(crate) fn starting_at(num_ranks: u32, first: u32) -> Self {
+        let mut b = ScheduleBuilder::new(num_ranks);
+        for _ in 0..first.min(num_ranks) {
+            b.frozen.add(RankBuild::default());
+        }
+        b
+    }
+
+    /// Operations in the sealed ranks.
+    pub(crate) fn sealed_ops(&self) -> usize {
+        self.frozen.s.ops.len()
+    }
+
+    /// The sealed ranks alone, for [`append`](Self::append) (the building storage of the
+    /// ranks, one empty entry per rank, is dropped).
+    pub(crate) fn into_sealed(self) -> Sealed {
+        Sealed {
+            frozen: self.frozen,
+            error: self.error,
+        }
+    }
+
+    /// Move the ranks sealed in `other` after this builder's sealed ranks, in order, as
+    /// if they had been sealed here: the same compact columns (operation records, size
+    /// table, dependency rows, labels) as sealing them here from the text. `other`
+    /// comes from a builder [`starting_at`](Self::starting_at) the first rank not sealed
+    /// here. Its ranks are frozen again one at a time from its columns (no text is read).
+    pub(crate) fn append(&mut self, other: Sealed) -> Result<(), BuildError> {
+        if let Some(e) = self.error.clone().or(other.error) {
+            return Err(e);
+        }
+        let from = self.frozen.ranks_done();
+        let s = &other.frozen.s;
+        debug_assert_eq!(s.rank_start.get(from as usize), Some(&0));
+        for rank in from..other.frozen.ranks_done() {
+            let r = s.unfreeze(rank);
+            self.frozen.check_size(r.ops.len() as u64)?;
+            self.frozen.add(r);
+        }
+        Ok(())
+    }
+
     /// Check and freeze the schedule.
     ///
     /// Checks: peers in range, dependencies rank-local and pointing at
@@ -329,6 +374,13 @@ impl ScheduleBuilder {
         }
         one.finish()
     }
+}
+
+/// Ranks sealed by a [`ScheduleBuilder`], without its building storage; see
+/// [`ScheduleBuilder::append`].
+pub(crate) struct Sealed {
+    frozen: Freezer,
+    error: Option<BuildError>,
 }
 
 impl RankBuild {
@@ -806,6 +858,40 @@ impl Schedule {
             .filter(|&i| self.kind(i) == OpKind::Send)
             .map(|i| self.size(i))
             .sum()
+    }
+
+    /// The building form of `rank` again, which [`Freezer::add`] turns into the same
+    /// columns: its operations, its dependencies grouped by prerequisite in row order
+    /// (the counting sort of `add` keeps that order), its labels.
+    fn unfreeze(&self, rank: u32) -> RankBuild {
+        let ops = self.ops_of(rank);
+        let base = ops.start;
+        let mut r = RankBuild {
+            ops: ops.clone().map(|id| self.op(id)).collect(),
+            ..RankBuild::default()
+        };
+        for b in ops.clone() {
+            let local = |a: OpId| a - base;
+            r.deps.extend(
+                self.requirers(b)
+                    .map(|a| (local(a), local(b), DepKind::Requires)),
+            );
+            r.deps.extend(
+                self.irequirers(b)
+                    .map(|a| (local(a), local(b), DepKind::IRequires)),
+            );
+        }
+        // A rank has counted labels `o0..` or stored ones, never both (see `RankBuild::label`).
+        r.canonical = self.canonical.get(rank as usize).copied().unwrap_or(0);
+        let first = self.labels.partition_point(|&(id, _)| id < base);
+        let last = self.labels.partition_point(|&(id, _)| id < ops.end);
+        for k in first..last {
+            let from = if k == 0 { 0 } else { self.labels[k - 1].1 };
+            let (id, to) = self.labels[k];
+            r.label_text.push_str(&self.label_text[from..to]);
+            r.labels.push((id - base, r.label_text.len()));
+        }
+        r
     }
 
     /// Kahn's algorithm over the last rank added, `rank` (dependencies are rank-local,

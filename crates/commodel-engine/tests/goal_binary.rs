@@ -260,3 +260,71 @@ fn errors_name_the_byte_at_fault() {
         "b.bin: byte 0: cookie 578437695752307201, expected 4223 (not a LogGOPSim binary schedule)",
     );
 }
+
+mod collectives_support;
+
+/// What a read gave, comparable: the schedule written as GOAL, or the error.
+fn outcome(r: Result<Schedule, goal::GoalError>) -> Result<String, goal::GoalError> {
+    r.map(|s| goal::write(&s))
+}
+
+/// `data` read on 2, 3, 4 and 7 threads, in whole parts and in segments of a few
+/// operations: what one thread reads.
+fn same_in_parts(data: &[u8]) {
+    let whole = outcome(goal::parse_binary(data, "s.bin"));
+    for parts in [2, 3, 4, 7] {
+        for segment in [1 << 17, 3] {
+            let got = outcome(goal::parse_binary_in_parts(data, "s.bin", parts, segment));
+            assert_eq!(got, whole, "{parts} parts, segments of {segment}");
+        }
+    }
+}
+
+#[test]
+fn every_collective_reads_the_same_in_parts() {
+    for name in collectives_support::names() {
+        for p in collectives_support::rank_counts(name, &[3, 8, 17]) {
+            let s = collectives_support::gen(name, p, 100_000);
+            let data = encode_schedule(&s);
+            same_in_parts(&data);
+            let (a, b) = (
+                goal::parse_binary(&data, "s.bin").unwrap(),
+                goal::parse_binary_in_parts(&data, "s.bin", 3, 5).unwrap(),
+            );
+            assert_eq!(goal::write(&a), goal::write(&s), "{name} P={p}");
+            assert_eq!(
+                a.edges().collect::<Vec<_>>(),
+                b.edges().collect::<Vec<_>>(),
+                "{name} P={p}"
+            );
+        }
+    }
+}
+
+/// Every truncation and every byte changed: errors in every part (the first in rank
+/// order wins), in the header and the table of sections, and the largest cpu and nic.
+#[test]
+fn errors_in_parts_are_those_of_one_thread() {
+    let mut ranks = small();
+    for k in 0..4u32 {
+        let mut send = rec(1, (k + 1) % 6, 64, k);
+        send.cpu = (k % 2) as u8;
+        // The receive, then a calc that requires it, then the send that irequires the calc.
+        let mut recv = rec(2, ANY, 64, ANY);
+        recv.req = vec![1];
+        let mut calc = rec(3, 0, 10, 0);
+        calc.ireq = vec![2];
+        ranks.push(vec![recv, calc, send]);
+    }
+    let data = encode(&ranks, 1, 2);
+    goal::parse_binary(&data, "s.bin").unwrap();
+    same_in_parts(&data);
+    for i in 0..data.len() {
+        same_in_parts(&data[..i]);
+        for v in [data[i].wrapping_add(1), 0xFF] {
+            let mut d = data.clone();
+            d[i] = v;
+            same_in_parts(&d);
+        }
+    }
+}

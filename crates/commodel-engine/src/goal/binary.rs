@@ -19,12 +19,15 @@
 //! Every redundant field is checked against the rest (prerequisite counts, roots, the
 //! largest cpu and nic), so a file accepted here runs the same in LogGOPSim and in
 //! commodel. Errors name the file and the byte offset at fault. Ranks are read one at a
-//! time: memory is the schedule plus the largest rank's section.
+//! time: memory is the schedule plus the largest rank's section. The table of sections
+//! lets [`read_binary_in_parts`] give runs of ranks to threads, each reading only its
+//! own sections.
 
 use std::io::{Read, Seek, SeekFrom};
 
 use super::error::GoalError;
-use crate::schedule::{BuildError, DepKind, Op, OpRef, Schedule, ScheduleBuilder, ANY};
+use super::parts::{in_segments, join};
+use crate::schedule::{BuildError, DepKind, Op, OpRef, Schedule, ScheduleBuilder, Sealed, ANY};
 
 /// The cookie at the start of a binary schedule.
 pub const MAGIC: u64 = 4223;
@@ -54,69 +57,260 @@ pub fn read_binary(
     len: u64,
     file: &str,
 ) -> Result<Schedule, GoalError> {
-    let fail = |offset: u64, message: String| GoalError::Binary {
+    let header = Header::read(&mut input, len, file)?;
+    let mut builder = ScheduleBuilder::new(header.p);
+    let mut sections = Sections::new(&header, len, file);
+    for rank in 0..header.p {
+        sections.rank(&mut input, rank, &mut builder)?;
+    }
+    header.finish(builder, (sections.seen_cpu, sections.seen_nic), file)
+}
+
+/// [`read_binary`] on up to `parts` threads, each reading the sections of a run of
+/// ranks (about the same bytes each) through its own reader from `open`, sealed in
+/// segments of `segment_ops` operations and joined in rank order: the schedule, or the
+/// error, of [`read_binary`] (the first in rank order; a structural error found in the
+/// join sends the file to [`read_binary`]).
+pub(super) fn read_binary_in_parts<R, O>(
+    open: O,
+    len: u64,
+    file: &str,
+    parts: usize,
+    segment_ops: usize,
+) -> Result<Schedule, GoalError>
+where
+    R: Read + Seek + Send,
+    O: Fn() -> std::io::Result<R> + Sync,
+{
+    let io = |e: std::io::Error| GoalError::Io {
         file: file.to_string(),
-        offset,
-        message,
+        message: e.to_string(),
     };
-    let mut load = |at: u64, n: u64, buf: &mut Vec<u8>, what: &str| -> Result<(), GoalError> {
-        if at.checked_add(n).is_none_or(|end| end > len) {
+    let mut input = open().map_err(io)?;
+    let header = Header::read(&mut input, len, file)?;
+    let p = header.p;
+    // Cut the ranks where the sections passed reach `total * i / parts` bytes.
+    let size = |rank: u32| {
+        let (start, end) = header.section(rank);
+        end.saturating_sub(start)
+    };
+    let total: u64 = (0..p).map(size).fold(0, u64::saturating_add);
+    let mut cuts = vec![0u32];
+    let mut sum = 0u64;
+    for rank in 0..p {
+        let goal = total / parts as u64 * cuts.len() as u64;
+        if rank > *cuts.last().unwrap_or(&0) && sum >= goal && cuts.len() < parts {
+            cuts.push(rank);
+        }
+        sum = sum.saturating_add(size(rank));
+    }
+    cuts.push(p);
+    type Part = Result<(ScheduleBuilder, Vec<Sealed>, (u8, u8)), GoalError>;
+    let read_part = |i: usize, input: &mut R| -> Part {
+        let mut sections = Sections::new(&header, len, file);
+        // Part 0's builder is the one the others join: it is not cut.
+        let segment_ops = if i == 0 { usize::MAX } else { segment_ops };
+        let (last, segments) = in_segments(p, cuts[i]..cuts[i + 1], segment_ops, |rank, b| {
+            sections.rank(input, rank, b)
+        })?;
+        Ok((last, segments, (sections.seen_cpu, sections.seen_nic)))
+    };
+    let outcomes: Vec<Part> = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..cuts.len() - 1)
+            .map(|i| {
+                let (open, read_part) = (&open, &read_part);
+                scope.spawn(move || read_part(i, &mut open().map_err(io)?))
+            })
+            .collect();
+        let mut all = vec![read_part(0, &mut input)];
+        all.extend(others.into_iter().map(|t| {
+            t.join().unwrap_or_else(|_| {
+                Err(GoalError::Io {
+                    file: file.to_string(),
+                    message: "a reading thread failed".to_string(),
+                })
+            })
+        }));
+        all
+    });
+    let sequential = || read_binary(open().map_err(io)?, len, file);
+    let mut joined: Option<ScheduleBuilder> = None;
+    let mut seen = (0u8, 0u8);
+    for outcome in outcomes {
+        let (last, segments, (cpu, nic)) = outcome?;
+        seen = (seen.0.max(cpu), seen.1.max(nic));
+        match joined.as_mut() {
+            None => joined = Some(last),
+            Some(done) => {
+                if join(done, segments, last).is_err() {
+                    return sequential();
+                }
+            }
+        }
+    }
+    match joined {
+        Some(builder) => header.finish(builder, seen, file),
+        None => sequential(),
+    }
+}
+
+/// The start of a binary schedule: ranks, the stored largest cpu and nic, and the table
+/// of rank sections.
+struct Header {
+    p: u32,
+    max_cpu: u8,
+    max_nic: u8,
+    table: Vec<u8>,
+}
+
+impl Header {
+    fn read(input: &mut (impl Read + Seek), len: u64, file: &str) -> Result<Header, GoalError> {
+        let fail = |offset: u64, message: String| GoalError::Binary {
+            file: file.to_string(),
+            offset,
+            message,
+        };
+        let mut buf = Vec::new();
+        load(input, len, file, 0, BASE + 6, &mut buf, "the header")?;
+        let cookie = le64(&buf, 0);
+        if cookie == MAGIC_CONSUMED {
             return Err(fail(
-                at,
-                format!("{what} needs {n} bytes, the file has {len}"),
+                0,
+                "this binary schedule was consumed by a LogGOPSim run with --save-mem; convert the text again with txt2bin".to_string(),
             ));
         }
-        buf.clear();
-        buf.resize(n as usize, 0);
-        input
-            .seek(SeekFrom::Start(at))
-            .and_then(|_| input.read_exact(buf))
-            .map_err(|e| GoalError::Io {
+        if cookie != MAGIC {
+            return Err(fail(
+                0,
+                format!("cookie {cookie}, expected {MAGIC} (not a LogGOPSim binary schedule)"),
+            ));
+        }
+        let p = le32(&buf, 8);
+        let (max_cpu, max_nic) = (buf[12], buf[13]);
+        if p == 0 || p == u32::MAX {
+            return Err(fail(
+                BASE,
+                format!("{p} ranks, expected 1 to {}", u32::MAX - 1),
+            ));
+        }
+        let mut table = Vec::new();
+        load(
+            input,
+            len,
+            file,
+            BASE + 6,
+            16 * u64::from(p),
+            &mut table,
+            "the table of rank sections",
+        )?;
+        Ok(Header {
+            p,
+            max_cpu,
+            max_nic,
+            table,
+        })
+    }
+
+    /// Where `rank`'s section lies, as stored (offsets from the base).
+    fn section(&self, rank: u32) -> (u64, u64) {
+        (
+            le64(&self.table, 16 * rank as usize),
+            le64(&self.table, 16 * rank as usize + 8),
+        )
+    }
+
+    /// Check the stored largest cpu and nic against those `seen`, and freeze the schedule.
+    fn finish(
+        &self,
+        builder: ScheduleBuilder,
+        seen: (u8, u8),
+        file: &str,
+    ) -> Result<Schedule, GoalError> {
+        let (max_cpu, max_nic) = (self.max_cpu, self.max_nic);
+        if seen != (max_cpu, max_nic) {
+            return Err(GoalError::Binary {
                 file: file.to_string(),
-                message: e.to_string(),
-            })
-    };
-    let mut buf = Vec::new();
-    load(0, BASE + 6, &mut buf, "the header")?;
-    let cookie = le64(&buf, 0);
-    if cookie == MAGIC_CONSUMED {
-        return Err(fail(
-            0,
-            "this binary schedule was consumed by a LogGOPSim run with --save-mem; convert the text again with txt2bin".to_string(),
-        ));
+                offset: BASE + 4,
+                message: format!(
+                    "largest cpu {max_cpu} and nic {max_nic} stored, {} and {} used",
+                    seen.0, seen.1
+                ),
+            });
+        }
+        builder.build().map_err(|e| build_error(e, file))
     }
-    if cookie != MAGIC {
-        return Err(fail(
-            0,
-            format!("cookie {cookie}, expected {MAGIC} (not a LogGOPSim binary schedule)"),
-        ));
+}
+
+/// Read `n` bytes at `at` of the `len` bytes of `input` into `buf`.
+fn load(
+    input: &mut (impl Read + Seek),
+    len: u64,
+    file: &str,
+    at: u64,
+    n: u64,
+    buf: &mut Vec<u8>,
+    what: &str,
+) -> Result<(), GoalError> {
+    if at.checked_add(n).is_none_or(|end| end > len) {
+        return Err(GoalError::Binary {
+            file: file.to_string(),
+            offset: at,
+            message: format!("{what} needs {n} bytes, the file has {len}"),
+        });
     }
-    let p = le32(&buf, 8);
-    let (max_cpu, max_nic) = (buf[12], buf[13]);
-    if p == 0 || p == u32::MAX {
-        return Err(fail(
-            BASE,
-            format!("{p} ranks, expected 1 to {}", u32::MAX - 1),
-        ));
+    buf.clear();
+    buf.resize(n as usize, 0);
+    input
+        .seek(SeekFrom::Start(at))
+        .and_then(|_| input.read_exact(buf))
+        .map_err(|e| GoalError::Io {
+            file: file.to_string(),
+            message: e.to_string(),
+        })
+}
+
+/// A reader of rank sections, one at a time, with its scratch space and the largest cpu
+/// and nic seen so far.
+struct Sections<'h> {
+    header: &'h Header,
+    len: u64,
+    file: &'h str,
+    section: Vec<u8>,
+    indegree: Vec<u32>,
+    is_root: Vec<bool>,
+    seen_cpu: u8,
+    seen_nic: u8,
+}
+
+impl<'h> Sections<'h> {
+    fn new(header: &'h Header, len: u64, file: &'h str) -> Self {
+        Sections {
+            header,
+            len,
+            file,
+            section: Vec::new(),
+            indegree: Vec::new(),
+            is_root: Vec::new(),
+            seen_cpu: 0,
+            seen_nic: 0,
+        }
     }
-    let mut table = Vec::new();
-    load(
-        BASE + 6,
-        16 * u64::from(p),
-        &mut table,
-        "the table of rank sections",
-    )?;
-    let mut builder = ScheduleBuilder::new(p);
-    let (mut seen_cpu, mut seen_nic) = (0u8, 0u8);
-    let mut section = Vec::new();
-    let mut indegree: Vec<u32> = Vec::new();
-    let mut is_root: Vec<bool> = Vec::new();
-    for rank in 0..p {
+
+    /// Read, check and seal `rank`'s section.
+    fn rank(
+        &mut self,
+        input: &mut (impl Read + Seek),
+        rank: u32,
+        builder: &mut ScheduleBuilder,
+    ) -> Result<(), GoalError> {
+        let (p, len, file) = (self.header.p, self.len, self.file);
+        let fail = |offset: u64, message: String| GoalError::Binary {
+            file: file.to_string(),
+            offset,
+            message,
+        };
         let entry = BASE + 6 + 16 * u64::from(rank);
-        let (start, end) = (
-            le64(&table, 16 * rank as usize),
-            le64(&table, 16 * rank as usize + 8),
-        );
+        let (start, end) = self.header.section(rank);
         if start > end || end > len - BASE {
             return Err(fail(
                 entry,
@@ -124,8 +318,16 @@ pub fn read_binary(
             ));
         }
         let at = BASE + start;
-        load(at, end - start, &mut section, "a rank section")?;
-        let sec = &section;
+        load(
+            input,
+            self.len,
+            self.file,
+            at,
+            end - start,
+            &mut self.section,
+            "a rank section",
+        )?;
+        let sec = &self.section;
         let need = |k: u64| -> Result<(), GoalError> {
             if k > sec.len() as u64 {
                 Err(fail(
@@ -157,8 +359,8 @@ pub fn read_binary(
             ));
         }
         let dependents = (sec.len() - appendix) / 4;
-        indegree.clear();
-        indegree.resize(n, 0);
+        self.indegree.clear();
+        self.indegree.resize(n, 0);
         for i in 0..n {
             let r = records + RECORD * i;
             let byte = |k: usize| at + (r + k) as u64;
@@ -190,8 +392,8 @@ pub fn read_binary(
             };
             op.cpu = cpu;
             op.nic = nic;
-            seen_cpu = seen_cpu.max(cpu);
-            seen_nic = seen_nic.max(nic);
+            self.seen_cpu = self.seen_cpu.max(cpu);
+            self.seen_nic = self.seen_nic.max(nic);
             builder.push(rank, op);
             for (k, kind) in [(23, DepKind::Requires), (31, DepKind::IRequires)] {
                 let count = le32(sec, r + k) as usize;
@@ -216,7 +418,7 @@ pub fn read_binary(
                             format!("rank {rank}: dependent operation {a}, the rank has {n}"),
                         ));
                     }
-                    indegree[a as usize] += 1;
+                    self.indegree[a as usize] += 1;
                     builder.dep(
                         OpRef { rank, index: a },
                         OpRef {
@@ -230,27 +432,27 @@ pub fn read_binary(
         }
         // The redundant fields must agree: LogGOPSim starts from the roots and counts
         // prerequisites down from the stored counts.
-        is_root.clear();
-        is_root.resize(n, false);
+        self.is_root.clear();
+        self.is_root.resize(n, false);
         for j in 0..roots {
             let root = le32(sec, 8 + 4 * j) as usize;
-            let bad = root >= n || is_root[root] || indegree[root] != 0;
+            let bad = root >= n || self.is_root[root] || self.indegree[root] != 0;
             if bad {
                 return Err(fail(
                     at + (8 + 4 * j) as u64,
                     format!("rank {rank}: root {root} is not a distinct operation without prerequisites"),
                 ));
             }
-            is_root[root] = true;
+            self.is_root[root] = true;
         }
         for i in 0..n {
             let stored = le32(sec, records + RECORD * i);
-            if stored != indegree[i] || (stored == 0 && !is_root[i]) {
+            if stored != self.indegree[i] || (stored == 0 && !self.is_root[i]) {
                 return Err(fail(
                     at + (records + RECORD * i) as u64,
                     format!(
                         "rank {rank} operation {i}: {stored} prerequisites stored, {} listed{}",
-                        indegree[i],
+                        self.indegree[i],
                         if stored == 0 {
                             " (or not among the roots)"
                         } else {
@@ -261,17 +463,9 @@ pub fn read_binary(
             }
         }
         // The section is complete: into the compact columns with it.
-        builder.seal(rank).map_err(|e| build_error(e, file))?;
+        builder.seal(rank).map_err(|e| build_error(e, self.file))?;
+        Ok(())
     }
-    if (seen_cpu, seen_nic) != (max_cpu, max_nic) {
-        return Err(fail(
-            BASE + 4,
-            format!(
-                "largest cpu {max_cpu} and nic {max_nic} stored, {seen_cpu} and {seen_nic} used"
-            ),
-        ));
-    }
-    builder.build().map_err(|e| build_error(e, file))
 }
 
 /// A structural error the builder found. A cycle is reported at the rank's entry in

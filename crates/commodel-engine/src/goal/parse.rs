@@ -19,7 +19,8 @@
 //! the result and every error are those of parsing the whole text at once. Each complete
 //! rank block is sealed into the schedule's compact columns at once
 //! ([`ScheduleBuilder::seal`]), so memory is the schedule plus one rank's building storage
-//! and the window (a few chunks, or the longest rank block or line).
+//! and the window (a few chunks, or the longest rank block or line). A large file is read
+//! by several streams at once, one per part of its rank blocks (`parts.rs`).
 
 use std::cell::Cell;
 use std::collections::hash_map::Entry;
@@ -75,10 +76,10 @@ pub fn parse_bytes_in_chunks(src: &[u8], file: &str, chunk: usize) -> Result<Sch
 }
 
 /// Bytes read from the text at a time.
-const CHUNK: usize = 1 << 20;
+pub(super) const CHUNK: usize = 1 << 20;
 
 /// The text seen through a window that slides over it; see the module documentation.
-struct Stream<'f, R> {
+pub(super) struct Stream<'f, R> {
     reader: R,
     file: &'f str,
     /// Length of the whole text (for the bound on `num_ranks`).
@@ -100,7 +101,8 @@ struct Stream<'f, R> {
 }
 
 impl<'f, R: Read> Stream<'f, R> {
-    fn new(reader: R, file_len: u64, file: &'f str, chunk: usize) -> Self {
+    /// A stream over the text from its start.
+    pub(super) fn new(reader: R, file_len: u64, file: &'f str, chunk: usize) -> Self {
         Stream {
             reader,
             file,
@@ -114,6 +116,21 @@ impl<'f, R: Read> Stream<'f, R> {
             dep_pairs: Vec::new(),
             cycles: CycleCheck::default(),
         }
+    }
+
+    /// A stream over a tail of the text that starts at the start of line
+    /// `line_base + 1`, between two top-level items (see `parts`).
+    pub(super) fn resume(
+        reader: R,
+        file_len: u64,
+        file: &'f str,
+        chunk: usize,
+        line_base: u64,
+    ) -> Self {
+        let mut s = Stream::new(reader, file_len, file, chunk);
+        s.line_base = line_base;
+        s.at_text_start = false;
+        s
     }
 
     /// Read until the window holds at least `ahead` bytes after the cursor, or the text ends.
@@ -197,16 +214,34 @@ impl<'f, R: Read> Stream<'f, R> {
         }
     }
 
-    fn run(mut self) -> Result<Schedule, GoalError> {
+    pub(super) fn run(mut self) -> Result<Schedule, GoalError> {
+        let p = self.header()?;
+        let mut builder = ScheduleBuilder::new(p);
+        self.blocks(&mut builder, 0..p)?;
+        self.end(&mut builder)?;
+        builder
+            .build()
+            .map_err(|e| self.build_error(e, self.buf.len()))
+    }
+
+    /// `num_ranks P` after what may precede it (a byte order mark, blank lines, comments).
+    pub(super) fn header(&mut self) -> Result<u32, GoalError> {
         let mut none = ScheduleBuilder::new(0);
-        let p = self.step(&mut none, None, |p, _| {
+        self.step(&mut none, None, |p, _| {
             p.pos = p.bom;
             p.skip_blank()?;
             p.header()
-        })?;
-        let mut builder = ScheduleBuilder::new(p);
-        for rank in 0..p {
-            self.step(&mut builder, Some(rank), |p, b| {
+        })
+    }
+
+    /// The rank blocks `ranks`, in order, each sealed into `builder` as soon as it is read.
+    pub(super) fn blocks(
+        &mut self,
+        builder: &mut ScheduleBuilder,
+        ranks: std::ops::Range<u32>,
+    ) -> Result<(), GoalError> {
+        for rank in ranks {
+            self.step(builder, Some(rank), |p, b| {
                 p.skip_blank()?;
                 let open = p.rank_header(rank)?;
                 p.block(rank, open, b)
@@ -216,10 +251,17 @@ impl<'f, R: Read> Stream<'f, R> {
                 .seal(rank)
                 .map_err(|e| self.build_error(e, self.start))?;
         }
-        self.step(&mut builder, None, |p, _| p.end())?;
-        builder
-            .build()
-            .map_err(|e| self.build_error(e, self.buf.len()))
+        Ok(())
+    }
+
+    /// Nothing but blank lines and comments up to the end of the text.
+    pub(super) fn end(&mut self, builder: &mut ScheduleBuilder) -> Result<(), GoalError> {
+        self.step(builder, None, |p, _| p.end())
+    }
+
+    /// Lines of the whole text, once [`end`](Self::end) has read it to its end.
+    pub(super) fn lines(&self) -> u64 {
+        self.line_base + count_newlines(&self.buf)
     }
 
     /// A structural error the builder found, reported at offset `pos` of the window.
