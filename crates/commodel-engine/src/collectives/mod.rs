@@ -504,13 +504,21 @@ fn write_goal_on<W: Write>(
         });
     }
     if threads > 1 {
-        crate::goal::GoalWriter::new(&mut out, ranks).finish()?;
-        let mut written = Ok(());
+        let (mut written, mut started) = (Ok(()), false);
         let ended = parallel::on_threads(&ctx, threads, block, true, |b| {
             let Block::Text(text) = b else {
                 unreachable!("blocks of text were asked for")
             };
-            written = out.write_all(&text);
+            if !std::mem::replace(&mut started, true) {
+                // The header, as one thread writes it, with the first block (nothing is
+                // written before); writing to a Vec cannot fail.
+                let mut head = Vec::new();
+                let _ = crate::goal::GoalWriter::new(&mut head, ranks).finish();
+                written = out.write_all(&head);
+            }
+            if written.is_ok() {
+                written = out.write_all(&text);
+            }
             written.is_ok()
         });
         written?;
@@ -897,6 +905,42 @@ mod tests {
         let split = checked_ctx("gather-split", 17, 8, &o).unwrap();
         let ended = parallel::on_threads(&split, 2, 3, false, |_| true);
         assert!(!ended.complete && ended.backstep);
+    }
+
+    /// On threads, a write error is reported and a generator's error leaves nothing written.
+    #[test]
+    fn threads_report_errors() {
+        /// Accepts `room` bytes, then fails.
+        struct Full {
+            room: usize,
+        }
+        impl Write for Full {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                if self.room == 0 {
+                    return Err(io::Error::other("disk full"));
+                }
+                let n = buf.len().min(self.room);
+                self.room -= n;
+                Ok(n)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let o = CollectiveOptions::default();
+        let ctx = checked_ctx("alltoall-pairwise", 64, 8, &o).unwrap();
+        for room in [0, 100, 70_000] {
+            match write_goal_on(ctx, 2, 3, Full { room }) {
+                Err(WriteGoalError::Io(e)) => assert_eq!(e.to_string(), "disk full"),
+                other => panic!("room {room}: {other:?}"),
+            }
+        }
+        let ctx = checked_ctx("alltoall-xor-pairwise", 17, 8, &o).unwrap();
+        let mut out = Vec::new();
+        let e = write_goal_on(ctx, 2, 3, &mut out).unwrap_err();
+        assert!(e.to_string().contains("power-of-two"), "{e}");
+        assert!(out.is_empty());
+        assert!(generate_on(ctx, 2, 3).is_err());
     }
 
     #[test]
