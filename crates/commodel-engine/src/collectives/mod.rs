@@ -394,7 +394,7 @@ pub fn generate(
     opts: &CollectiveOptions,
 ) -> Result<Schedule, CollectiveError> {
     let ctx = checked_ctx(name, ranks, size, opts)?;
-    generate_on(ctx, parallel::threads(&ctx)?, parallel::BLOCK_RANKS)
+    generate_on(ctx, parallel::threads(&ctx)?, parallel::block_ranks(ranks))
 }
 
 /// [`generate`] on `threads` threads (see `parallel.rs`), blocks of `block` ranks.
@@ -476,7 +476,7 @@ pub fn write_goal<W: Write>(
 ) -> Result<GoalSummary, WriteGoalError> {
     let ctx = checked_ctx(name, ranks, size, opts)?;
     let threads = parallel::threads(&ctx)?;
-    write_goal_on(ctx, threads, parallel::BLOCK_RANKS, out)
+    write_goal_on(ctx, threads, parallel::block_ranks(ranks), out)
 }
 
 /// [`write_goal`] on `threads` threads, blocks of `block` ranks.
@@ -954,6 +954,8 @@ mod tests {
         assert_eq!(threads(None, &large).unwrap(), cores.min(2) as u32);
         assert_eq!(threads(Some("3"), &small).unwrap(), 3);
         assert_eq!(threads(Some(" 1\n"), &large).unwrap(), 1);
+        let blocks = [2, 256, 1024, 4096, 65536].map(parallel::block_ranks);
+        assert_eq!(blocks, [64, 32, 8, 2, 1]);
         for bad in ["0", "65", "two", "", "-1"] {
             let e = threads(Some(bad), &large).unwrap_err().to_string();
             assert!(e.contains("COMMODEL_GENERATE_THREADS"), "{e}");

@@ -16,8 +16,11 @@ use super::{run, CollectiveError, Ctx};
 
 /// Finished blocks that may wait per thread before it pauses.
 const QUEUE: usize = 2;
-/// Ranks per block (fewer at P below 8 times the threads: blocks alternate).
-pub(crate) const BLOCK_RANKS: u32 = 8;
+/// Ranks per block for `p` ranks: 8192 / P, 1 to 64, so that a block of the
+/// all-to-alls (2(P-1) operations a rank) holds about 16 K operations, 1 MB of text.
+pub(crate) fn block_ranks(p: u32) -> u32 {
+    (8192 / p.max(1)).clamp(1, 64)
+}
 /// Below this many ranks one thread generates: there is too little to share.
 pub(crate) const MIN_RANKS: u32 = 256;
 /// Environment variable forcing the number of generating threads (1: the calling
