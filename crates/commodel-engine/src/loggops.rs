@@ -123,22 +123,54 @@ struct Group {
     version: u32,
 }
 
-/// A queued event: ordered by (time, stamp) only ([`Keyed`]).
+/// A queued event: ordered by (time, stamp) only ([`Keyed`]). 24 bytes: the
+/// kind shares a word with the stamp (stamps count events: they stay below 2^62).
 #[derive(Clone, Copy)]
 struct Event {
     time: Time,
-    stamp: u64,
+    /// The stamp in the low [`STAMP_BITS`] bits, the [`Kind`] above them.
+    stamp_kind: u64,
     op: OpId,
     /// Owning host for operations; receiving host for messages.
     host: u32,
-    kind: Kind,
+}
+
+const STAMP_BITS: u32 = 62;
+const STAMP_MASK: u64 = (1 << STAMP_BITS) - 1;
+
+impl Event {
+    #[inline]
+    fn new(time: Time, stamp: u64, op: OpId, host: u32, kind: Kind) -> Event {
+        debug_assert!(stamp <= STAMP_MASK, "stamp {stamp} past 2^62");
+        let stamp_kind = stamp | (kind as u64) << STAMP_BITS;
+        Event {
+            time,
+            stamp_kind,
+            op,
+            host,
+        }
+    }
+
+    #[inline]
+    fn stamp(&self) -> u64 {
+        self.stamp_kind & STAMP_MASK
+    }
+
+    #[inline]
+    fn kind(&self) -> Kind {
+        match self.stamp_kind >> STAMP_BITS {
+            0 => Kind::Op,
+            1 => Kind::Msg,
+            _ => Kind::Group,
+        }
+    }
 }
 
 impl Keyed for Event {
     /// (time, stamp): the queue's order.
     #[inline]
     fn key(&self) -> (u64, u64) {
-        (self.time, self.stamp)
+        (self.time, self.stamp())
     }
 }
 
@@ -245,13 +277,7 @@ impl<'a> Sim<'a> {
     fn push(&mut self, time: Time, op: OpId, host: u32, kind: Kind) {
         let stamp = self.stamp;
         self.stamp += 1;
-        self.queue.push(Event {
-            time,
-            stamp,
-            op,
-            host,
-            kind,
-        });
+        self.queue.push(Event::new(time, stamp, op, host, kind));
     }
 
     fn started(&mut self, op: OpId, host: u32) {
@@ -321,7 +347,7 @@ impl<'a> Sim<'a> {
             // Time never runs backwards (checked in debug builds and tests).
             debug_assert!(ev.time >= now, "event at {} after {}", ev.time, now);
             now = ev.time;
-            match ev.kind {
+            match ev.kind() {
                 Kind::Op => match self.s.kind(ev.op) {
                     OpKind::Calc => self.calc(ev)?,
                     OpKind::Send => self.send(ev)?,
@@ -363,7 +389,7 @@ impl<'a> Sim<'a> {
             self.groups.push(Group::default());
         }
         let group = &mut self.groups[g as usize];
-        group.members.insert(ev.stamp, ev);
+        group.members.insert(ev.stamp(), ev);
         group.time = free;
         self.token(g);
     }
@@ -373,13 +399,7 @@ impl<'a> Sim<'a> {
         let group = &mut self.groups[g as usize];
         group.version = group.version.wrapping_add(1);
         if let Some((&stamp, _)) = group.members.first_key_value() {
-            let t = Event {
-                time: group.time,
-                stamp,
-                op: g,
-                host: group.version,
-                kind: Kind::Group,
-            };
+            let t = Event::new(group.time, stamp, g, group.version, Kind::Group);
             self.queue.push(t);
         }
     }
@@ -398,7 +418,7 @@ impl<'a> Sim<'a> {
         // If it finds the resources busy again it parks itself (new token);
         // otherwise the others stay at this time behind the next stamp.
         let before = self.groups[g as usize].version;
-        match ev.kind {
+        match ev.kind() {
             Kind::Msg => self.message(ev)?,
             _ => match self.s.kind(ev.op) {
                 OpKind::Calc => self.calc(ev)?,
@@ -564,5 +584,23 @@ impl<'a> Sim<'a> {
             messages,
             Vec::new(),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_24_bytes_and_keeps_its_stamp_and_kind() {
+        assert_eq!(std::mem::size_of::<Event>(), 24);
+        for kind in [Kind::Op, Kind::Msg, Kind::Group] {
+            for stamp in [0, 1, 12345, STAMP_MASK] {
+                let ev = Event::new(7, stamp, 3, 9, kind);
+                assert!(ev.kind() == kind);
+                assert_eq!((ev.stamp(), ev.key()), (stamp, (7, stamp)));
+                assert_eq!((ev.op, ev.host), (3, 9));
+            }
+        }
     }
 }

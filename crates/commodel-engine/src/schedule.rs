@@ -329,6 +329,23 @@ impl ScheduleBuilder {
         Ok(())
     }
 
+    /// Move `rank` out as added so far (unchecked), to be sealed into another builder
+    /// of as many ranks ([`seal_part`](Self::seal_part)): ranks built on other threads.
+    pub(crate) fn take_part(&mut self, rank: u32) -> Result<RankPart, BuildError> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        Ok(RankPart(std::mem::take(&mut self.ranks[rank as usize])))
+    }
+
+    /// Seal `rank` (see [`seal`](Self::seal)) with `part` as its content, taken
+    /// from another builder by [`take_part`](Self::take_part).
+    pub(crate) fn seal_part(&mut self, rank: u32, part: RankPart) -> Result<(), BuildError> {
+        debug_assert!(self.ranks[rank as usize].ops.is_empty());
+        self.ranks[rank as usize] = part.0;
+        self.seal(rank)
+    }
+
     /// Check and freeze the schedule.
     ///
     /// Checks: peers in range, dependencies rank-local and pointing at
@@ -382,6 +399,9 @@ pub(crate) struct Sealed {
     frozen: Freezer,
     error: Option<BuildError>,
 }
+
+/// One rank of a [`ScheduleBuilder`] moved out of it ([`ScheduleBuilder::take_part`]).
+pub(crate) struct RankPart(RankBuild);
 
 impl RankBuild {
     /// Peers in range (of `p` ranks), dependencies between existing operations.

@@ -144,3 +144,36 @@ fn a_write_error_is_reported() {
         }
     }
 }
+
+/// The schedule `generate` seals rank by rank is the one read back from the text
+/// `write_goal` streams: same operations, same dependents in the same order.
+#[test]
+fn generated_schedules_equal_their_streamed_text_read_back() {
+    let mut compared = 0;
+    for c in catalog() {
+        for p in [2u32, 5, 8, 16] {
+            for o in option_sets(p) {
+                let Ok((text, _)) = streamed(c.name, p, 1000, &o) else {
+                    continue;
+                };
+                let read = goal::parse(&text, "streamed.goal").unwrap();
+                let generated = generate(c.name, p, 1000, &o).unwrap();
+                assert_eq!(read.num_ops(), generated.num_ops(), "{} P={p}", c.name);
+                for id in 0..read.num_ops() as u32 {
+                    let deps = |s: &commodel_engine::Schedule| {
+                        let req: Vec<u32> = s.requirers(id).collect();
+                        (
+                            s.op(id),
+                            s.rank_of(id),
+                            req,
+                            s.irequirers(id).collect::<Vec<_>>(),
+                        )
+                    };
+                    assert_eq!(deps(&read), deps(&generated), "{} P={p} op {id}", c.name);
+                }
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared > 250, "{compared} schedules compared");
+}

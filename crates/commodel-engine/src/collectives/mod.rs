@@ -8,8 +8,14 @@
 //! assert_eq!(s.bytes_sent(), 7 * 65536);
 //! ```
 //!
+//! [`generate`] seals each rank into the schedule's compact columns as the
+//! generator moves past it, so it holds one rank in building form at a time.
 //! [`write_goal`] writes the same schedule as GOAL text while generating it,
-//! rank by rank, in memory that does not grow with the schedule.
+//! rank by rank, in memory that does not grow with the schedule. From 256
+//! ranks on, where there are two cores, both generate on two threads that
+//! record alternate blocks of ranks, put in rank order by the calling thread
+//! (the same schedule and bytes); [`THREADS_VAR`] (`COMMODEL_GENERATE_THREADS`)
+//! forces the number of threads, 1 for the calling thread alone.
 //!
 //! [`catalog`] lists every name with a one-line summary. The families:
 //!
@@ -106,6 +112,7 @@ mod barrier;
 mod bcast;
 mod fixed;
 mod gather;
+mod parallel;
 mod patterns;
 mod program;
 mod random;
@@ -118,9 +125,10 @@ mod trees;
 use std::cell::RefCell;
 use std::io::{self, Write};
 
-use crate::schedule::{BuildError, Schedule};
+use crate::schedule::{BuildError, Schedule, ScheduleBuilder};
+pub use parallel::THREADS_VAR;
 use program::Mpi;
-use record::RankStream;
+use record::{Block, RankStream};
 
 /// Default segment of `bcast-pipeline`, in bytes.
 pub const DEFAULT_PIPELINE_SEGMENT: u64 = 8 * 1024;
@@ -386,6 +394,38 @@ pub fn generate(
     opts: &CollectiveOptions,
 ) -> Result<Schedule, CollectiveError> {
     let ctx = checked_ctx(name, ranks, size, opts)?;
+    generate_on(ctx, parallel::threads(&ctx)?, parallel::block_ranks(ranks))
+}
+
+/// [`generate`] on `threads` threads (see `parallel.rs`), blocks of `block` ranks.
+fn generate_on(ctx: Ctx, threads: u32, block: u32) -> Result<Schedule, CollectiveError> {
+    if threads > 1 {
+        let mut builder = ScheduleBuilder::new(ctx.p);
+        let ended = parallel::on_threads(&ctx, threads, block, false, |b| {
+            let Block::Parts(parts) = b else {
+                unreachable!("blocks of ranks as added were asked for")
+            };
+            parts
+                .into_iter()
+                .all(|(rank, part)| builder.seal_part(rank, part).is_ok())
+        });
+        if ended.complete && ended.error.is_none() && !ended.backstep {
+            return Ok(builder.build()?);
+        }
+        // A generator that does not record rank by rank, or an error: run again on
+        // one thread, which reports the error as one whole build would.
+    }
+    // Seal each rank as the generator moves past it, so that one rank at a time is
+    // held in building form; a generator that goes back to an earlier rank is run
+    // again, built whole.
+    let seal = RefCell::new(RankStream::seal());
+    let schedule = run(Ctx {
+        stream: Some(&seal),
+        ..ctx
+    })?;
+    if seal.borrow().backstep.is_none() {
+        return Ok(schedule);
+    }
     run(ctx)
 }
 
@@ -423,14 +463,30 @@ pub enum WriteGoalError {
 /// (`gather-split`, `random-pairs`, and the two composed of whole
 /// collectives, `allgather-linear` and `allreduce-nonoverlapping`) is built
 /// whole, then written.
+///
+/// From 256 ranks on, where there are two cores, two threads generate and
+/// format alternate blocks of ranks and this one writes them in order (the
+/// same bytes); [`THREADS_VAR`] forces the number of threads (as for [`generate`]).
 pub fn write_goal<W: Write>(
     name: &str,
     ranks: u32,
     size: u64,
     opts: &CollectiveOptions,
-    mut out: W,
+    out: W,
 ) -> Result<GoalSummary, WriteGoalError> {
     let ctx = checked_ctx(name, ranks, size, opts)?;
+    let threads = parallel::threads(&ctx)?;
+    write_goal_on(ctx, threads, parallel::block_ranks(ranks), out)
+}
+
+/// [`write_goal`] on `threads` threads, blocks of `block` ranks.
+fn write_goal_on<W: Write>(
+    ctx: Ctx,
+    threads: u32,
+    block: u32,
+    mut out: W,
+) -> Result<GoalSummary, WriteGoalError> {
+    let (name, ranks) = (ctx.name, ctx.p);
     let probe = RefCell::new(RankStream::probe());
     run(Ctx {
         stream: Some(&probe),
@@ -445,6 +501,41 @@ pub fn write_goal<W: Write>(
             bytes_sent: schedule.bytes_sent(),
             streamed: false,
             peak_ops_held: 0,
+        });
+    }
+    if threads > 1 {
+        let (mut written, mut started) = (Ok(()), false);
+        let ended = parallel::on_threads(&ctx, threads, block, true, |b| {
+            let Block::Text(text) = b else {
+                unreachable!("blocks of text were asked for")
+            };
+            if !std::mem::replace(&mut started, true) {
+                // The header, as one thread writes it, with the first block (nothing is
+                // written before); writing to a Vec cannot fail.
+                let mut head = Vec::new();
+                let _ = crate::goal::GoalWriter::new(&mut head, ranks).finish();
+                written = out.write_all(&head);
+            }
+            if written.is_ok() {
+                written = out.write_all(&text);
+            }
+            written.is_ok()
+        });
+        written?;
+        if let Some(e) = ended.error {
+            return Err(e.into());
+        }
+        assert!(
+            ended.complete && !ended.backstep,
+            "{name}: a generating thread stopped early after a probe in order"
+        );
+        out.flush()?;
+        return Ok(GoalSummary {
+            num_ranks: ranks,
+            num_ops: ended.num_ops,
+            bytes_sent: ended.bytes_sent,
+            streamed: true,
+            peak_ops_held: ended.peak_held as u64,
         });
     }
     let stream = RefCell::new(RankStream::goal(&mut out, ranks));
@@ -677,6 +768,197 @@ mod tests {
             for n in 1..10 {
                 assert_eq!((0..n).map(|i| block_bytes(total, n, i)).sum::<u64>(), total);
             }
+        }
+    }
+
+    /// Everything a schedule hands out, operation by operation.
+    #[allow(clippy::type_complexity)]
+    fn dump(s: &Schedule) -> (Vec<(crate::Op, u32, Vec<u32>, Vec<u32>)>, u8, u8, String) {
+        let ops = (0..s.num_ops() as u32)
+            .map(|i| {
+                let req = s.requirers(i).collect();
+                (s.op(i), s.rank_of(i), req, s.irequirers(i).collect())
+            })
+            .collect();
+        (ops, s.max_cpu(), s.max_nic(), crate::goal::write(s))
+    }
+
+    fn option_sets(p: u32) -> [CollectiveOptions; 2] {
+        let other = CollectiveOptions {
+            root: p / 2,
+            seed: 7,
+            segment: Some(300),
+            degree: 3,
+            splits: 3,
+            max_requests: 2,
+            reduce_ns_per_byte: 0.5,
+            fanout: Some(3),
+        };
+        [CollectiveOptions::default(), other]
+    }
+
+    /// `generate` seals rank by rank; the schedule is the one built whole.
+    #[test]
+    fn sealed_generation_is_the_whole_schedule() {
+        let mut compared = 0;
+        for c in catalog() {
+            for p in [1u32, 2, 3, 5, 8, 16, 32] {
+                for o in option_sets(p) {
+                    let whole = checked_ctx(c.name, p, 1000, &o).and_then(run);
+                    match (generate(c.name, p, 1000, &o), whole) {
+                        (Ok(a), Ok(b)) => assert!(dump(&a) == dump(&b), "{} P={p}", c.name),
+                        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                        (a, b) => panic!("{} P={p}: {a:?} vs {b:?}", c.name),
+                    }
+                    compared += 1;
+                }
+            }
+        }
+        assert_eq!(compared, catalog().len() * 7 * 2);
+    }
+
+    /// While generating, the builder holds the largest rank's operations, not the
+    /// schedule's, but for the generators that do not record rank by rank (the two
+    /// composed of whole collectives are built whole, the two others are run again).
+    #[test]
+    fn generation_holds_one_rank_at_a_time() {
+        let o = CollectiveOptions::default();
+        let mut sealed = 0;
+        let whole = ["allgather-linear", "allreduce-nonoverlapping"];
+        for c in catalog().iter().filter(|c| !c.name.ends_with("-two-proc")) {
+            let seal = RefCell::new(RankStream::seal());
+            let ctx = checked_ctx(c.name, 16, 1000, &o).unwrap();
+            let s = run(Ctx {
+                stream: Some(&seal),
+                ..ctx
+            })
+            .unwrap();
+            let (backstep, peak_held) = (seal.borrow().backstep, seal.borrow().peak_held);
+            if backstep.is_some() || whole.contains(&c.name) {
+                assert_eq!(
+                    backstep.is_some(),
+                    ["gather-split", "random-pairs"].contains(&c.name),
+                    "{}",
+                    c.name
+                );
+                continue;
+            }
+            let largest = (0..16).map(|r| s.ops_of(r).len()).max().unwrap();
+            assert_eq!(peak_held, largest, "{}", c.name);
+            assert!(largest < s.num_ops(), "{}", c.name);
+            sealed += 1;
+        }
+        // All but gather-split, random-pairs, allgather-linear, allreduce-nonoverlapping.
+        assert_eq!(sealed, catalog().len() - 4 - 3);
+    }
+
+    /// On several threads, in blocks of a few ranks: the text and the schedule of one
+    /// thread, byte for byte.
+    #[test]
+    fn threads_give_what_one_thread_gives() {
+        let mut compared = 0;
+        for c in catalog() {
+            for p in [2u32, 5, 8, 17] {
+                for o in option_sets(p) {
+                    let Ok(ctx) = checked_ctx(c.name, p, 1000, &o) else {
+                        continue;
+                    };
+                    let mut one = Vec::new();
+                    let want = write_goal_on(ctx, 1, 8, &mut one).map_err(|e| e.to_string());
+                    let whole = generate_on(ctx, 1, 8).map(|s| dump(&s));
+                    for (threads, block) in [(2, 1), (2, 3), (3, 2)] {
+                        let mut text = Vec::new();
+                        let got = write_goal_on(ctx, threads, block, &mut text);
+                        let got = got.map_err(|e| e.to_string());
+                        assert_eq!(got, want, "{} P={p} on {threads}", c.name);
+                        assert!(text == one, "{} P={p} on {threads}: text differs", c.name);
+                        let s = generate_on(ctx, threads, block).map(|s| dump(&s));
+                        match (&s, &whole) {
+                            (Ok(a), Ok(b)) => assert!(a == b, "{} P={p}", c.name),
+                            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+                            _ => panic!("{} P={p}: {s:?} vs {whole:?}", c.name),
+                        }
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert!(compared > 700, "{compared}");
+    }
+
+    /// The threads hand every block, in rank order, each holding one rank at a time.
+    #[test]
+    fn threads_hand_every_block_in_order() {
+        let o = CollectiveOptions::default();
+        let ctx = checked_ctx("alltoall-pairwise", 17, 8, &o).unwrap();
+        let mut ranks = Vec::new();
+        let ended = parallel::on_threads(&ctx, 2, 3, false, |b| {
+            let Block::Parts(parts) = b else {
+                panic!("text")
+            };
+            ranks.extend(parts.iter().map(|&(r, _)| r));
+            true
+        });
+        assert!(ended.complete && ended.error.is_none() && !ended.backstep);
+        assert_eq!(ranks, (0..17).collect::<Vec<_>>());
+        assert_eq!(ended.peak_held, 2 * 16);
+        let split = checked_ctx("gather-split", 17, 8, &o).unwrap();
+        let ended = parallel::on_threads(&split, 2, 3, false, |_| true);
+        assert!(!ended.complete && ended.backstep);
+    }
+
+    /// On threads, a write error is reported and a generator's error leaves nothing written.
+    #[test]
+    fn threads_report_errors() {
+        /// Accepts `room` bytes, then fails.
+        struct Full {
+            room: usize,
+        }
+        impl Write for Full {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                if self.room == 0 {
+                    return Err(io::Error::other("disk full"));
+                }
+                let n = buf.len().min(self.room);
+                self.room -= n;
+                Ok(n)
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                Ok(())
+            }
+        }
+        let o = CollectiveOptions::default();
+        let ctx = checked_ctx("alltoall-pairwise", 64, 8, &o).unwrap();
+        for room in [0, 100, 70_000] {
+            match write_goal_on(ctx, 2, 3, Full { room }) {
+                Err(WriteGoalError::Io(e)) => assert_eq!(e.to_string(), "disk full"),
+                other => panic!("room {room}: {other:?}"),
+            }
+        }
+        let ctx = checked_ctx("alltoall-xor-pairwise", 17, 8, &o).unwrap();
+        let mut out = Vec::new();
+        let e = write_goal_on(ctx, 2, 3, &mut out).unwrap_err();
+        assert!(e.to_string().contains("power-of-two"), "{e}");
+        assert!(out.is_empty());
+        assert!(generate_on(ctx, 2, 3).is_err());
+    }
+
+    #[test]
+    fn the_thread_count_is_forced_or_chosen_by_size() {
+        let o = CollectiveOptions::default();
+        let small = checked_ctx("alltoall-pairwise", 255, 8, &o).unwrap();
+        let large = checked_ctx("alltoall-pairwise", 256, 8, &o).unwrap();
+        let threads = parallel::threads_from;
+        assert_eq!(threads(None, &small).unwrap(), 1);
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(threads(None, &large).unwrap(), cores.min(2) as u32);
+        assert_eq!(threads(Some("3"), &small).unwrap(), 3);
+        assert_eq!(threads(Some(" 1\n"), &large).unwrap(), 1);
+        let blocks = [2, 256, 1024, 4096, 65536].map(parallel::block_ranks);
+        assert_eq!(blocks, [64, 32, 8, 2, 1]);
+        for bad in ["0", "65", "two", "", "-1"] {
+            let e = threads(Some(bad), &large).unwrap_err().to_string();
+            assert!(e.contains("COMMODEL_GENERATE_THREADS"), "{e}");
         }
     }
 

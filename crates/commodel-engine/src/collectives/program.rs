@@ -23,11 +23,12 @@
 //! operations have finished, so nothing after it needs an edge.
 //!
 //! The operations go into one schedule, or, when the generator's context
-//! holds a [`RankStream`], rank by rank into the stream (see `record.rs`).
+//! holds a [`RankStream`], rank by rank into the stream (see `record.rs`):
+//! GOAL text, or the schedule's compact columns, one rank sealed at a time.
 
 use std::cell::RefCell;
 
-use super::record::RankStream;
+use super::record::{RankStream, Share};
 use super::CollectiveError;
 use crate::schedule::{BuildError, Op, OpRef, Schedule, ScheduleBuilder};
 
@@ -46,6 +47,8 @@ pub(crate) struct Mpi<'a> {
     stream: Option<&'a RefCell<RankStream<'a>>>,
     /// Whether operations are kept (not while probing the rank order).
     keep: bool,
+    /// On one of several threads: the ranks kept (the others are skipped).
+    share: Option<Share>,
     /// Rank by rank: the rank being recorded; those below it are done.
     current: u32,
     /// Operations held in `builder`, now and at most.
@@ -71,6 +74,7 @@ impl<'a> Mpi<'a> {
             builder: ScheduleBuilder::new(ranks),
             stream,
             keep: stream.is_none_or(|s| s.borrow().keeps_ops()),
+            share: stream.and_then(|s| s.borrow().share()),
             current: 0,
             held: 0,
             peak_held: 0,
@@ -96,7 +100,7 @@ impl<'a> Mpi<'a> {
                 self.complete_until(rank);
             }
         }
-        if !self.keep {
+        if !self.keeps(rank) {
             return OpRef { rank, index: 0 };
         }
         self.held += 1;
@@ -104,25 +108,43 @@ impl<'a> Mpi<'a> {
         self.builder.push(rank, op)
     }
 
+    /// Whether operations of `rank` are kept.
+    fn keeps(&self, rank: u32) -> bool {
+        self.keep && self.share.is_none_or(|s| s.owns(rank))
+    }
+
     /// Rank by rank: hand ranks `current..end` to the stream (each alone,
-    /// then dropped here), and record `end` from now on.
+    /// then dropped here) or seal them, and record `end` from now on.
     fn complete_until(&mut self, end: u32) {
         let Some(stream) = self.stream else {
             return;
         };
-        if self.keep {
-            for rank in self.current..end {
-                match self.builder.take_rank(rank) {
-                    Ok(alone) => {
-                        self.held -= alone.num_ops();
-                        stream.borrow_mut().rank_done(&alone, rank);
-                    }
-                    Err(e) => {
-                        self.error.get_or_insert(e);
-                        self.keep = false;
-                        break;
-                    }
-                }
+        let (seals, parts) = {
+            let s = stream.borrow();
+            (s.seals(), s.takes_parts())
+        };
+        for rank in self.current..end {
+            // A complete rank's observed set is never read again.
+            self.observed[rank as usize] = Vec::new();
+            if !self.keeps(rank) {
+                continue;
+            }
+            self.held -= self.builder.len_of(rank) as usize;
+            let done = if seals {
+                self.builder.seal(rank)
+            } else if parts {
+                let part = self.builder.take_part(rank);
+                part.map(|part| stream.borrow_mut().part_done(part, rank))
+            } else {
+                let alone = self.builder.take_rank(rank);
+                alone.map(|alone| stream.borrow_mut().rank_done(&alone, rank))
+            };
+            if let Err(e) = done {
+                self.error.get_or_insert(e);
+                self.keep = false;
+            }
+            if stream.borrow().stopped {
+                self.keep = false;
             }
         }
         self.current = end;
@@ -130,14 +152,14 @@ impl<'a> Mpi<'a> {
 
     /// `a requires b`, where both are this rank's (kept) operations.
     fn requires(&mut self, a: OpRef, b: OpRef) {
-        if self.keep {
+        if self.keeps(a.rank) {
             self.builder.requires(a, b);
         }
     }
 
     /// Make `op` require everything `rank` has observed so far.
     fn after_observed(&mut self, op: OpRef) {
-        if !self.keep {
+        if !self.keeps(op.rank) {
             return;
         }
         for &prev in &self.observed[op.rank as usize] {
@@ -275,8 +297,10 @@ impl<'a> Mpi<'a> {
         }
     }
 
-    /// The whole schedule; rank by rank, the remaining ranks go to the stream
-    /// and the schedule returned is empty.
+    /// The whole schedule. Rank by rank, the remaining ranks go to the
+    /// stream, and the schedule returned is the sealed one, or empty when
+    /// the ranks went elsewhere (GOAL text) or the program went back to an
+    /// earlier rank.
     pub(crate) fn finish(mut self) -> Result<Schedule, CollectiveError> {
         let Some(stream) = self.stream else {
             return Ok(self.builder.build()?);
@@ -288,6 +312,9 @@ impl<'a> Mpi<'a> {
         }
         let mut stream = stream.borrow_mut();
         stream.peak_held = stream.peak_held.max(self.peak_held);
+        if stream.seals() && stream.backstep.is_none() {
+            return Ok(self.builder.build()?);
+        }
         Ok(ScheduleBuilder::new(ranks).build()?)
     }
 }

@@ -11,15 +11,16 @@ use crate::schedule::{Op, OpKind, OpRef, Schedule, ScheduleBuilder};
 /// are shifted past `first`'s largest, so the two never match each other.
 ///
 /// The parts are built whole (with no stream), so the result is not recorded
-/// rank by rank: when `ctx` holds a stream, the stream is told so (as a
-/// generator that goes back to an earlier rank would) and nothing is built.
+/// rank by rank: when `ctx` holds a stream of GOAL text (or a probe for one),
+/// the stream is told so (as a generator that goes back to an earlier rank
+/// would) and nothing is built; a stream that seals gets the whole schedule.
 pub(crate) fn then(
     ctx: &Ctx,
     first: &Schedule,
     second: &Schedule,
 ) -> Result<Schedule, CollectiveError> {
     debug_assert_eq!(first.num_ranks(), second.num_ranks());
-    if let Some(stream) = ctx.stream {
+    if let Some(stream) = ctx.stream.filter(|s| !s.borrow().seals()) {
         // Not recorded rank by rank: have `write_goal` build it whole first.
         let ranks = first.num_ranks();
         stream.borrow_mut().backstep.get_or_insert((ranks, 0));

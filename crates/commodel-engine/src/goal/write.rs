@@ -54,6 +54,21 @@ impl<W: Write> GoalWriter<W> {
         GoalWriter { out, buf }
     }
 
+    /// Rank blocks alone, without the header: a part of the text written by several
+    /// writers (the header is written by [`new`](Self::new)'s writer).
+    pub(crate) fn headless(out: W) -> Self {
+        GoalWriter {
+            out,
+            buf: Vec::with_capacity(Self::CHUNK + 256),
+        }
+    }
+
+    /// Write what is buffered to `out` and return it.
+    pub(crate) fn into_out(mut self) -> io::Result<W> {
+        self.out.write_all(&self.buf)?;
+        Ok(self.out)
+    }
+
     /// Write the block of `rank` of `schedule`.
     pub(crate) fn rank(&mut self, schedule: &Schedule, rank: u32) -> io::Result<()> {
         let names = Names::new(schedule, rank);
