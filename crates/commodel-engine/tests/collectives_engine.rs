@@ -91,6 +91,11 @@ fn plogp_times_of_the_added_open_mpi_algorithms_by_hand() {
         segment: Some(s),
         ..opts()
     };
+    let reduce = |ns_per_byte: f64| commodel_engine::collectives::CollectiveOptions {
+        reduce_ns_per_byte: ns_per_byte,
+        ..opts()
+    };
+    let c = 2_000_000u64; // 2 us in ps
     let cases: Vec<(&str, u32, u64, _, u64)> = vec![
         // 4 chains over 6 ranks: 1-2, 3-4, 5, 6. The root's isends arrive at
         // 1: g+L, 3: 2g+L, 5: 3g+L, 6: 4g+L; 1 -> 2 arrives 2g+2L, 3 -> 4 3g+2L.
@@ -145,6 +150,16 @@ fn plogp_times_of_the_added_open_mpi_algorithms_by_hand() {
         ("allreduce-nonoverlapping", 4, 100, opts(), 4 * g + 4 * l),
         // Two isends back to back.
         ("scatter-linear-nb", 3, 1000, opts(), 2 * g + l),
+        // Open MPI's generic bcast down the chain 0 -> 1 -> 2, 3 segments:
+        // the root's isends leave at 0, g, 2g (each waited for); rank 1
+        // forwards segment s once it has arrived and its previous send is
+        // done: at g+L, 2g+L, 3g+L; the last reaches rank 2 at 4g+2L.
+        ("bcast-pipeline", 3, 3000, seg(1000), 4 * g + 2 * l),
+        // Ring of 3, blocks of 1000 B, reduction c = 2 ns/B * 1000 B = 2 us per
+        // received block. Each rank sends its block at 0 (arrives g+L), reduces
+        // it (until g+L+c), sends it on (arrives 2g+2L+c), reduces the last
+        // (2g+2L+2c); then two sendrecv steps of g+L each.
+        ("allreduce-ring", 3, 3000, reduce(2.0), 4 * (g + l) + 2 * c),
     ];
     for (name, p, size, o, want) in cases {
         let s = gen_with(name, p, size, &o);

@@ -13,13 +13,17 @@ fn pow2_floor(p: u32) -> u32 {
     1 << (31 - p.leading_zeros())
 }
 
-/// Open MPI ring. The buffer is cut into P blocks (`block_bytes`). Phase 1
+/// Open MPI ring (`ompi_coll_base_allreduce_intra_ring`). The buffer is cut
+/// into P blocks (`block_bytes`: Open MPI's early / late blocks). Phase 1
 /// (reduce-scatter, tags 0..P-2): irecv from r-1; blocking send of block r to
 /// r+1; for k = 2..P-1: irecv the next block, wait for the previous one,
 /// reduce it, blocking send of it (block r-k+1) to r+1; wait for the last
 /// block (r+1) and reduce it. Phase 2 (allgather, tags P-1..2P-3): k =
 /// 0..P-2: sendrecv, send block r+1-k to r+1, receive block r-k from r-1.
-/// Each rank sends 2*size - block(r+1) - block(r+2) bytes.
+/// Each rank sends 2*size - block(r+1) - block(r+2) bytes and reduces P-1
+/// blocks (Open MPI's `ompi_op_reduce` on one block per step; a calc only
+/// with `opts.reduce_ns_per_byte` > 0). Open MPI's one tag for all steps
+/// matches as our tag per step does (each pair posts in the same order).
 ///
 /// With size < P bytes Open MPI switches to recursive doubling; so do we.
 pub(crate) fn ring(ctx: &Ctx) -> Result<Schedule, CollectiveError> {

@@ -34,8 +34,10 @@ pub(crate) fn binomial(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     )
 }
 
-/// Open MPI pipeline: a chain (fanout 1) with segments of `opts.segment`
-/// bytes (default [`DEFAULT_PIPELINE_SEGMENT`]).
+/// Open MPI pipeline (`ompi_coll_base_bcast_intra_pipeline`):
+/// [`tree_bcast`] (`bcast_intra_generic`) on `build_chain(1)`, root -> root+1
+/// -> ..., with segments of `opts.segment` bytes (default
+/// [`DEFAULT_PIPELINE_SEGMENT`], the 8 KiB `measure collective` forces).
 pub(crate) fn pipeline(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     let (p, root) = (ctx.p, ctx.opts.root);
     tree_bcast(
@@ -92,7 +94,8 @@ pub(crate) fn knomial(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
 
 /// Open MPI's `bcast_intra_generic` over a tree (`tree(rank)` gives a rank's
 /// node), the buffer cut into segments of `segment` bytes (the last one holds
-/// the rest); segment s has tag s.
+/// the rest); segment s has tag s (Open MPI uses one tag for all: the same
+/// matching, since a pair's segments are posted in the same order).
 ///
 /// * root: for each segment, isend it to all children, then wait for all;
 /// * inner node: irecv segment 0; for s = 1..n: irecv segment s, wait for
