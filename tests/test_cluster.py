@@ -251,6 +251,11 @@ def test_stop_ends_the_recorded_daemon_under_another_name_only(tmp_path):
     program = [sys.executable, "-c", "import time; time.sleep(60)", stats]
     stranger = subprocess.Popen(program)
     daemon = subprocess.Popen(program)
+    for proc in (stranger, daemon):  # until each has exec'd (a loaded machine is slow to)
+        cmdline = Path(f"/proc/{proc.pid}/cmdline")
+        deadline = time.monotonic() + 10
+        while stats.encode() not in cmdline.read_bytes() and time.monotonic() < deadline:
+            time.sleep(0.01)
     try:
         record = {"wire": {"pid": stranger.pid, "stats": stats}}  # no program recorded
         assert stop(record, grace_s=0.2) is False

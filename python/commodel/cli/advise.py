@@ -74,7 +74,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--platform", metavar="FILE|NAME", help="platform file or built-in name")
+    parser.add_argument(
+        "--platform", "-p", metavar="FILE|NAME", help="platform file or built-in name"
+    )
     parser.add_argument(
         "--collective",
         metavar="C",

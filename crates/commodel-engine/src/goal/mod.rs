@@ -13,10 +13,9 @@
 //! ```
 //!
 //! * [`read`] takes a file of either format: GOAL text, or a LogGOPSim binary schedule
-//!   ([`read_binary`]), told apart by content. A file of 4 MiB or more is read on all
-//!   usable cores, one part (whole rank blocks, or rank sections) per thread
-//!   ([`PARSE_THREADS_VAR`] sets the number of parts), with the schedule and errors of
-//!   reading on one thread.
+//!   ([`read_binary`]), told apart by content. With [`PARSE_THREADS_VAR`] set to N > 1
+//!   it is read by N threads, one part (whole rank blocks, or rank sections) each, with
+//!   the schedule and errors of reading on one thread (the default).
 //! * [`parse`], [`parse_bytes`], [`parse_reader`], [`read`] accept every file LogGOPSim's `txt2bin` accepts,
 //!   and also indentation, a `//` or `/* */` comment after a statement, and sizes with a
 //!   unit suffix (`64KiB`, `1MiB`, `2kB`, `1GB`). Errors ([`GoalError`]) display as
@@ -49,10 +48,10 @@ use crate::schedule::Schedule;
 /// Read a schedule file: GOAL text, streamed in chunks, or a LogGOPSim binary schedule
 /// (`txt2bin`'s output), told apart by the file's first eight bytes.
 ///
-/// A file of 4 MiB or more is read by as many threads as there are usable cores, each on
-/// its own part of the file (whole rank blocks of GOAL text, a run of rank sections of a
-/// binary schedule); [`PARSE_THREADS_VAR`] sets the number of parts for any size. The
-/// schedule, or the error, is that of reading on one thread.
+/// With [`PARSE_THREADS_VAR`] set to N > 1 the file is read by N threads, each on its
+/// own part of the file (whole rank blocks of GOAL text, a run of rank sections of a
+/// binary schedule); one thread by default. The schedule, or the error, is that of
+/// reading on one thread.
 pub fn read(path: &Path) -> Result<Schedule, GoalError> {
     read_in(path, None)
 }
@@ -109,7 +108,7 @@ fn read_in(path: &Path, parts: Option<usize>) -> Result<Schedule, GoalError> {
     let mut head = Vec::with_capacity(8);
     (&mut handle).take(8).read_to_end(&mut head).map_err(io)?;
     handle.seek(SeekFrom::Start(0)).map_err(io)?;
-    let parts = parts.unwrap_or_else(|| parts::parts_for(len));
+    let parts = parts.unwrap_or_else(parts::parts_for);
     if is_binary(&head) {
         if parts <= 1 {
             return read_binary(std::io::BufReader::new(handle), len, &file);

@@ -26,26 +26,20 @@ use super::error::GoalError;
 use super::parse::Stream;
 use crate::schedule::{BuildError, Schedule, ScheduleBuilder, Sealed};
 
-/// Text below this size is read on one thread (unless the part count is forced).
-pub(super) const PARALLEL_MIN_BYTES: u64 = 4 << 20;
-
-/// The environment variable that forces the number of parts (a positive integer).
+/// The environment variable that sets the number of parts (a positive integer).
 pub const PARSE_THREADS_VAR: &str = "COMMODEL_PARSE_THREADS";
 
-/// How many parts to read a text of `len` bytes in: `COMMODEL_PARSE_THREADS` if set to a
-/// positive integer, else 1 below [`PARALLEL_MIN_BYTES`], else the usable cores.
-pub(super) fn parts_for(len: u64) -> usize {
-    if let Some(n) = std::env::var(PARSE_THREADS_VAR)
+/// How many parts to read a file in: `COMMODEL_PARSE_THREADS` if set to a positive
+/// integer, else 1. One thread is the default because two did not pay overall on 2-core
+/// machines (docs/benchmarks.md, "Reading on both cores"): 25% faster on a 155 MB file,
+/// no faster on a 94 MB one, 8% slower and 110 MiB more on a 2.6 GB one, where the join
+/// rebuilds the later parts' columns on one thread.
+pub(super) fn parts_for() -> usize {
+    std::env::var(PARSE_THREADS_VAR)
         .ok()
         .and_then(|v| v.trim().parse::<usize>().ok())
         .filter(|&n| n > 0)
-    {
-        return n;
-    }
-    if len < PARALLEL_MIN_BYTES {
-        return 1;
-    }
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+        .unwrap_or(1)
 }
 
 /// A part of the text: bytes `bytes`, rank blocks from `first` on.
