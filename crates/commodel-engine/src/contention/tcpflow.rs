@@ -125,9 +125,10 @@ pub struct TcpflowNet {
     /// Scratch: per entry of `work`, its place in its sender's queue (0 for
     /// the oldest small flow and for every other flow).
     level: Vec<u32>,
-    /// Scratch: the entries of `work` of one level, their rates, and the
-    /// capacity each resource has used so far.
+    /// Scratch: the entries of `work` grouped by level and where each level
+    /// starts, one level's rates, and the capacity each resource has used so far.
     items: Vec<u32>,
+    level_start: Vec<usize>,
     level_rates: Vec<f64>,
     used: Vec<f64>,
 }
@@ -154,6 +155,7 @@ impl TcpflowNet {
             queue: Vec::new(),
             level: Vec::new(),
             items: Vec::new(),
+            level_start: Vec::new(),
             level_rates: Vec::new(),
             used: Vec::new(),
         }
@@ -217,13 +219,28 @@ impl TcpflowNet {
         self.rates.clear();
         self.rates.resize(work.len(), 0.0);
         self.used.resize(topo.num_resources(), 0.0);
-        for l in 0..=top {
-            self.items.clear();
-            self.items
-                .extend((0..work.len() as u32).filter(|&k| self.level[k as usize] == l));
+        // The entries of `work` grouped by level (counting sort): level l is
+        // items[start[l]..start[l + 1]].
+        let start = &mut self.level_start;
+        start.clear();
+        start.resize(top as usize + 2, 0);
+        for &l in &self.level {
+            start[l as usize + 1] += 1;
+        }
+        for l in 0..=top as usize {
+            start[l + 1] += start[l];
+        }
+        self.items.clear();
+        self.items.resize(work.len(), 0);
+        let mut next = start.clone();
+        for (k, &l) in self.level.iter().enumerate() {
+            self.items[next[l as usize]] = k as u32;
+            next[l as usize] += 1;
+        }
+        for l in 0..=top as usize {
+            let group = &self.items[start[l]..start[l + 1]];
             let used = &self.used;
-            let items = self
-                .items
+            let items = group
                 .iter()
                 .map(|&k| (flows[work[k as usize] as usize].route.as_slice(), 1.0));
             self.filler.allocate(
@@ -239,7 +256,7 @@ impl TcpflowNet {
                 },
                 &mut self.level_rates,
             );
-            for (j, &k) in self.items.iter().enumerate() {
+            for (j, &k) in group.iter().enumerate() {
                 let rate = self.level_rates[j];
                 self.rates[k as usize] = rate;
                 for &r in &flows[work[k as usize] as usize].route {
