@@ -401,7 +401,7 @@ def run_concurrent(args: argparse.Namespace) -> int:
 
 
 def run_efficiency(args: argparse.Namespace) -> int:
-    from ..fit.efficiency import efficiency_section, fifo_limit, flows_by_round
+    from ..fit.efficiency import tcp_section
     from ..measure import efficiency
 
     opts = efficiency.validate_options(
@@ -413,14 +413,12 @@ def run_efficiency(args: argparse.Namespace) -> int:
 
         with ResultsDB(args.db, read_only=True) as db:
             rows = db.samples(result["campaign"])
-        section, note = efficiency_section(rows)
+        tcp, note = tcp_section(rows)
         print(note)
+        section = tcp["efficiency"]
         print("size [B]   e_x (exchange)   e_d (duplex)")
         for m, ex, ed in zip(section["sizes"], section["exchange"], section["duplex"]):
             print(f"{m:>9}   {ex:>14.3f}   {ed:>12.3f}")
-        limit, fan_note = fifo_limit(flows_by_round(rows))
-        if fan_note:
-            print(f"fifo_limit: {'none' if limit is None else f'{limit} B'} ({fan_note})")
     return code
 
 

@@ -117,9 +117,9 @@ def efficiency_section(samples: list[dict[str, Any]]) -> tuple[dict[str, Any], s
     return {"sizes": sizes, **table}, note
 
 
-@fitter("efficiency")
-def _fit(db, camp) -> dict[str, Any]:
-    samples = db.samples(camp.id)
+def tcp_section(samples: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
+    """The ``tcp`` entries an ``efficiency`` campaign gives (``efficiency``, and
+    ``fifo_limit`` when its fan-out rounds found one) and the comment on them."""
     section, note = efficiency_section(samples)
     tcp: dict[str, Any] = {"efficiency": section}
     limit, fan_note = fifo_limit(flows_by_round(samples))
@@ -127,4 +127,10 @@ def _fit(db, camp) -> dict[str, Any]:
         tcp["fifo_limit"] = limit
     if fan_note:
         note += f"\nfifo_limit {limit if limit is not None else 'none'}: {fan_note}"
+    return tcp, note
+
+
+@fitter("efficiency")
+def _fit(db, camp) -> dict[str, Any]:
+    tcp, note = tcp_section(db.samples(camp.id))
     return {"tcp": tcp, "__comment__": note}

@@ -32,8 +32,8 @@ pub const PARSE_THREADS_VAR: &str = "COMMODEL_PARSE_THREADS";
 /// How many parts to read a file in: `COMMODEL_PARSE_THREADS` if set to a positive
 /// integer, else 1. One thread is the default because two did not pay overall on 2-core
 /// machines (docs/benchmarks.md, "Reading on both cores"): 25% faster on a 155 MB file,
-/// no faster on a 94 MB one, 8% slower and 110 MiB more on a 2.6 GB one, where the join
-/// rebuilds the later parts' columns on one thread.
+/// no faster on a 94 MB one, 8% slower and 110 MiB more on a 2.6 GB one (likely, not
+/// profiled: the join rebuilds the later parts' columns on one thread).
 pub(super) fn parts_for() -> usize {
     std::env::var(PARSE_THREADS_VAR)
         .ok()
