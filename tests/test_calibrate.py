@@ -78,6 +78,11 @@ def test_calibrate_fits_a_complete_platform_and_continues(tmp_path):
     assert platform.tcp.rto == pytest.approx(host["rto_min_s"])
     assert platform.plogp.sizes[-1] == 4096
     assert platform.network.nodes == 4
+    # the 4 ranks ran on this machine (one boot_id): they share its cores; o_s, o_r are
+    # plogp's (all its sizes are below the eager limit here)
+    cpu = platform.sections["cpu"]
+    assert cpu.cores == len(set(host["cpus"]))
+    assert cpu.sizes == platform.plogp.sizes and cpu.o_r == platform.plogp.o_r
     text = out.read_text()
 
     # again, with lmo added: the three parts are reused, lmo is measured

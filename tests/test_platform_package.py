@@ -60,4 +60,5 @@ def test_one_network_validator_and_one_topology_list() -> None:
         "tcp",
         "lmo",
         "many_to_one",
+        "cpu",
     ]

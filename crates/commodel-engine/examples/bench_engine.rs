@@ -67,6 +67,7 @@ fn main() {
             G: 8_000.0,
             O: 0.0,
             S: 65535,
+            cpu_cores: None,
         }),
         "plogp" => ModelParams::Plogp(PlogpParams {
             L: 5_000_000,

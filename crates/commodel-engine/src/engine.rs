@@ -21,6 +21,10 @@
 //!   order ([`Matcher`]); a receive posted later searches the arrived messages
 //!   in arrival order. A receive finishes at the later of its start and its
 //!   message's arrival.
+//! * With [`CpuShare`] (ranks sharing C cores), a send first takes the extra
+//!   CPU time (s - 1) o_s(m) on its rank's CPU before it enters, a receive
+//!   takes (s - 1) o_r(m) there after its message has arrived, and a calc runs
+//!   s times its duration; s = P / C. Without it nothing changes.
 //! * A rank finishes when its last operation finishes.
 //! * A message larger than the receive it matches is [`SimError::Truncated`];
 //!   a time past [`Time`] (network or engine) is [`SimError::Overflow`].
@@ -99,6 +103,80 @@ pub trait Network {
     }
 }
 
+/// Ranks sharing cores: every rank of a run busy-polls (as MPI ranks wait), so when
+/// the P ranks share C < P cores each gets C / P of a core and its CPU work takes
+/// s = P / C times as long. The per-message overheads o_s(m), o_r(m) are the ones
+/// measured on a core of its own (PLogP's); L and g(m) already contain them once,
+/// so a message adds the difference, (s - 1) o_s(m) at the sender and (s - 1) o_r(m)
+/// at the receiver. Beyond the last size of a table its last value holds.
+#[derive(Clone, Debug)]
+pub struct CpuShare {
+    /// s = P / C as the fraction `ranks / cores` (ranks > cores).
+    ranks: u64,
+    cores: u64,
+    sizes: Vec<u64>,
+    /// (s - 1) o_s(m) and (s - 1) o_r(m) at `sizes`, ps.
+    send: crate::models::Table,
+    recv: crate::models::Table,
+}
+
+impl CpuShare {
+    /// The sharing of `cores` cores by `ranks` ranks with overheads o_s, o_r (ps) at
+    /// `sizes`; None when every rank has a core (ranks <= cores). `Err`: the field at
+    /// fault (`cores`, `o_s`, `o_r`) and what is wrong with it.
+    pub fn new(
+        ranks: u64,
+        cores: u64,
+        sizes: &[u64],
+        o_s: &[Time],
+        o_r: &[Time],
+    ) -> Result<Option<CpuShare>, (&'static str, String)> {
+        if cores == 0 {
+            return Err(("cores", "must be at least 1".into()));
+        }
+        let extra = |o: &[Time], name: &'static str| {
+            let v = o
+                .iter()
+                .map(|&x| {
+                    let y = x as u128 * ranks.saturating_sub(cores) as u128 / cores as u128;
+                    Time::try_from(y).map_err(|_| (name, "(s - 1) times it exceeds 2^64 ps".into()))
+                })
+                .collect::<Result<Vec<_>, (&'static str, String)>>()?;
+            crate::models::Table::new(sizes.to_vec(), v).map_err(|e| (name, e))
+        };
+        let (send, recv) = (extra(o_s, "o_s")?, extra(o_r, "o_r")?);
+        if ranks <= cores {
+            return Ok(None);
+        }
+        Ok(Some(CpuShare {
+            ranks,
+            cores,
+            sizes: sizes.to_vec(),
+            send,
+            recv,
+        }))
+    }
+
+    fn clamp(&self, bytes: u64) -> u64 {
+        bytes.min(*self.sizes.last().expect("a table has a size"))
+    }
+
+    /// (s - 1) o_s(m), ps.
+    pub fn send_extra(&self, bytes: u64) -> Option<Time> {
+        self.send.at(self.clamp(bytes))
+    }
+
+    /// (s - 1) o_r(m), ps.
+    pub fn recv_extra(&self, bytes: u64) -> Option<Time> {
+        self.recv.at(self.clamp(bytes))
+    }
+
+    /// A calc of `d` ps on a shared core: s d, ps.
+    pub fn calc(&self, d: Time) -> Option<Time> {
+        Time::try_from(d as u128 * self.ranks as u128 / self.cores as u128).ok()
+    }
+}
+
 /// Why the event loop stopped early.
 pub(crate) enum Stop {
     Overflow(Overflow),
@@ -131,6 +209,10 @@ enum Ev {
     Request(OpId),
     /// The clear-to-send for this send reaches the sender: data may go.
     ClearToSend(OpId),
+    /// The send's CPU work under [`CpuShare`] is done: it enters.
+    Enter(OpId),
+    /// The receive's CPU work under [`CpuShare`] is done: it finishes.
+    RecvEnd(OpId),
 }
 
 /// A queued engine event, ordered by (time, stamp) ([`Keyed`]).
@@ -155,7 +237,20 @@ pub fn simulate<N: Network>(
     rendezvous: Option<u64>,
     record_messages: bool,
 ) -> Result<Outcome, SimError> {
-    Engine::new(schedule, net, rendezvous, record_messages).run()
+    simulate_shared(schedule, net, rendezvous, record_messages, None)
+}
+
+/// [`simulate`], with the ranks sharing cores as `cpu` says (None: a core each).
+pub fn simulate_shared<N: Network>(
+    schedule: &Schedule,
+    net: &mut N,
+    rendezvous: Option<u64>,
+    record_messages: bool,
+    cpu: Option<&CpuShare>,
+) -> Result<Outcome, SimError> {
+    let mut e = Engine::new(schedule, net, rendezvous, record_messages);
+    e.cpu = cpu;
+    e.run()
 }
 
 struct Engine<'a, N: Network> {
@@ -181,6 +276,7 @@ struct Engine<'a, N: Network> {
     messages: Vec<MessageRecord>,
     rtos: Vec<RtoEvent>,
     buf: Vec<XferEvent>,
+    cpu: Option<&'a CpuShare>,
 }
 
 impl<'a, N: Network> Engine<'a, N> {
@@ -208,7 +304,16 @@ impl<'a, N: Network> Engine<'a, N> {
             messages: Vec::new(),
             rtos: Vec::new(),
             buf: Vec::new(),
+            cpu: None,
         }
+    }
+
+    /// Take `d` ps of `op`'s CPU from `t` on (after the work before it there): the end.
+    fn occupy(&mut self, op: OpId, t: Time, d: Time) -> Result<Time, Stop> {
+        let c = self.s.rank_of(op) as usize * self.ncpu + self.s.cpu(op) as usize;
+        let end = add(t.max(self.cpu_free[c]), d, op)?;
+        self.cpu_free[c] = end;
+        Ok(end)
     }
 
     fn push(&mut self, t: Time, ev: Ev) {
@@ -276,23 +381,23 @@ impl<'a, N: Network> Engine<'a, N> {
                 OpKind::Calc => {
                     let c = self.s.rank_of(op) as usize * self.ncpu + self.s.cpu(op) as usize;
                     let begin = t.max(self.cpu_free[c]);
-                    let duration = self.s.size(op).checked_mul(PS_PER_NS);
+                    let mut duration = self.s.size(op).checked_mul(PS_PER_NS);
+                    if let (Some(cpu), Some(d)) = (self.cpu, duration) {
+                        duration = cpu.calc(d);
+                    }
                     let end = add(begin, duration.ok_or(Overflow(op))?, op)?;
                     self.cpu_free[c] = end;
                     self.started(op, begin);
                     self.push(end, Ev::CalcEnd(op));
                 }
-                OpKind::Send => {
-                    self.started(op, t);
-                    let (src, dst) = (self.s.rank_of(op), self.s.peer(op));
-                    self.net.send_entered(t, op, src, dst, self.s.size(op));
-                    if self.s.size(op) <= self.rdv {
-                        self.net.start(t, op, src, dst, self.s.size(op))?;
-                    } else {
-                        let l = self.net.control_latency(src, dst);
-                        self.push(add(t, l, op)?, Ev::Request(op));
+                OpKind::Send => match self.cpu {
+                    Some(cpu) => {
+                        let d = cpu.send_extra(self.s.size(op)).ok_or(Overflow(op))?;
+                        let end = self.occupy(op, t, d)?;
+                        self.push(end, Ev::Enter(op));
                     }
-                }
+                    None => self.enter(t, op)?,
+                },
                 OpKind::Recv => {
                     self.started(op, t);
                     let rank = self.s.rank_of(op);
@@ -302,12 +407,28 @@ impl<'a, N: Network> Engine<'a, N> {
                     }
                 }
             },
-            Ev::CalcEnd(op) => self.finished(op, t),
+            Ev::CalcEnd(op) | Ev::RecvEnd(op) => self.finished(op, t),
+            Ev::Enter(op) => self.enter(t, op)?,
             Ev::Request(send) => self.envelope(t, send)?,
             Ev::ClearToSend(send) => {
                 let (src, dst) = (self.s.rank_of(send), self.s.peer(send));
                 self.net.start(t, send, src, dst, self.s.size(send))?;
             }
+        }
+        Ok(())
+    }
+
+    /// The send `op` enters at `t` (PlogPT's Isend): its message goes to the network,
+    /// or its rendezvous request does.
+    fn enter(&mut self, t: Time, op: OpId) -> Result<(), Stop> {
+        self.started(op, t);
+        let (src, dst) = (self.s.rank_of(op), self.s.peer(op));
+        self.net.send_entered(t, op, src, dst, self.s.size(op));
+        if self.s.size(op) <= self.rdv {
+            self.net.start(t, op, src, dst, self.s.size(op))?;
+        } else {
+            let l = self.net.control_latency(src, dst);
+            self.push(add(t, l, op)?, Ev::Request(op));
         }
         Ok(())
     }
@@ -324,7 +445,7 @@ impl<'a, N: Network> Engine<'a, N> {
                         .partner
                         .remove(&send)
                         .expect("rendezvous data arrives after its match");
-                    self.complete_recv(t, send, recv);
+                    self.complete_recv(t, send, recv)?;
                 }
             }
             XferEvent::Rto { xfer, at, delay } => {
@@ -358,7 +479,7 @@ impl<'a, N: Network> Engine<'a, N> {
         SimError::check_fits(self.s, send, recv).map_err(Stop::Error)?;
         if self.s.size(send) <= self.rdv {
             // Eager: matching happens on arrival, or later when the recv is posted.
-            self.complete_recv(t, send, recv);
+            self.complete_recv(t, send, recv)?;
         } else {
             self.partner.insert(send, recv);
             let l = self
@@ -369,14 +490,24 @@ impl<'a, N: Network> Engine<'a, N> {
         Ok(())
     }
 
-    fn complete_recv(&mut self, t: Time, send: OpId, recv: OpId) {
+    /// `recv`'s message (from `send`) is all there at `t`; the receive finishes then, or
+    /// after its CPU work under [`CpuShare`]. The message record ends at `t`.
+    fn complete_recv(&mut self, t: Time, send: OpId, recv: OpId) -> Result<(), Stop> {
         if self.record {
             let rto = self.rtos.iter().any(|r| r.send == send);
             let start = self.start[send as usize];
             let record = MessageRecord::new(self.s, send, recv, start, t, rto);
             self.messages.push(record);
         }
-        self.finished(recv, t);
+        match self.cpu {
+            Some(cpu) => {
+                let d = cpu.recv_extra(self.s.size(send)).ok_or(Overflow(recv))?;
+                let end = self.occupy(recv, t, d)?;
+                self.push(end, Ev::RecvEnd(recv));
+            }
+            None => self.finished(recv, t),
+        }
+        Ok(())
     }
 
     fn started(&mut self, op: OpId, t: Time) {

@@ -59,6 +59,9 @@ pub struct LogGops {
     pub O: PerByte,
     /// Rendezvous threshold in bytes: messages larger than S use rendezvous.
     pub S: u64,
+    /// A calc of d takes d * calc_scale.0 / calc_scale.1 (ranks sharing cores,
+    /// [`crate::params::CpuParams`]); (1, 1) in LogGOPSim.
+    pub calc_scale: (u64, u64),
 }
 
 impl LogGops {
@@ -71,6 +74,7 @@ impl LogGops {
             G: PerByte::from_whole_ps(6_000).expect("below 2^32"),
             O: PerByte::ZERO,
             S: 65535,
+            calc_scale: (1, 1),
         }
     }
 }
@@ -434,7 +438,12 @@ impl<'a> Sim<'a> {
     fn calc(&mut self, ev: Event) -> Result<(), Stop> {
         let c = self.cpu(ev.host, ev.op);
         if self.nexto[c] <= ev.time {
-            let duration = self.s.size(ev.op).checked_mul(crate::time::PS_PER_NS);
+            let (num, den) = self.p.calc_scale;
+            let duration =
+                (self.s.size(ev.op) as u128 * crate::time::PS_PER_NS as u128 * num as u128
+                    / den.max(1) as u128)
+                    .try_into()
+                    .ok();
             self.nexto[c] = add(ev.time, duration.ok_or(Overflow(ev.op))?, ev.op)?;
             self.started(ev.op, ev.host);
             self.done(ev.op, ev.host);

@@ -16,8 +16,9 @@
 //! | `tcpflow` | [`TcpflowParams`] | topology; L (ps), g(m) at `sizes` (ps); optional efficiency e_x(m), e_d(m) (dimensionless, in (0, 1]); optional FIFO limit (bytes) |
 //!
 //! Every message-level model (all but `loggops`) has [`Common`] fields: the
-//! rendezvous threshold S, the rank placement `rank_to_node` and the optional
-//! many-to-one rule `incast` ([`crate::contention::incast`]).
+//! rendezvous threshold S, the rank placement `rank_to_node`, the optional
+//! many-to-one rule `incast` ([`crate::contention::incast`]) and the optional
+//! sharing of C cores by every rank, `cpu` ([`CpuParams`]: C, o_s(m), o_r(m)).
 
 #![allow(non_snake_case)]
 
@@ -85,6 +86,9 @@ pub struct LogGopsParams {
     pub O: PsPerByte,
     /// Rendezvous threshold S, bytes: messages larger than S wait for their receive.
     pub S: u64,
+    /// C, the cores every rank shares ([`CpuParams`]): with P > C ranks, o, O and
+    /// every calc are P / C times as large. None: a core per rank (LogGOPSim).
+    pub cpu_cores: Option<u64>,
 }
 
 /// Fields of every message-level model.
@@ -96,6 +100,23 @@ pub struct Common {
     pub rank_to_node: Option<Vec<u64>>,
     /// The stochastic many-to-one rule, if any.
     pub incast: Option<IncastParams>,
+    /// Cores shared by every rank, with the per-message CPU overheads; None: a core per rank.
+    pub cpu: Option<CpuParams>,
+}
+
+/// Ranks that share `cores` cores (every rank of a run on one machine, busy-polling as
+/// MPI ranks do) each get `cores / P` of a core when P > `cores`: their CPU work takes
+/// s = P / `cores` times as long ([`crate::engine::CpuShare`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CpuParams {
+    /// C, the cores every rank shares (>= 1).
+    pub cores: u64,
+    /// Message sizes m of the overhead tables, bytes, increasing.
+    pub sizes: Vec<u64>,
+    /// The sender's CPU overhead o_s(m) on a core of its own, ps.
+    pub o_s: Vec<Time>,
+    /// The receiver's CPU overhead o_r(m) on a core of its own, ps.
+    pub o_r: Vec<Time>,
 }
 
 /// Kielmann's PLogP: g(m) and L; the overheads o_s(m), o_r(m) are only reported.

@@ -30,13 +30,28 @@ pub fn run(
     let model = params.name();
     match params {
         ModelParams::LogGops(p) => {
+            // ranks sharing C cores: s = P / C stretches the CPU's o, O and calcs
+            let ranks = schedule.num_ranks() as u64;
+            let (num, den) = match p.cpu_cores {
+                Some(0) => return Err(SimError::bad(model, "cpu_cores", "must be at least 1")),
+                Some(c) if ranks > c => (ranks, c),
+                _ => (1, 1),
+            };
+            let o = (p.o as u128 * num as u128 / den as u128).try_into();
+            let o =
+                o.map_err(|_| SimError::bad(model, "o", "times P / cpu_cores exceeds 2^64 ps"))?;
             let p = LogGops {
                 L: p.L,
-                o: p.o,
+                o,
                 g: p.g,
                 G: per_byte(model, "G", p.G)?,
-                O: per_byte(model, "O", p.O)?,
+                O: per_byte(
+                    model,
+                    "O",
+                    non_negative(model, "O", p.O)? * num as f64 / den as f64,
+                )?,
                 S: p.S,
+                calc_scale: (num, den),
             };
             loggops::simulate(schedule, &p, record_messages)
         }
@@ -252,8 +267,20 @@ fn sim<N: engine::Network>(
     record_messages: bool,
 ) -> Result<Outcome, SimError> {
     let rendezvous = common.S;
+    let cpu = match &common.cpu {
+        None => None,
+        Some(c) => engine::CpuShare::new(
+            schedule.num_ranks() as u64,
+            c.cores,
+            &c.sizes,
+            &c.o_s,
+            &c.o_r,
+        )
+        .map_err(|(field, e)| SimError::bad(model, format!("cpu.{field}"), e))?,
+    };
+    let cpu = cpu.as_ref();
     match &common.incast {
-        None => engine::simulate(schedule, &mut net, rendezvous, record_messages),
+        None => engine::simulate_shared(schedule, &mut net, rendezvous, record_messages, cpu),
         Some(p) => {
             let rule = IncastRule::new(p, model)?;
             let nodes = match &common.rank_to_node {
@@ -261,7 +288,7 @@ fn sim<N: engine::Network>(
                 None => (0..schedule.num_ranks()).collect(),
             };
             let mut wrapped = Incast::new(net, rule, nodes);
-            engine::simulate(schedule, &mut wrapped, rendezvous, record_messages)
+            engine::simulate_shared(schedule, &mut wrapped, rendezvous, record_messages, cpu)
         }
     }
 }

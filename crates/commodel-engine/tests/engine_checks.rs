@@ -41,6 +41,7 @@ fn every_model() -> Vec<ModelParams> {
             G: 6_000.0,
             O: 0.0,
             S: 65535,
+            cpu_cores: None,
         }),
         ModelParams::Plogp(PlogpParams {
             L: 3_000_000,
@@ -255,6 +256,7 @@ fn loggops_eager_message_into_a_rendezvous_sized_receive() {
         G: 0.0,
         O: 0.0,
         S: 1000,
+        cpu_cores: None,
     });
     let o = run(&s, &p).unwrap();
     // Sender: o. Receiver: the message arrives at o + L = 1,100 ps while the

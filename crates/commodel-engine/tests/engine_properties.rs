@@ -18,6 +18,7 @@ fn models() -> Vec<(&'static str, ModelParams)> {
                 G: 8_000.0,
                 O: 100.0,
                 S: 4096,
+                cpu_cores: None,
             }),
         ),
         (

@@ -14,6 +14,7 @@ fn params() -> LogGops {
         G: PerByte::from_whole_ps(8 * NS).unwrap(),
         O: PerByte::ZERO,
         S: 65535,
+        calc_scale: (1, 1),
     }
 }
 

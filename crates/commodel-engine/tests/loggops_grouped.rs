@@ -15,6 +15,7 @@ fn params(o: u64, g: u64, gg: u64, oo: u64, s: u64) -> LogGops {
         G: PerByte::from_whole_ps(gg).unwrap(),
         O: PerByte::from_whole_ps(oo).unwrap(),
         S: s,
+        calc_scale: (1, 1),
     }
 }
 

@@ -7,9 +7,9 @@
 
 use crate::errors::sim_error;
 use commodel_engine::params::{
-    Common, Efficiency, HockneyParams, IncastParams, IncastRow, LogGopsParams, MaxminParams,
-    ModelParams, PlogpParams, PlogptParams, PsPerByte, RtoRule, TcpflowParams, TopologySpec,
-    ZhuParams, MODELS,
+    Common, CpuParams, Efficiency, HockneyParams, IncastParams, IncastRow, LogGopsParams,
+    MaxminParams, ModelParams, PlogpParams, PlogptParams, PsPerByte, RtoRule, TcpflowParams,
+    TopologySpec, ZhuParams, MODELS,
 };
 use commodel_engine::SimError;
 use pyo3::prelude::*;
@@ -36,6 +36,7 @@ pub fn model_params(model: &str, d: &Bound<'_, PyDict>) -> PyResult<ModelParams>
             G: f.per_byte("G")?,
             O: f.per_byte("O")?,
             S: f.uint("S")?,
+            cpu_cores: f.opt_uint("cpu_cores")?,
         }),
         "plogp" => ModelParams::Plogp(PlogpParams {
             L: f.uint("L")?,
@@ -118,6 +119,15 @@ fn common(f: &Fields<'_>) -> PyResult<Common> {
         rank_to_node: f.opt_uints("rank_to_node")?,
         incast: match f.dict("incast")? {
             Some(i) => Some(incast(&i)?),
+            None => None,
+        },
+        cpu: match f.dict("cpu")? {
+            Some(c) => Some(CpuParams {
+                cores: c.uint("cores")?,
+                sizes: c.uints("sizes")?,
+                o_s: c.uints("o_s")?,
+                o_r: c.uints("o_r")?,
+            }),
             None => None,
         },
     })

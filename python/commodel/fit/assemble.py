@@ -144,6 +144,14 @@ def fit_platform(
             raise CommodelError(
                 f"{db_path}: the campaigns {[c.id for c in camps]} give no platform section"
             )
+        tcp_camps = [c for c in camps if c.benchmark == "tcp"]
+        if "plogp" in sections and tcp_camps:
+            from .cpu import cpu_section, one_machine
+
+            cores = one_machine(db.samples(tcp_camps[-1].id))
+            cpu = cpu_section(cores, sections["plogp"]) if cores is not None else None
+            if cpu is not None:
+                sections["cpu"], comments["cpu"] = cpu
         hosts = sorted({h for c in camps for h in c.hosts})
         nodes = max(c.ranks for c in camps)
         if "network" in sections:
@@ -158,7 +166,7 @@ def fit_platform(
         + "; one MPI rank per node as measured",
         "nodes": nodes,
     }
-    order = ("loggops", "plogp", "network", "tcp", "lmo", "many_to_one")
+    order = ("loggops", "plogp", "network", "tcp", "lmo", "many_to_one", "cpu")
     for key in order:
         if key in sections:
             doc[key] = sections[key]

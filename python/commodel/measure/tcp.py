@@ -9,11 +9,15 @@ TCP_RTO_MIN of 200 ms. The kernel's timer then fires at about srtt + max(4 rttva
 RTO_min), so the measured steps sit a little above RTO_min (by the smoothed round trip).
 
 Samples (quantity, value_s): ``rto_min`` (s) per rank, with ``extra`` holding where it came
-from and the congestion control algorithm.
+from, the congestion control algorithm, and the machine: the kernel's ``boot_id`` and the
+cores the rank may run on (``cpus``, their numbers). Ranks that report one ``boot_id``
+share one machine (an emulated cluster), and ``fit`` then writes the ``cpu`` section
+(ranks sharing cores).
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 from typing import Any
 
@@ -22,6 +26,7 @@ from .common import Context, kernel
 LINUX_RTO_MIN_S = 0.2
 SYSCTL_RTO_MIN = "/proc/sys/net/ipv4/tcp_rto_min_us"
 SYSCTL_CC = "/proc/sys/net/ipv4/tcp_congestion_control"
+BOOT_ID = "/proc/sys/kernel/random/boot_id"  # one per running kernel, in every namespace
 
 DEFAULTS: dict[str, Any] = {}
 
@@ -85,7 +90,22 @@ def host_settings() -> dict[str, Any]:
         rto, source = int(sysctl) * 1e-6, "sysctl net.ipv4.tcp_rto_min_us"
     else:
         rto, source = LINUX_RTO_MIN_S, "Linux default TCP_RTO_MIN"
-    return {"rto_min_s": rto, "source": source, "congestion_control": _read(SYSCTL_CC) or ""}
+    return {
+        "rto_min_s": rto,
+        "source": source,
+        "congestion_control": _read(SYSCTL_CC) or "",
+        "boot_id": _read(BOOT_ID) or "",
+        "cpus": cpus(),
+    }
+
+
+def cpus() -> list[int]:
+    """The cores this process may run on (its affinity; all of os.cpu_count() where the
+    platform has none)."""
+    try:
+        return sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return list(range(os.cpu_count() or 1))
 
 
 @kernel("tcp_settings")
@@ -107,7 +127,7 @@ def procedure(opts: dict[str, Any]):
                     "value_s": o["rto_min_s"],
                     "src": r,
                     "hosts": ctx.hosts[r],
-                    "extra": {"source": o["source"], "congestion_control": o["congestion_control"]},
+                    "extra": {k: o[k] for k in ("source", "congestion_control", "boot_id", "cpus")},
                 }
                 for r, o in enumerate(outs)
             ],

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..errors import ModelError, PlatformWarning
 from ..units import seconds_to_ps
 from .network import Network, TreeNetwork
-from .sections import TCP, Hockney, LogGOPS, PLogP
+from .sections import TCP, Cpu, Hockney, LogGOPS, PLogP
 
 if TYPE_CHECKING:  # annotations only: loading imports this module
     from .loading import Platform
@@ -193,6 +193,25 @@ def _warn_clamp(network: Any) -> None:
                     stacklevel=3,
                 )
             b[h] = min(b[h], 2 * b[h - 1])
+
+
+def cpu_params(platform: Platform, model: str) -> dict[str, Any]:
+    """The platform's ``cpu`` section (ranks sharing cores) as ``model`` takes it: the
+    message-level models its C, o_s(m), o_r(m); ``loggops`` only C (its o and O are the CPU
+    overheads the sharing stretches). Empty without the section."""
+    cpu: Cpu | None = platform.sections.get("cpu")
+    if cpu is None:
+        return {}
+    if model == "loggops":
+        return {"cpu_cores": cpu.cores}
+    return {
+        "cpu": {
+            "cores": cpu.cores,
+            "sizes": list(cpu.sizes),
+            "o_s": [ps(v) for v in cpu.o_s],
+            "o_r": [ps(v) for v in cpu.o_r],
+        }
+    }
 
 
 def placement_params(platform: Platform) -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The top-level sections of a platform file: their dataclasses and validators.
 
 Each section (``loggops``, ``plogp``, ``hockney``, ``network``, ``tcp``, ``lmo``,
-``many_to_one``) is validated by one function ``(At, raw YAML value) -> typed object``,
+``many_to_one``, ``cpu``) is validated by one function ``(At, raw YAML value) -> typed object``,
 listed in :data:`SECTIONS`; :func:`register_section` adds a new one. Units inside: seconds,
 bytes, bytes per second, seconds per byte (see :mod:`commodel.platform.fields`).
 """
@@ -16,6 +16,7 @@ from ..errors import PlatformWarning
 from .fields import (
     At,
     choice,
+    integer,
     mapping,
     number,
     number_list,
@@ -110,6 +111,21 @@ class TCP:
 
 
 RTO_RULES = ("plogpt", "buffer")
+
+
+@dataclass(frozen=True)
+class Cpu:
+    """Cores shared by every rank of a run (an emulated cluster on one machine). Ranks
+    busy-poll while they wait, so P ranks on C < P cores each get C / P of a core and their
+    CPU work takes s = P / C times as long: each message adds (s - 1) o_s(m) at its sender
+    and (s - 1) o_r(m) at its receiver, a calc runs s times its duration (every model; in
+    ``loggops`` o and O are s times as large). o_s(m), o_r(m) are measured on a core of
+    their own (PLogP's, eager sizes); beyond the last size the last value holds."""
+
+    cores: int  # C
+    sizes: tuple[int, ...]  # B, strictly increasing
+    o_s: tuple[float, ...]  # s
+    o_r: tuple[float, ...]  # s
 
 
 @dataclass(frozen=True)
@@ -289,6 +305,18 @@ def validate_lmo(at: At, value: Any) -> LMO:
     return LMO(C=tuple(c), t=tuple(t), beta=tuple(tuple(r) for r in rows))
 
 
+def validate_cpu(at: At, value: Any) -> Cpu:
+    data = mapping(at, value, required=("cores", "sizes", "o_s", "o_r"))
+    sizes_at = at.key("sizes")
+    sizes = _increasing_sizes(sizes_at, data["sizes"])
+    return Cpu(
+        cores=integer(at.key("cores"), data["cores"], minimum=1),
+        sizes=tuple(sizes),
+        o_s=_table(at, data, "o_s", sizes_at, sizes),
+        o_r=_table(at, data, "o_r", sizes_at, sizes),
+    )
+
+
 def validate_many_to_one(at: At, value: Any) -> dict[str, Any]:
     """Escalation statistics (Lastovetsky 4.3); checked in depth by the model that uses them."""
     return dict(mapping(at, value, optional=tuple(value) if isinstance(value, dict) else ()))
@@ -307,6 +335,7 @@ SECTIONS: dict[str, SectionValidator] = {
     "tcp": validate_tcp,
     "lmo": validate_lmo,
     "many_to_one": validate_many_to_one,
+    "cpu": validate_cpu,
 }
 
 

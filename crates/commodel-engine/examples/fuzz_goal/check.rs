@@ -83,6 +83,7 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
             G: 6_000.0,
             O: 0.0,
             S: 65535,
+            cpu_cores: None,
         }),
         ModelParams::LogGops(LogGopsParams {
             L: 0,
@@ -91,6 +92,7 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
             G: 0.4,
             O: 1.4,
             S: 0,
+            cpu_cores: None,
         }),
         ModelParams::Plogp(PlogpParams {
             L: 3_000_000,
