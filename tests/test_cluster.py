@@ -160,7 +160,7 @@ def test_rates_accept_tc_and_commodel_units():
 
 
 def test_plan_names_and_addresses_obey_the_safety_rules():
-    for name in ("two-rack-8", "two-rack-16", "tree-8", "two-rack-8-serial"):
+    for name in ("two-rack-8", "two-rack-16", "tree-8", "two-rack-8-serial", "two-rack-16-serial"):
         spec = load_spec(CLUSTERS / f"{name}.yaml")
         plan = make_plan(spec, "a" * 16)  # the longest cluster id
         for ns in plan.namespaces:
