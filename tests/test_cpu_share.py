@@ -143,3 +143,36 @@ def test_the_section_keeps_plogp_overheads_below_the_eager_limit():
     }
     assert "2 cores" in note
     assert cpu_section(2, {"sizes": [EAGER_LIMIT], "o_s": [1.0], "o_r": [1.0]}) is None
+
+
+def test_predict_says_when_the_ranks_share_cores(tmp_path):
+    import yaml
+
+    goal = tmp_path / "ring.goal"
+    goal.write_text(token_ring(8))
+    for cores, line in ((2, "cpu       8 ranks share 2 cores: CPU work x4\n"), (8, None)):
+        plat = tmp_path / f"p{cores}.yaml"
+        plat.write_text(yaml.safe_dump(with_cpu(cores)))
+        proc = subprocess.run(
+            [sys.executable, "-m", "commodel", "predict", str(goal), "--platform", str(plat)],
+            capture_output=True,
+            text=True,
+        )
+        assert proc.returncode == 0, proc.stderr
+        if line is None:
+            assert "\ncpu " not in proc.stdout
+        else:
+            assert line in proc.stdout
+
+
+def test_advise_says_at_which_communicator_sizes_the_ranks_share_cores():
+    from commodel.advise.advice import advise
+    from commodel.cli.advise import format_advice
+
+    adv = advise(platform_from_dict(with_cpu(2)), "allreduce", [2, 8], [1024], model="plogp")
+    assert adv.cpu_cores == 2
+    text = format_advice(adv)
+    assert "cpu: the ranks share 2 cores (platform `cpu` section): CPU work x 4 at P = 8\n" in (
+        text
+    )
+    assert "\ncpu:" not in format_advice(advise(platform_from_dict(BASE), "allreduce", [8], [1024]))

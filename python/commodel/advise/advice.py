@@ -128,6 +128,8 @@ class Advice:
     model: str
     points: list[Point]
     min_gain: float = 0.0
+    # C of the platform's ``cpu`` section: the ranks share C cores (None: a core each)
+    cpu_cores: int | None = None
 
     def missing(self) -> list[tuple[int, str]]:
         """Open MPI algorithms of the collective that have no generator."""
@@ -228,7 +230,8 @@ def advise(
     for (cand, _), (time_s, note) in zip(todo, outcomes):
         cand.time_s, cand.note = time_s, note
     name = getattr(plat, "name", None) or str(platform)
-    return Advice(collective, str(name), model, points, min_gain)
+    cpu = plat.sections.get("cpu")
+    return Advice(collective, str(name), model, points, min_gain, cpu.cores if cpu else None)
 
 
 def _runs_otherwise_as_default(collective: str, number: int) -> bool:

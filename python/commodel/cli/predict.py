@@ -221,6 +221,8 @@ def run(args: argparse.Namespace) -> int:
             write_json(prediction, handle, messages=not args.no_messages)
         return 0
     name = "<stdin>" if args.schedule == "-" else args.schedule
-    text = prediction_summary(prediction, name, schedule.num_ops, schedule.bytes_sent)
+    s = platform.cpu_stretch(schedule.num_ranks)
+    shared = (platform.sections["cpu"].cores, s) if s > 1 else None
+    text = prediction_summary(prediction, name, schedule.num_ops, schedule.bytes_sent, shared)
     write_output(text, args.output)
     return 0

@@ -90,6 +90,12 @@ class Platform:
             )
         return node
 
+    def cpu_stretch(self, ranks: int) -> float:
+        """s = P / C when the ``ranks`` of a run share the C < P cores of the ``cpu`` section
+        (their CPU work takes s times as long, docs/models.md), else 1."""
+        cpu = self.sections.get("cpu")
+        return ranks / cpu.cores if cpu is not None and ranks > cpu.cores else 1.0
+
     def engine_params(self, model: str) -> dict[str, Any]:
         """The parameters of ``model`` in the engine's units (integer picoseconds)."""
         spec = model_spec(model)

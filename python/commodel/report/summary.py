@@ -20,8 +20,11 @@ def prediction_summary(
     schedule_name: str = "",
     num_ops: int | None = None,
     bytes_sent: int | None = None,
+    cpu_stretch: tuple[int, float] | None = None,
 ) -> str:
-    """Makespan, slowest rank and per-rank finish times, in a unit that fits the makespan."""
+    """Makespan, slowest rank and per-rank finish times, in a unit that fits the makespan;
+    ``cpu_stretch`` (C, s): the ranks shared C cores and their CPU work took s times as long
+    (the platform's ``cpu`` section), said on a line of its own."""
     unit, _ = duration_unit(prediction.makespan_s)
     slowest = prediction.slowest_rank
     nranks = len(prediction.ranks)
@@ -36,6 +39,9 @@ def prediction_summary(
     if prediction.platform:
         lines.append(f"platform  {prediction.platform}")
     lines.append(f"model     {prediction.model}")
+    if cpu_stretch is not None:
+        cores, s = cpu_stretch
+        lines.append(f"cpu       {nranks} ranks share {cores} cores: CPU work x{s:.3g}")
     lines.append(f"makespan  {format_duration(prediction.makespan_s, unit)}")
     lines.append(f"slowest   rank {slowest.rank}")
     if prediction.rto_events:
