@@ -317,7 +317,7 @@ def platform_dicts(draw: Callable[[Any], Any]) -> Any:
     for section in draw(
         st.lists(
             st.sampled_from(
-                ["loggops", "plogp", "hockney", "network", "tcp", "incast", "lmo", "x"]
+                ["loggops", "plogp", "hockney", "network", "tcp", "incast", "lmo", "cpu", "x"]
             ),
             max_size=4,
         )

@@ -4,8 +4,8 @@
 //! clean error, under every model; a prediction is self-consistent.
 
 use commodel_engine::params::{
-    Common, HockneyParams, IncastParams, IncastRow, LogGopsParams, MaxminParams, PlogpParams,
-    PlogptParams, TopologySpec, ZhuParams,
+    Common, CpuParams, HockneyParams, IncastParams, IncastRow, LogGopsParams, MaxminParams,
+    PlogpParams, PlogptParams, TcpflowParams, TopologySpec, ZhuParams,
 };
 use commodel_engine::{goal, predict, ModelParams, OpKind, Schedule, SimError};
 
@@ -58,6 +58,25 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
     maxmin.common = rendezvous_above(Some(4096));
     let mut zhu_fair = ZhuParams::new(crossbar.clone(), false);
     zhu_fair.common = rendezvous_above(Some(100));
+    // tcpflow with its posting-order rule, and every rank sharing one core
+    let tcpflow = TcpflowParams {
+        topology: racks.clone(),
+        L: 50_000_000,
+        sizes: vec![0, 1024],
+        g: vec![5_000_000, 12_000_000],
+        efficiency: None,
+        fifo_limit: Some(2048),
+        common: Common {
+            S: Some(4096),
+            cpu: Some(CpuParams {
+                cores: 1,
+                sizes: vec![0, 4096],
+                o_s: vec![1_000_000, 3_000_000],
+                o_r: vec![2_000_000, 2_000_000],
+            }),
+            ..Common::default()
+        },
+    };
     let mut incast = MaxminParams::new(crossbar.clone(), true);
     incast.common.incast = Some(IncastParams {
         levels: vec![200_000_000_000, 1_000_000],
@@ -94,6 +113,16 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
             S: 0,
             cpu_cores: None,
         }),
+        // ranks sharing one core: every rank's CPU work stretched by P
+        ModelParams::LogGops(LogGopsParams {
+            L: 1_000_000,
+            o: 3,
+            g: 1,
+            G: 0.4,
+            O: 1.4,
+            S: 4096,
+            cpu_cores: Some(1),
+        }),
         ModelParams::Plogp(PlogpParams {
             L: 3_000_000,
             sizes: vec![0, 1024, 65536],
@@ -111,6 +140,7 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
         ModelParams::Zhu(ZhuParams::new(racks, true)),
         ModelParams::Zhu(zhu_fair),
         ModelParams::Maxmin(incast),
+        ModelParams::Tcpflow(tcpflow),
     ]
 }
 
