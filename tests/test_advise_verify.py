@@ -271,3 +271,55 @@ def test_cluster_mpirun_reads_our_options_as_mpirun_arguments():
     assert ns.extra == ["-n", "16", "--mca", "coll_tuned_use_dynamic_rules", "1",
                         "--mca", "coll_tuned_gather_algorithm", "2"]  # fmt: skip
     assert cmd == ["python3", "-V"]
+
+
+@pytest.mark.mpi
+@needs_mpi
+def test_verify_rounds_pool_the_default_and_rules_of_separate_mpiruns(tmp_path):
+    db = tmp_path / "r.duckdb"
+    args = ["advise", "--platform", "nomura2007", "--collective", "gather", "--ranks", "2",
+            "--sizes", "1KiB,2KiB", "--verify", str(db), "--mpirun", _mpirun(),
+            "--max-reps", "5", "--quiet", "--rounds", "3"]  # fmt: skip
+    res = commodel(*args, timeout=300)
+    assert res.returncode == 0, res.stderr
+    camps, samples = campaigns(db)
+    rules = str(tmp_path / "r.rules.txt")
+    # round 0 first, the forced runs, then rounds 1 and 2 of the default and the rules
+    got = [(o["algorithm"], o["rules_file"], o.get("round"), s) for _i, o, s in camps]
+    assert got == [
+        (0, None, None, "complete"),
+        (0, rules, None, "complete"),
+        (1, None, None, "complete"),
+        (2, None, None, "complete"),
+        (3, None, None, "complete"),
+        (0, None, 1, "complete"),
+        (0, rules, 1, "complete"),
+        (0, None, 2, "complete"),
+        (0, rules, 2, "complete"),
+    ]
+    with open(tmp_path / "r.verify.csv") as handle:
+        table = list(csv.DictReader(handle))
+    for r in table:
+        m = int(r["size"])
+        default = [x for k in (0, 5, 7) for x in samples[(camps[k][0], m)]]
+        ours = [x for k in (1, 6, 8) for x in samples[(camps[k][0], m)]]
+        d, o = sum(default) / len(default), sum(ours) / len(ours)
+        assert float(r["default_s"]) == pytest.approx(d, rel=1e-8)
+        assert float(r["ours_s"]) == pytest.approx(o, rel=1e-8)
+        assert float(r["speedup"]) == pytest.approx(d / o, rel=1e-8)
+    # run again: every campaign, of every round, is complete and kept
+    again = commodel(*args, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count("is complete, kept") == 9
+    assert len(campaigns(db)[0]) == 9
+
+
+def test_measure_collective_records_a_round_only_above_0():
+    from commodel.errors import CommodelError
+    from commodel.measure.collective import validate_options
+
+    base = {"collective": "bcast", "sizes": [1024]}
+    assert "round" not in validate_options({**base, "round": 0}, environ={})
+    assert validate_options({**base, "round": 2}, environ={})["round"] == 2
+    with pytest.raises(CommodelError, match="--round -1"):
+        validate_options({**base, "round": -1}, environ={})

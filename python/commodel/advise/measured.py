@@ -101,9 +101,16 @@ def verify(
     max_reps: int | None = None,
     quiet: bool = False,
     python: str | None = None,
+    rounds: int = 1,
 ) -> tuple[list[VerifiedPoint], dict[tuple[int, int], float], list[str]]:
     """Measure every run of every P in ``adv`` (see the module text). Returns the verified
-    points, the measured split-gather times {(P, m): mean s} and the failed runs."""
+    points, the measured split-gather times {(P, m): mean s} and the failed runs.
+    ``rounds`` > 1: the default and the rules runs are measured again in as many mpiruns in
+    all, after the forced ones (round r's campaigns record ``round: r``), and each one's
+    samples are pooled over its rounds, so that an offset of one mpirun is not taken for the
+    advice's effect."""
+    if rounds < 1:
+        raise CommodelError(f"--rounds {rounds}: expected at least 1")
     from ..measure.collective import SweepRun, campaign_samples, sweep_algorithms, sweep_campaigns
 
     coll = adv.collective
@@ -129,9 +136,16 @@ def verify(
                 splits.setdefault(pt.split.k, []).append(pt.size)
         for k, sizes in sorted(splits.items()):
             runs.append(SweepRun(f"split{k}", 1, None, (("splits", k), ("sizes", sizes))))
+        for r in range(1, rounds):
+            runs.append(SweepRun(f"default@{r}", 0, None, (("round", r),)))
+            runs.append(SweepRun(f"rules@{r}", 0, rules_file, (("round", r),)))
         campaigns, bad = sweep_campaigns(db_path, given, p, mpirun, runs, quiet, python)
         failed += [f"P={p} {b}" for b in bad]
         samples = {key: campaign_samples(db_path, cid) for key, cid in campaigns.items()}
+        for r in range(1, rounds):  # pool the rounds into the first round's runs
+            for key, first in ((f"default@{r}", 0), (f"rules@{r}", "rules")):
+                for m, xs in samples.pop(key, {}).items():
+                    samples.setdefault(first, {}).setdefault(m, []).extend(xs)
         for k in splits:
             for m, xs in samples.get(f"split{k}", {}).items():
                 split_times[(p, m)] = sum(xs) / len(xs)

@@ -134,6 +134,15 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--max-reps", type=positive_int, help="with --verify: repetition cap per size (100)"
     )
+    parser.add_argument(
+        "--rounds",
+        type=positive_int,
+        default=1,
+        metavar="K",
+        help="with --verify: measure the default and our rules in K mpiruns each, the later "
+        "ones after the forced runs, and pool them (separate mpiruns of one algorithm differ "
+        "by up to 15%% at small sizes; 1)",
+    )
     parser.add_argument("--quiet", action="store_true", help="with --verify: no progress bars")
     add_jobs_option(parser)
     parser.set_defaults(func=run, _parser=parser)
@@ -217,7 +226,7 @@ def run_verify(args: argparse.Namespace, adv) -> int:
     print(f"rules: {path}")
     points, split_times, failed = measured.verify(
         adv, args.verify, path, mpirun, root=args.root, min_reps=args.min_reps,
-        max_reps=args.max_reps, quiet=args.quiet,
+        max_reps=args.max_reps, quiet=args.quiet, rounds=args.rounds,
     )  # fmt: skip
     if points:
         report = measured.format_verified(adv.collective, points, adv, split_times)

@@ -256,6 +256,14 @@ def _collective_options(p: argparse.ArgumentParser) -> None:
         help="gather only: time K MPI_Gather calls of M/K bytes one after another "
         "(the gather-split schedule) instead of one of M (1)",
     )
+    p.add_argument(
+        "--round",
+        type=int,
+        metavar="N",
+        help="a label kept in the campaign's options, so that the same forcing can be "
+        "measured again in another mpirun as a campaign of its own (advise --verify "
+        "--rounds; 0)",
+    )
 
 
 def _resume(args: argparse.Namespace) -> tuple[bool, int | None]:
@@ -454,6 +462,7 @@ def _collective_given(args: argparse.Namespace) -> dict[str, Any]:
         "min_reps": args.min_reps,
         "max_reps": args.max_reps,
         "splits": args.splits,
+        "round": getattr(args, "round", None),
     }
 
 

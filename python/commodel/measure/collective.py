@@ -156,6 +156,11 @@ def validate_options(
         raise CommodelError(f"--splits {splits}: only gather splits, into K >= 1 sub-gathers")
     if splits > 1:  # recorded only when split, so that plain campaigns keep their options
         out["splits"] = splits
+    rnd = int(out.pop("round", 0) or 0)
+    if rnd < 0:
+        raise CommodelError(f"--round {rnd}: expected a round number >= 0")
+    if rnd > 0:  # a repeated campaign of the same forcing (advise --verify --rounds)
+        out["round"] = rnd
     forced = forced_algorithm(out["collective"], environ)
     out["algorithm"] = forced["algorithm"]
     out["rules_file"] = forced["rules_file"]
@@ -424,7 +429,7 @@ def _command(
 
 def _measure_args(db_path: str, opts: dict[str, Any], quiet: bool) -> list[str]:
     out = ["--db", db_path, "--sizes", ",".join(str(m) for m in opts["sizes"])]
-    for key in ("root", "min_reps", "max_reps", "splits"):
+    for key in ("root", "min_reps", "max_reps", "splits", "round"):
         if key in opts:
             out += ["--" + key.replace("_", "-"), str(opts[key])]
     return out + (["--quiet"] if quiet else [])
