@@ -70,8 +70,7 @@ def test_every_model_takes_the_section(tmp_path):
     slows each of them down, and a core per rank changes nothing."""
     goal = tmp_path / "ring.goal"
     goal.write_text(token_ring(8))
-    for model in commodel.models():
-        name = model if isinstance(model, str) else model[0]
+    for name, _summary in commodel.models():
         plain = commodel.predict(str(goal), platform_from_dict(BASE), name).makespan_s
         shared = commodel.predict(str(goal), platform_from_dict(with_cpu(2)), name).makespan_s
         own = commodel.predict(str(goal), platform_from_dict(with_cpu(8)), name).makespan_s

@@ -114,16 +114,18 @@ pub struct CpuShare {
     /// s = P / C as the fraction `ranks / cores` (ranks > cores).
     ranks: u64,
     cores: u64,
-    sizes: Vec<u64>,
-    /// (s - 1) o_s(m) and (s - 1) o_r(m) at `sizes`, ps.
+    /// The last size of the tables: larger messages take its values.
+    last_size: u64,
+    /// (s - 1) o_s(m) and (s - 1) o_r(m) at the sizes given, ps.
     send: crate::models::Table,
     recv: crate::models::Table,
 }
 
 impl CpuShare {
     /// The sharing of `cores` cores by `ranks` ranks with overheads o_s, o_r (ps) at
-    /// `sizes`; None when every rank has a core (ranks <= cores). `Err`: the field at
-    /// fault (`cores`, `o_s`, `o_r`) and what is wrong with it.
+    /// `sizes`; None when every rank has a core (ranks <= cores), after the tables are
+    /// checked all the same. `Err`: the field at fault (`cores`, `o_s`, `o_r`) and what
+    /// is wrong with it.
     pub fn new(
         ranks: u64,
         cores: u64,
@@ -151,14 +153,14 @@ impl CpuShare {
         Ok(Some(CpuShare {
             ranks,
             cores,
-            sizes: sizes.to_vec(),
+            last_size: *sizes.last().expect("Table::new refuses an empty table"),
             send,
             recv,
         }))
     }
 
     fn clamp(&self, bytes: u64) -> u64 {
-        bytes.min(*self.sizes.last().expect("a table has a size"))
+        bytes.min(self.last_size)
     }
 
     /// (s - 1) o_s(m), ps.
@@ -308,12 +310,14 @@ impl<'a, N: Network> Engine<'a, N> {
         }
     }
 
-    /// Take `d` ps of `op`'s CPU from `t` on (after the work before it there): the end.
-    fn occupy(&mut self, op: OpId, t: Time, d: Time) -> Result<Time, Stop> {
+    /// Take `d` ps of `op`'s CPU from `t` on, after the work queued there before it:
+    /// (begin, end).
+    fn occupy(&mut self, op: OpId, t: Time, d: Time) -> Result<(Time, Time), Stop> {
         let c = self.s.rank_of(op) as usize * self.ncpu + self.s.cpu(op) as usize;
-        let end = add(t.max(self.cpu_free[c]), d, op)?;
+        let begin = t.max(self.cpu_free[c]);
+        let end = add(begin, d, op)?;
         self.cpu_free[c] = end;
-        Ok(end)
+        Ok((begin, end))
     }
 
     fn push(&mut self, t: Time, ev: Ev) {
@@ -379,21 +383,18 @@ impl<'a, N: Network> Engine<'a, N> {
         match ev {
             Ev::Ready(op) => match self.s.kind(op) {
                 OpKind::Calc => {
-                    let c = self.s.rank_of(op) as usize * self.ncpu + self.s.cpu(op) as usize;
-                    let begin = t.max(self.cpu_free[c]);
                     let mut duration = self.s.size(op).checked_mul(PS_PER_NS);
                     if let (Some(cpu), Some(d)) = (self.cpu, duration) {
                         duration = cpu.calc(d);
                     }
-                    let end = add(begin, duration.ok_or(Overflow(op))?, op)?;
-                    self.cpu_free[c] = end;
+                    let (begin, end) = self.occupy(op, t, duration.ok_or(Overflow(op))?)?;
                     self.started(op, begin);
                     self.push(end, Ev::CalcEnd(op));
                 }
                 OpKind::Send => match self.cpu {
                     Some(cpu) => {
                         let d = cpu.send_extra(self.s.size(op)).ok_or(Overflow(op))?;
-                        let end = self.occupy(op, t, d)?;
+                        let (_, end) = self.occupy(op, t, d)?;
                         self.push(end, Ev::Enter(op));
                     }
                     None => self.enter(t, op)?,
@@ -502,7 +503,7 @@ impl<'a, N: Network> Engine<'a, N> {
         match self.cpu {
             Some(cpu) => {
                 let d = cpu.recv_extra(self.s.size(send)).ok_or(Overflow(recv))?;
-                let end = self.occupy(recv, t, d)?;
+                let (_, end) = self.occupy(recv, t, d)?;
                 self.push(end, Ev::RecvEnd(recv));
             }
             None => self.finished(recv, t),

@@ -130,6 +130,8 @@ class Advice:
     min_gain: float = 0.0
     # C of the platform's ``cpu`` section: the ranks share C cores (None: a core each)
     cpu_cores: int | None = None
+    # s = P / C per communicator size P where the ranks share the cores (Platform.cpu_stretch)
+    cpu_stretch: dict[int, float] = field(default_factory=dict)
 
     def missing(self) -> list[tuple[int, str]]:
         """Open MPI algorithms of the collective that have no generator."""
@@ -231,7 +233,10 @@ def advise(
         cand.time_s, cand.note = time_s, note
     name = getattr(plat, "name", None) or str(platform)
     cpu = plat.sections.get("cpu")
-    return Advice(collective, str(name), model, points, min_gain, cpu.cores if cpu else None)
+    stretch = {p: plat.cpu_stretch(p) for p in sorted(set(ranks)) if plat.cpu_stretch(p) > 1}
+    return Advice(
+        collective, str(name), model, points, min_gain, cpu.cores if cpu else None, stretch
+    )
 
 
 def _runs_otherwise_as_default(collective: str, number: int) -> bool:

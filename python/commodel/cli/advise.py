@@ -283,11 +283,10 @@ def format_advice(adv) -> str:
         "Open MPI runs without a rules file; gain: default / best - 1; chosen: the best\n"
         f"where the gain exceeds --min-gain ({pct(adv.min_gain)}), else the default"
     )
-    shared = sorted({pt.ranks for pt in adv.points if adv.cpu_cores and pt.ranks > adv.cpu_cores})
-    if shared:
+    if adv.cpu_stretch:
         head += (
             f"\ncpu: the ranks share {adv.cpu_cores} cores (platform `cpu` section): CPU work x "
-            + ", ".join(f"{p / adv.cpu_cores:.3g} at P = {p}" for p in shared)
+            + ", ".join(f"{s:.3g} at P = {p}" for p, s in adv.cpu_stretch.items())
         )
     lines = [
         head,
