@@ -244,6 +244,10 @@ def test_advise_gather_split_from_m1_and_forced(tmp_path):
     split = next(pt.split for pt in adv.points if (pt.ranks, pt.size) == (4, 4096))
     sched = collective("gather-split", 4, 4096, splits=3)
     assert split.time_s == predict(sched, plat, model="loggops").makespan_s
+    # M2: from there the escalations have stopped (large messages), so no split
+    plat.sections["many_to_one"]["M2"] = 4096
+    adv = advise(plat, "gather", [4], [1024, 4095, 4096], model="loggops", jobs=1)
+    assert [pt.split.k if pt.split else None for pt in adv.points] == [None, 3, None]
     forced = advise(plat, "gather", [4], [1024], model="loggops", jobs=1, splits=5)
     assert (forced.points[0].split.k, forced.points[0].split.m1) == (5, None)
     with pytest.raises(CommodelError, match="only gather splits"):

@@ -182,3 +182,33 @@ def test_plot_points_tell_escalations_apart_as_the_fit_does():
     late = sorted((n, m) for n, m, _, level in points if level)
     assert late == sorted([(n, 262144) for n in range(5, 9)] * 16)
     assert {level for *_, level in points} == {0, 1}
+
+
+def test_min_excess_is_a_quarter_of_rto_min_with_a_tcp_campaign(tmp_path):
+    """A 40 ms excursion is an escalation at the 1 ms default, not with a tcp campaign
+    whose RTO_min is 200 ms (min_excess 50 ms); a 200 ms timeout is one in both."""
+    from commodel.db import ResultsDB
+
+    samples = []
+    for n in (3, 4, 5, 6):
+        for m in (1024, 4096, 16384):
+            for rep in range(20):
+                late = 0.04 if (m == 4096 and rep < 4) else 0.2 if (m == 16384 and rep < 4) else 0
+                t = normal(n, m) * (1 + 0.002 * (rep % 5)) + late
+                samples.append({"phase": "many-to-one", "quantity": "time", "n_ranks": n,
+                                "size_bytes": m, "repetition": rep, "value_s": t})  # fmt: skip
+    opts = {"sizes": [1024, 4096, 16384], "reps": 20}
+    assert F.fit_many_to_one(samples, opts)["M1"] == [4096] * 4
+    db = ResultsDB(tmp_path / "r.duckdb")
+    assert F.with_rto_excess(db, opts) == opts  # no tcp campaign: the 1 ms default
+    cid = db.create_campaign("tcp", "test", {}, ["h0", "h1"], "Open MPI", "4.1.4")
+    db.write_step(cid, [{"step": "tcp", "benchmark": "tcp", "phase": "tcp", "pattern": "host",
+                         "quantity": "rto_min", "size_bytes": 0, "n_ranks": 2, "n_msgs": 0,
+                         "repetition": r, "value_s": 0.2, "src": r, "dst": None,
+                         "hosts": "h0"} for r in (0, 1)])  # fmt: skip
+    db.set_status(cid, "complete")
+    got = F.with_rto_excess(db, opts)
+    assert got["min_excess"] == pytest.approx(0.05)
+    fit = F.fit_many_to_one(samples, got)
+    assert fit["M1"] == [16384] * 4 and fit["min_excess"] == pytest.approx(0.05)
+    assert F.with_rto_excess(db, {**opts, "min_excess": 0.002})["min_excess"] == 0.002

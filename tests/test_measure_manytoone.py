@@ -32,9 +32,29 @@ def test_sweeps_fit_and_plot(tmp_path):
     assert sec["n"] == [3, 4] and sec["sizes"] == [1024, 32768, 131072]
     assert all(a > 0 for a in sec["linear"]["intercept"])  # a gather takes time
     assert len(sec["probability"]) == len(sec["levels"])
+    assert sec["receives"] == "sequential"  # the default: as Open MPI's linear gather
     assert sec["one_to_many"]["n"] == [3, 4]
     assert all(t > 0 for row in sec["one_to_many"]["time"] for t in row)
     pytest.importorskip("matplotlib")
     res = commodel("plot", "--db", str(db), "-o", str(tmp_path / "plots"))
     assert res.returncode == 0, res.stderr
     assert (tmp_path / "plots" / "campaign1-many-to-one.png").exists()
+
+
+def test_posted_receives_are_recorded_and_refused_for_one_to_many(tmp_path):
+    db = tmp_path / "p.duckdb"
+    res = run(3, "measure", "many-to-one", "--db", str(db), "--reps", "3", "--sizes", "1KiB",
+              "--receives", "posted", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    with duckdb.connect(str(db), read_only=True) as con:
+        (opts,) = con.execute("SELECT options FROM campaigns").fetchone()
+        (count,) = con.execute("SELECT count(*) FROM samples").fetchone()
+    assert '"receives":"posted"' in opts.replace(" ", "") and count == 3
+    res = commodel("fit", "--db", str(db))
+    assert res.returncode == 0, res.stderr
+    import yaml
+
+    assert yaml.safe_load(res.stdout)["many_to_one"]["receives"] == "posted"
+    res = commodel("measure", "one-to-many", "--db", str(tmp_path / "q.duckdb"),
+                   "--receives", "posted")  # fmt: skip
+    assert res.returncode == 2 and "unrecognized arguments: --receives" in res.stderr

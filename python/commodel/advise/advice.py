@@ -22,10 +22,12 @@ new algorithm wins; the first rule is at 0.
 
 Gather also gets Lastovetsky and O'Flynn's split (section 7) where the platform predicts
 many-to-one escalations: a platform with a ``many_to_one`` section (``commodel calibrate``
-writes it from 3 nodes on) gives M1(P), the smallest size from which escalations are seen;
-from M1 on, a gather of M bytes per rank becomes k = ceil(M / M1) linear sub-gathers of
-M/k bytes (:func:`commodel.lmo.gather_split`), predicted with the ``gather-split``
-generator like the plain algorithms (:class:`Split`). It is no Open MPI algorithm, so no
+writes it from 3 nodes on) gives M1(P), the smallest size from which escalations are seen,
+and M2, the size from which they have stopped; a gather of M bytes per rank in that medium
+range, M1 <= M < M2, becomes k = ceil(M / M1) linear sub-gathers of M/k bytes
+(:func:`commodel.lmo.gather_split`), predicted with the ``gather-split`` generator like
+the plain algorithms (:class:`Split`). Over Open MPI's TCP transport M2 is the eager limit:
+a larger message waits for the root's receive (docs/models.md). It is no Open MPI algorithm, so no
 rules file can name it: the application calls MPI_Gather k times.
 """
 
@@ -247,7 +249,8 @@ def _runs_otherwise_as_default(collective: str, number: int) -> bool:
 
 def split_of(plat: Any, ranks: int, size: int) -> Split | None:
     """The gather split at (P, M) where the platform's ``many_to_one`` section predicts
-    escalations (M >= M1(P), P >= 3); None otherwise."""
+    escalations: medium messages, M1(P) <= M < M2 (M2 null: no end seen), P >= 3; None
+    otherwise."""
     from ..lmo.closed_forms import _interpolate, gather_split
 
     m2o = getattr(plat, "sections", {}).get("many_to_one")
@@ -255,6 +258,9 @@ def split_of(plat: Any, ranks: int, size: int) -> Split | None:
         return None
     m1 = _interpolate(m2o.get("n", []), m2o.get("M1", []), ranks)
     if m1 is None or m1 <= 0 or size < m1:
+        return None
+    m2 = m2o.get("M2")
+    if m2 is not None and size >= m2:  # large: the escalations have stopped
         return None
     k = gather_split(size, int(m1))
     return Split(k, m1) if k > 1 else None

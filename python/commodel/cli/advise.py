@@ -338,7 +338,7 @@ def format_advice(adv) -> str:
         lines += [
             "",
             "gather split (Lastovetsky): k linear sub-gathers of M/k bytes, k = ceil(M / M1) "
-            "where the platform's\nmany_to_one section predicts escalations (M >= M1(P)), or "
+            "where the platform's\nmany_to_one section predicts escalations (M1(P) <= M < M2), or "
             "--splits K; no Open MPI algorithm,\nso not in the rules file: call MPI_Gather k "
             "times",
             format_table(["P", "size", "M1", "k", "time", "best/split"], rows, align="rrrrrr"),

@@ -140,6 +140,16 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
             help="process counts n including the root, comma-separated (3..P)",
         )
         p.add_argument("--reps", type=int, help="repetitions per (n, M) (50)")
+        if direction == "many-to-one":
+            p.add_argument(
+                "--receives",
+                choices=("sequential", "posted"),
+                help="how the root receives: one blocking receive after the other in rank "
+                "order, as Open MPI's linear gather does (sequential, the default), or every "
+                "receive posted first (posted); they differ above the eager limit",
+            )
+        else:
+            p.set_defaults(receives=None)
         p.set_defaults(func=run_many_to_one, direction=direction)
 
     p = sub.add_parser(
@@ -364,7 +374,10 @@ def run_lmo(args: argparse.Namespace) -> int:
 def run_many_to_one(args: argparse.Namespace) -> int:
     from ..measure import manytoone
 
-    opts = manytoone.validate_options({"sizes": args.sizes, "n": args.n, "reps": args.reps})
+    opts = manytoone.validate_options(
+        {"sizes": args.sizes, "n": args.n, "reps": args.reps, "receives": args.receives},
+        args.direction,
+    )
     procedure = manytoone.procedure(args.direction, opts)
     code, result = _run(args.direction, procedure, opts, args, min_ranks=3)
     if result is not None:

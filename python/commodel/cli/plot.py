@@ -42,9 +42,10 @@ def run(args: argparse.Namespace) -> int:
 
                 measure_plots.plot_tree(fit_tree(db.samples(camp.id), camp.options), path)
             elif camp.benchmark == "many-to-one":
-                from ..fit.manytoone import fit_many_to_one, plot_points
+                from ..fit.manytoone import fit_many_to_one, plot_points, with_rto_excess
 
-                model = fit_many_to_one(db.samples(camp.id), camp.options)
+                options = with_rto_excess(db, dict(camp.options))
+                model = fit_many_to_one(db.samples(camp.id), options)
                 measure_plots.plot_many_to_one(plot_points(db.samples(camp.id), model), model, path)
             else:
                 continue

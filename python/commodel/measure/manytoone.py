@@ -3,8 +3,12 @@
 A flat tree rooted at rank 0 with n processes involved (the root and n-1 others, ranks
 1..n-1), n = 3..P (``--n``):
 
-* many-to-one: every other rank sends M bytes to the root, which has posted a receive for
-  each (the linear MPI_Gather);
+* many-to-one: every other rank sends M bytes to the root. The root receives them as Open
+  MPI 4.1.4's linear gather does (``ompi_coll_base_gather_intra_basic_linear``): one
+  blocking receive after the other, in rank order (``receives: sequential``, the default).
+  With ``receives: posted`` it posts every receive first and waits for all. The two differ
+  above the eager limit: a rendezvous message waits for its receive, so sequential receives
+  pace the senders one at a time, and posted receives let all of them send at once.
 * one-to-many: the root sends M bytes to each other rank (Isend each, Waitall), and each
   answers with an empty message once it has received, so the root sees the last arrival.
 
@@ -30,12 +34,19 @@ DEFAULTS: dict[str, Any] = {
     "sizes": DEFAULT_SIZES,
     "n": None,  # default: 3..P
     "reps": 50,
+    "receives": "sequential",  # many-to-one: how the root receives (RECEIVES)
 }
 
+RECEIVES = ("sequential", "posted")
 
-def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
+
+def validate_options(opts: dict[str, Any], direction: str = "many-to-one") -> dict[str, Any]:
     out = dict(DEFAULTS)
     out.update({k: v for k, v in opts.items() if v is not None})
+    if direction != "many-to-one":  # the root of one-to-many sends
+        if opts.get("receives") is not None:
+            raise CommodelError("--receives: only many-to-one has receives at the root")
+        del out["receives"]
     sizes = [int(s) for s in out["sizes"]]
     if not sizes or sorted(set(sizes)) != sizes or sizes[0] < 0:
         raise CommodelError(f"--sizes must be increasing sizes >= 0, got {sizes}")
@@ -47,6 +58,8 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
         out["n"] = ns
     if int(out["reps"]) < 1:
         raise CommodelError(f"--reps must be >= 1, got {out['reps']}")
+    if "receives" in out and out["receives"] not in RECEIVES:
+        raise CommodelError(f"--receives must be one of {', '.join(RECEIVES)}, got {out['receives']}")
     return out
 
 
@@ -68,7 +81,10 @@ def _k_flat(ctx: Context, p: dict) -> Any:
         sync_start(comm)
         if ctx.rank == 0:
             t0 = MPI.Wtime()
-            if gather:
+            if gather and p["receives"] == "sequential":
+                for s in range(1, n):
+                    comm.Recv([rbuf[(s - 1) * m : s * m], m, MPI.BYTE], s, TAG_DATA)
+            elif gather:
                 reqs = [
                     comm.Irecv([rbuf[(s - 1) * m : s * m], m, MPI.BYTE], s, TAG_DATA)
                     for s in range(1, n)
@@ -124,16 +140,22 @@ def procedure(direction: str, opts: dict[str, Any]):
                     ctx.step(
                         key,
                         "m2o.flat",
-                        {"n": n, "m": m, "reps": reps, "direction": direction},
+                        {
+                            "n": n,
+                            "m": m,
+                            "reps": reps,
+                            "direction": direction,
+                            "receives": opts.get("receives"),
+                        },
                         rows=rows,
                         replay=lambda stored: [None],
                     )
                     ctx.progress.advance(1, f"{direction} n={n} M={m}")
-        from ..fit.manytoone import fit_many_to_one, fit_one_to_many
+        from ..fit.manytoone import fit_many_to_one, fit_one_to_many, with_rto_excess
 
         samples = ctx.db.samples(ctx.campaign)
         fit = (
-            fit_many_to_one(samples, opts)
+            fit_many_to_one(samples, with_rto_excess(ctx.db, opts))
             if direction == "many-to-one"
             else fit_one_to_many(samples, opts)
         )
