@@ -59,7 +59,9 @@ def validate_options(opts: dict[str, Any], direction: str = "many-to-one") -> di
     if int(out["reps"]) < 1:
         raise CommodelError(f"--reps must be >= 1, got {out['reps']}")
     if "receives" in out and out["receives"] not in RECEIVES:
-        raise CommodelError(f"--receives must be one of {', '.join(RECEIVES)}, got {out['receives']}")
+        raise CommodelError(
+            f"--receives must be one of {', '.join(RECEIVES)}, got {out['receives']}"
+        )
     return out
 
 
