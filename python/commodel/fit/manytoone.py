@@ -336,24 +336,26 @@ def _lmo_of(db) -> Any:
     """The LMO fit of the latest complete lmo campaign of the database, if any."""
     from .lmo import fit_lmo
 
-    camps = [c for c in db.campaigns() if c.benchmark == "lmo" and c.status == "complete"]
-    if not camps:
-        return None
-    c = camps[-1]
-    return fit_lmo(db.samples(c.id), c.options, c.ranks)
+    c = _latest_complete(db, "lmo")
+    return fit_lmo(db.samples(c.id), c.options, c.ranks) if c else None
+
+
+def _latest_complete(db, benchmark: str) -> Any:
+    camps = [c for c in db.campaigns() if c.benchmark == benchmark and c.status == "complete"]
+    return camps[-1] if camps else None
 
 
 def with_rto_excess(db, options: dict[str, Any]) -> dict[str, Any]:
     """``options`` with ``min_excess`` = RTO_min / 4 (:data:`RTO_SHARE`) when the database
     holds a complete tcp campaign and the options do not set it: an escalation is a TCP
     retransmission timeout, which costs at least RTO_min."""
-    if "min_excess" in options:
+    from .tcp import tcp_section
+
+    camp = None if "min_excess" in options else _latest_complete(db, "tcp")
+    if camp is None:
         return options
-    camps = [c for c in db.campaigns() if c.benchmark == "tcp" and c.status == "complete"]
-    rows = [s for s in db.samples(camps[-1].id) if s["quantity"] == "rto_min"] if camps else []
-    if not rows:
-        return options
-    return {**options, "min_excess": RTO_SHARE * max(float(s["value_s"]) for s in rows)}
+    section, _note = tcp_section(db.samples(camp.id))
+    return {**options, "min_excess": RTO_SHARE * section["rto"]}
 
 
 @fitter("many-to-one")
