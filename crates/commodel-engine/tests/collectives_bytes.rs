@@ -86,21 +86,36 @@ fn gather_split_cuts_into_k_sub_gathers_with_the_remainder_last() {
         ..opts()
     };
     let s = gen_with("gather-split", 4, 1001, &o);
-    // Each non-root sends 333, 333, 335 bytes with tags 0, 1, 2.
+    // Each non-root sends 333, 333, 335 bytes; between two sub-gathers, Open MPI's
+    // fixed-decision barrier for 4 ranks (linear: a 0-byte send to the root, then
+    // the root's 0-byte release). Each part's tags follow the part before.
     assert_eq!(
         render(&s, 2),
         vec![
             "send 333b to 0 tag 0",
-            "send 333b to 0 tag 1 <- 0",
-            "send 335b to 0 tag 2 <- 1"
+            "send 0b to 0 tag 1 <- 0",
+            "recv 0b from 0 tag 2 <- 1",
+            "send 333b to 0 tag 3 <- 2",
+            "send 0b to 0 tag 4 <- 3",
+            "recv 0b from 0 tag 5 <- 4",
+            "send 335b to 0 tag 6 <- 5",
         ]
     );
-    // The root receives sub-gather j from ranks 1..3 in order, one after another.
+    // The root receives sub-gather j from ranks 1..3 in order; the next sub-gather
+    // starts after its last release of the barrier.
     let root = render(&s, 0);
-    assert_eq!(root.len(), 9);
+    assert_eq!(root.len(), 21);
     assert_eq!(root[0], "recv 333b from 1 tag 0");
-    assert_eq!(root[3], "recv 333b from 1 tag 1 <- 2");
-    assert_eq!(root[8], "recv 335b from 3 tag 2 <- 7");
+    assert_eq!(root[6], "send 0b to 1 tag 2 <- 3,4,5");
+    assert_eq!(root[9], "recv 333b from 1 tag 3 <- 8");
+    assert_eq!(root[20], "recv 335b from 3 tag 6 <- 19");
+    // 16 ranks: recursive doubling between the sub-gathers, 4 exchanges per rank.
+    let s = gen_with("gather-split", 16, 1001, &o);
+    let zero_sends = render(&s, 5)
+        .iter()
+        .filter(|l| l.starts_with("send 0b"))
+        .count();
+    assert_eq!(zero_sends, 2 * 4);
 }
 
 #[test]

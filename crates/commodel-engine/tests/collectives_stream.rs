@@ -6,11 +6,10 @@ use commodel_engine::collectives::{
 };
 use commodel_engine::goal;
 
-/// Generators that do not record each rank in one stretch: gather-split runs
-/// its linear gathers one after another over all ranks, random-pairs posts
-/// each transfer on both its ranks.
-/// allgather-linear and allreduce-nonoverlapping are built from two whole
-/// schedules (a gather or reduce, then a bcast).
+/// Generators that do not record each rank in one stretch: random-pairs posts
+/// each transfer on both its ranks. allgather-linear and
+/// allreduce-nonoverlapping are built from two whole schedules (a gather or
+/// reduce, then a bcast), gather-split from its sub-gathers and barriers.
 const NOT_RANK_BY_RANK: &[&str] = &[
     "gather-split",
     "random-pairs",

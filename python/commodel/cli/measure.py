@@ -263,8 +263,8 @@ def _collective_options(p: argparse.ArgumentParser) -> None:
         "--splits",
         type=int,
         metavar="K",
-        help="gather only: time K MPI_Gather calls of M/K bytes one after another "
-        "(the gather-split schedule) instead of one of M (1)",
+        help="gather only: time K MPI_Gather calls of M/K bytes, an MPI_Barrier between "
+        "two (the gather-split schedule), instead of one of M (1)",
     )
     p.add_argument(
         "--round",

@@ -156,6 +156,8 @@ def validate_options(
         raise CommodelError(f"--splits {splits}: only gather splits, into K >= 1 sub-gathers")
     if splits > 1:  # recorded only when split, so that plain campaigns keep their options
         out["splits"] = splits
+        # sub-gathers apart: campaigns from before the barrier (back to back) are not resumed
+        out["split_sync"] = "barrier"
     rnd = int(out.pop("round", 0) or 0)
     if rnd < 0:
         raise CommodelError(f"--round {rnd}: expected a round number >= 0")
@@ -240,7 +242,9 @@ def _k_run(ctx: Context, p: dict) -> list[float]:
     for _ in range(warm + int(p["reps"])):
         sync_start(comm)
         t0 = MPI.Wtime()
-        for part, sview, rview in views:
+        for j, (part, sview, rview) in enumerate(views):
+            if j:  # a split: keep the sub-gathers apart (docs/advise.md, "Gather split")
+                comm.Barrier()
             _call(MPI, comm, coll, part, root, sview, rview)
         out.append(MPI.Wtime() - t0)
     return out[warm:]

@@ -4,7 +4,7 @@
 //! plain sends here.
 
 use super::patterns::{bruck_exchange, two_proc_exchange, Toward};
-use super::{add, sub, CollectiveError, Ctx};
+use super::{add, fixed, sub, CollectiveError, Ctx};
 use crate::schedule::Schedule;
 
 /// Open MPI bruck (`ompi_coll_base_barrier_intra_bruck`), the dissemination
@@ -139,4 +139,18 @@ pub(crate) fn tree(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
 /// zero-byte sendrecv between ranks 0 and 1. Tag 0. P must be 2 (1: nothing).
 pub(crate) fn two_proc(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     two_proc_exchange(ctx, 0)
+}
+
+/// The barrier Open MPI 4.1.4 runs by its fixed decision rules for P ranks
+/// ([`fixed::barrier`]): what a program's `MPI_Barrier` does when only
+/// another collective is forced. For a part of a composed schedule: `ctx`
+/// records into no stream.
+pub(crate) fn fixed_rules(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    debug_assert!(ctx.stream.is_none());
+    match fixed::barrier(ctx.p) {
+        1 => linear(ctx),
+        3 => recursive_doubling(ctx),
+        4 => dissemination(ctx),
+        _ => tree(ctx),
+    }
 }

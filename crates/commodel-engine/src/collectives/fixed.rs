@@ -99,6 +99,21 @@ pub(crate) fn reduce(p: u32, bytes: u64) -> u32 {
 }
 
 /// The algorithm of the first `(limit, algorithm)` with `x < limit`, else `last`.
+/// Barrier algorithm number (1 linear, 3 recursive_doubling, 4 bruck, 6
+/// tree, as in `coll_tuned_barrier_algorithm`) for `p` ranks.
+pub(crate) fn barrier(p: u32) -> u32 {
+    match p {
+        0..=3 => 3,
+        4..=7 => 1,
+        8..=63 => 3,
+        64..=255 => 4,
+        256..=511 => 6,
+        512..=1023 => 4,
+        1024..=4095 => 6,
+        _ => 4,
+    }
+}
+
 fn first_below(x: u64, limits: &[(u64, u32)], last: u32) -> u32 {
     limits
         .iter()
@@ -132,5 +147,13 @@ mod tests {
         assert_eq!(super::reduce(7, 1 << 20), 1);
         assert_eq!(super::reduce(16, 4096), 5);
         assert_eq!(super::reduce(300, 10_000), 6);
+        assert_eq!(super::barrier(3), 3);
+        assert_eq!(super::barrier(4), 1);
+        assert_eq!(super::barrier(7), 1);
+        assert_eq!(super::barrier(8), 3);
+        assert_eq!(super::barrier(16), 3);
+        assert_eq!(super::barrier(64), 4);
+        assert_eq!(super::barrier(300), 6);
+        assert_eq!(super::barrier(5000), 4);
     }
 }

@@ -2,20 +2,20 @@
 //! `size` is the number of bytes each rank contributes.
 
 use super::program::Mpi;
-use super::{trees, CollectiveError, Ctx, DEFAULT_GATHER_SYNC_FIRST_SEGMENT};
+use super::{barrier, sequence, trees, CollectiveError, Ctx, DEFAULT_GATHER_SYNC_FIRST_SEGMENT};
 use crate::schedule::Schedule;
 
-/// One Open MPI basic_linear gather of `bytes` per rank with tag `tag`:
+/// One Open MPI basic_linear gather of `bytes` per rank, tag 0:
 /// every non-root does a blocking send to the root; the root does blocking
 /// receives from ranks 0, 1, ..., P-1 (itself skipped) in that order.
-fn linear_gather(mpi: &mut Mpi, p: u32, root: u32, bytes: u64, tag: u32) {
+fn linear_gather(mpi: &mut Mpi, p: u32, root: u32, bytes: u64) {
     for r in 0..p {
         if r == root {
             for src in (0..p).filter(|&s| s != root) {
-                mpi.recv(root, src, bytes, tag);
+                mpi.recv(root, src, bytes, 0);
             }
         } else {
-            mpi.send(r, root, bytes, tag);
+            mpi.send(r, root, bytes, 0);
         }
     }
 }
@@ -23,13 +23,18 @@ fn linear_gather(mpi: &mut Mpi, p: u32, root: u32, bytes: u64, tag: u32) {
 /// Open MPI basic_linear. Tag 0.
 pub(crate) fn basic_linear(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     let mut mpi = ctx.mpi();
-    linear_gather(&mut mpi, ctx.p, ctx.opts.root, ctx.size, 0);
+    linear_gather(&mut mpi, ctx.p, ctx.opts.root, ctx.size);
     mpi.finish()
 }
 
 /// Lastovetsky et al., section 7: a gather of M = `size` bytes per rank done
-/// as k = `opts.splits` linear gathers of floor(M/k) bytes, one after another
-/// (sub-gather j has tag j); the remainder M mod k goes to the last one.
+/// as k = `opts.splits` linear gathers of floor(M/k) bytes, one after the
+/// other with an `MPI_Barrier` between two (Open MPI's fixed decision barrier,
+/// [`barrier::fixed_rules`]); the remainder M mod k goes to the last one.
+/// The barrier keeps the sub-gathers apart: without it, each sender's eager
+/// sub-messages leave back to back and the root's port sees the whole
+/// incast again (docs/advise.md, *Gather split*). Parts composed with
+/// [`sequence::chain`] (tags shifted part by part).
 pub(crate) fn split(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     let k = ctx.opts.splits;
     if k == 0 {
@@ -42,18 +47,32 @@ pub(crate) fn split(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
             "more sub-gathers than bytes: each must carry at least one byte",
         ));
     }
-    ctx.check_ops(2 * k as u64 * (ctx.p as u64 - 1))?;
-    let mut mpi = ctx.mpi();
     let part = ctx.size / k as u64;
+    let whole = Ctx {
+        stream: None,
+        ..*ctx
+    };
+    let barrier = barrier::fixed_rules(&whole)?;
+    ctx.check_ops(k as u64 * 2 * (ctx.p as u64 - 1) + (k as u64 - 1) * barrier.num_ops() as u64)?;
+    let mut parts = Vec::with_capacity(2 * k as usize);
     for j in 0..k {
         let bytes = if j + 1 == k {
             ctx.size - part * (k as u64 - 1)
         } else {
             part
         };
-        linear_gather(&mut mpi, ctx.p, ctx.opts.root, bytes, j);
+        let mut mpi = whole.mpi();
+        linear_gather(&mut mpi, ctx.p, ctx.opts.root, bytes);
+        parts.push(mpi.finish()?);
     }
-    mpi.finish()
+    let mut order: Vec<&Schedule> = Vec::with_capacity(2 * k as usize);
+    for (j, gather) in parts.iter().enumerate() {
+        if j > 0 {
+            order.push(&barrier);
+        }
+        order.push(gather);
+    }
+    sequence::chain(ctx, &order)
 }
 
 /// Open MPI binomial: in-order binomial tree (see `trees`). A node does

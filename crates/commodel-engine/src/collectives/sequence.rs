@@ -4,47 +4,62 @@
 use super::{CollectiveError, Ctx};
 use crate::schedule::{Op, OpKind, OpRef, Schedule, ScheduleBuilder};
 
-/// `first` then `second` (same number of ranks): on each rank, every
-/// operation of `second` that requires nothing of `second` requires the
-/// operations of `first` that nothing of `first` requires (its last ones),
-/// since the second call starts when the first has returned. `second`'s tags
-/// are shifted past `first`'s largest, so the two never match each other.
-///
-/// The parts are built whole (with no stream), so the result is not recorded
-/// rank by rank: when `ctx` holds a stream of GOAL text (or a probe for one),
-/// the stream is told so (as a generator that goes back to an earlier rank
-/// would) and nothing is built; a stream that seals gets the whole schedule.
+/// `first` then `second` (same number of ranks): [`chain`] of the two.
 pub(crate) fn then(
     ctx: &Ctx,
     first: &Schedule,
     second: &Schedule,
 ) -> Result<Schedule, CollectiveError> {
-    debug_assert_eq!(first.num_ranks(), second.num_ranks());
+    chain(ctx, &[first, second])
+}
+
+/// The `parts` one after another (same number of ranks, at least one), as
+/// an MPI program that calls them in turn: on each rank, every operation of
+/// a part that requires nothing of that part requires the operations of the
+/// part before that nothing of it requires (its last ones), since a call
+/// starts when the one before has returned. Each part's tags are shifted
+/// past the largest of the parts before it, so no two parts match each
+/// other's messages.
+///
+/// The parts are built whole (with no stream), so the result is not recorded
+/// rank by rank: when `ctx` holds a stream of GOAL text (or a probe for one),
+/// the stream is told so (as a generator that goes back to an earlier rank
+/// would) and nothing is built; a stream that seals gets the whole schedule.
+pub(crate) fn chain(ctx: &Ctx, parts: &[&Schedule]) -> Result<Schedule, CollectiveError> {
+    let ranks = parts[0].num_ranks();
+    debug_assert!(parts.iter().all(|s| s.num_ranks() == ranks));
     if let Some(stream) = ctx.stream.filter(|s| !s.borrow().seals()) {
         // Not recorded rank by rank: have `write_goal` build it whole first.
-        let ranks = first.num_ranks();
         stream.borrow_mut().backstep.get_or_insert((ranks, 0));
         return Ok(ScheduleBuilder::new(ranks).build()?);
     }
-    let offset = (0..first.num_ops() as u32)
-        .map(|id| first.tag(id) + 1)
-        .max()
-        .unwrap_or(0);
-    let mut b = ScheduleBuilder::new(first.num_ranks());
-    let first_refs = copy(&mut b, first, 0);
-    let second_refs = copy(&mut b, second, offset);
-    let has_prereq = prerequisite_flags(second);
-    for r in 0..first.num_ranks() {
-        let last: Vec<OpRef> = first
-            .ops_of(r)
-            .filter(|&id| first.requirers(id).is_empty() && first.irequirers(id).is_empty())
-            .map(|id| first_refs[id as usize])
-            .collect();
-        for id in second.ops_of(r).filter(|&id| !has_prereq[id as usize]) {
-            for &l in &last {
-                b.requires(second_refs[id as usize], l);
+    let mut b = ScheduleBuilder::new(ranks);
+    let mut offset = 0;
+    // per rank: the last operations of the part before
+    let mut last: Vec<Vec<OpRef>> = vec![Vec::new(); ranks as usize];
+    for part in parts {
+        let refs = copy(&mut b, part, offset);
+        let has_prereq = prerequisite_flags(part);
+        for r in 0..ranks {
+            let before = &mut last[r as usize];
+            for id in part.ops_of(r).filter(|&id| !has_prereq[id as usize]) {
+                for &l in before.iter() {
+                    b.requires(refs[id as usize], l);
+                }
+            }
+            let ends: Vec<OpRef> = part
+                .ops_of(r)
+                .filter(|&id| part.requirers(id).is_empty() && part.irequirers(id).is_empty())
+                .map(|id| refs[id as usize])
+                .collect();
+            if !ends.is_empty() {
+                *before = ends;
             }
         }
+        offset += (0..part.num_ops() as u32)
+            .map(|id| part.tag(id) + 1)
+            .max()
+            .unwrap_or(0);
     }
     Ok(b.build()?)
 }
