@@ -4,11 +4,15 @@
 //! A calibrated model of our own (not a paper's), made of what `calibrate`
 //! measures on the user's cluster:
 //!
-//! * **Per message, as PLogP.** A send of m bytes from node a is a flow of
-//!   work b_a·g(m) "bytes" (b_a the capacity of a's own link, g(m) PLogP's
-//!   gap); alone it takes exactly g(m). Its data is at the receiver L later
-//!   (PLogP's latency). So with one flow in the network the model equals
-//!   `plogp`: g(m) + L.
+//! * **Per message, as PLogP.** A send of m bytes from node a to another
+//!   node is a flow of work max(b_a·g(m), m) "bytes" (b_a the capacity of a's
+//!   own link, g(m) PLogP's gap); alone it takes max(g(m), m/b_a). Its data
+//!   is at the receiver L later (PLogP's latency). So with one flow in the
+//!   network the model equals `plogp`, g(m) + L, wherever g(m) >= m/b_a, as
+//!   on a link that serializes. A token-bucket shaper lets an idle port's
+//!   burst through at once, so its measured g(m) of a few KiB can be below
+//!   m/b_a (0 up to 2 KiB on two-rack-16); a gap below the wire time
+//!   would let many such messages into one port faster than its rate.
 //! * **Sharing, as max-min.** Flows get rates by progressive filling on the
 //!   link directions of their routes (every flow weight 1; TCP flows of one
 //!   LAN have similar round-trip times), recomputed whenever a flow starts or
@@ -338,7 +342,12 @@ impl TcpflowNet {
             let m = self.meta[id as usize];
             let g = self.p.g.at(m.bytes).ok_or(Overflow(x))?;
             let b = self.topo.node_capacity(m.src, false);
-            self.fluid.flows[id as usize].remaining = b * g as f64 / PS_PER_S as f64;
+            let mut remaining = b * g as f64 / PS_PER_S as f64;
+            if m.src != m.dst {
+                // No link carries data above its rate: m bytes are at least m bytes of work.
+                remaining = remaining.max(m.bytes as f64);
+            }
+            self.fluid.flows[id as usize].remaining = remaining;
         }
         self.allocate(&work);
         if self.p.efficiency.is_some() {
