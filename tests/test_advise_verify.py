@@ -171,7 +171,7 @@ def test_verify_gather_on_4_ranks_with_the_split(tmp_path):
         (3, None, None, "complete"),
         (1, None, 3, "complete"),  # 4 KiB as 3 linear sub-gathers
     ]
-    assert camps[5][1]["sizes"] == [4096]
+    assert camps[5][1]["sizes"] == [4096] and camps[5][1]["split_sync"] == "barrier"
     assert commodel("advise", "--check-rules", rules).returncode == 0
     with open(tmp_path / "v.verify.csv") as handle:
         table = list(csv.DictReader(handle))
@@ -193,6 +193,9 @@ def test_verify_gather_on_4_ranks_with_the_split(tmp_path):
         assert (int(r["best"]), float(r["best_s"])) == (best[1], pytest.approx(best[0], rel=1e-8))
         assert r["chosen"] == "1"  # the advice on this platform: basic_linear everywhere
     assert float(table[1]["split_s"]) == pytest.approx(mean("split", 4096), rel=1e-8)
+    # the plain linear gather the split is measured against: basic_linear forced
+    assert float(table[1]["linear_s"]) == pytest.approx(mean(1, 4096), rel=1e-8)
+    assert "measured against the plain linear gather" in res.stdout
     assert "speedup [95% CI]" in res.stdout and "(c) chosen algorithm" in res.stdout
     assert "default runs" in res.stdout and "1 basic_linear" in res.stdout
     assert (tmp_path / "v.png").stat().st_size > 0
@@ -239,7 +242,8 @@ def test_advise_gather_split_from_m1_and_forced(tmp_path):
     got = {
         (pt.ranks, pt.size): (pt.split.k, pt.split.m1) if pt.split else None for pt in adv.points
     }
-    # M1(3) = 4000, M1(4) = 2000: k = ceil(M / M1) from M >= M1 on
+    # M1(3) = 4000, M1(4) = 2000 and no measured sizes (a hand-written section): the
+    # paper's k = ceil(M / M1) from M >= M1 on
     assert got == {(3, 1024): None, (3, 4096): (2, 4000), (4, 1024): None, (4, 4096): (3, 2000)}
     split = next(pt.split for pt in adv.points if (pt.ranks, pt.size) == (4, 4096))
     sched = collective("gather-split", 4, 4096, splits=3)
@@ -250,6 +254,18 @@ def test_advise_gather_split_from_m1_and_forced(tmp_path):
     assert [pt.split.k if pt.split else None for pt in adv.points] == [None, 3, None]
     forced = advise(plat, "gather", [4], [1024], model="loggops", jobs=1, splits=5)
     assert (forced.points[0].split.k, forced.points[0].split.m1) == (5, None)
+    # With the measured sizes (as calibrate writes them): sub-messages of at most Ms, the
+    # largest measured size below M1(P) (M1(4) = 2000: Ms = 1000, so 4 KiB is cut in 5;
+    # M1(3) = 4000: Ms = 2000, k = 3); no measured size below M1: no split.
+    plat.sections["many_to_one"].update(M2=None, sizes=[1000, 2000, 4000])
+    adv = advise(plat, "gather", [3, 4], [4096], model="loggops", jobs=1)
+    assert [(pt.split.k, pt.split.small) for pt in adv.points] == [(3, 2000), (5, 1000)]
+    plat.sections["many_to_one"]["sizes"] = [2000, 4000]
+    adv = advise(plat, "gather", [3, 4], [4096], model="loggops", jobs=1)
+    assert [(pt.split.k, pt.split.small) if pt.split else None for pt in adv.points] == [
+        (3, 2000),
+        None,
+    ]
     with pytest.raises(CommodelError, match="only gather splits"):
         advise(plat, "bcast", [4], [1024], splits=2)
 
@@ -258,7 +274,8 @@ def test_measure_collective_splits_only_gather():
     from commodel.errors import CommodelError
     from commodel.measure.collective import validate_options
 
-    assert validate_options({"collective": "gather", "splits": 3}, environ={})["splits"] == 3
+    opts = validate_options({"collective": "gather", "splits": 3}, environ={})
+    assert (opts["splits"], opts["split_sync"]) == (3, "barrier")
     assert "splits" not in validate_options({"collective": "gather", "splits": 1}, environ={})
     with pytest.raises(CommodelError, match="only gather splits"):
         validate_options({"collective": "bcast", "splits": 2}, environ={})
@@ -327,3 +344,46 @@ def test_measure_collective_records_a_round_only_above_0():
     assert validate_options({**base, "round": 2}, environ={})["round"] == 2
     with pytest.raises(CommodelError, match="--round -1"):
         validate_options({**base, "round": -1}, environ={})
+
+
+def test_advise_gather_predicts_escalations_with_the_incast_rule(tmp_path):
+    """A platform with escalation levels: every gather time is the mean of the incast rule's
+    runs, so the plain linear gather pays its escalations and the split does not."""
+    import numpy as np
+
+    from commodel import collective, predict
+    from commodel.advise.advice import ESCALATION_SAMPLES, advise
+    from commodel.errors import CommodelError
+    from commodel.fit.manytoone import spline_surface
+    from commodel.lmo.incast import predict_samples
+    from commodel.platform import load_platform
+
+    plat = load_platform(m2o_platform(tmp_path))
+    # n = 4 (3 senders): escalation certain at 2000 B and above, to a level of 0.25 s
+    surface = spline_surface([3, 4], [1000, 2000, 4000], np.array([[0, 0, 0.5], [0, 1, 1]]))
+    plat.sections["many_to_one"].update(
+        sizes=[1000, 2000, 4000], levels=[0.25], probability=[surface]
+    )
+    adv = advise(plat, "gather", [4], [4096], model="plogp", jobs=1)
+    assert adv.samples == ESCALATION_SAMPLES == 32
+    [pt] = adv.points
+    linear = next(c for c in pt.candidates if c.number == 1)
+    runs = predict_samples(collective("gather-basic-linear", 4, 4096), plat, "plogp", 32)
+    assert linear.time_s == runs.mean_s and runs.escalated_runs == 32
+    assert linear.time_s >= 0.25  # the level: nothing arrives before the episode start + t_1
+    # the split: Ms = 1000 B, so k = 5 sub-gathers of 819 B (below M1(4)): never escalated
+    assert (pt.split.k, pt.split.small) == (5, 1000)
+    one = predict(collective("gather-split", 4, 4096, splits=5), plat, model="plogp")
+    assert pt.split.time_s == pytest.approx(one.makespan_s, rel=1e-12)
+    assert pt.split.time_s < 0.25 <= linear.time_s
+    # samples=0, loggops (no incast rule), and other collectives: one run without the rule
+    for kwargs in ({"model": "plogp", "samples": 0}, {"model": "loggops"}):
+        again = advise(plat, "gather", [4], [4096], jobs=1, **kwargs)
+        plain = predict(collective("gather-basic-linear", 4, 4096), plat, model=kwargs["model"])
+        assert again.samples == 0
+        assert next(c for c in again.points[0].candidates if c.number == 1).time_s == (
+            plain.makespan_s
+        )
+    assert advise(plat, "bcast", [4], [4096], model="plogp", jobs=1).samples == 0
+    with pytest.raises(CommodelError, match="--samples -1"):
+        advise(plat, "gather", [4], [4096], model="plogp", samples=-1)

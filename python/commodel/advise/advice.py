@@ -24,11 +24,22 @@ Gather also gets Lastovetsky and O'Flynn's split (section 7) where the platform 
 many-to-one escalations: a platform with a ``many_to_one`` section (``commodel calibrate``
 writes it from 3 nodes on) gives M1(P), the smallest size from which escalations are seen,
 and M2, the size from which they have stopped; a gather of M bytes per rank in that medium
-range, M1 <= M < M2, becomes k = ceil(M / M1) linear sub-gathers of M/k bytes
-(:func:`commodel.lmo.gather_split`), predicted with the ``gather-split`` generator like
-the plain algorithms (:class:`Split`). Over Open MPI's TCP transport M2 is the eager limit:
+range, M1 <= M < M2, becomes k = ceil(M / Ms) linear sub-gathers of M/k bytes
+(:func:`commodel.lmo.gather_split`), Ms the largest measured size below M1 (none: no split;
+a section without its sizes: M1, as the paper), with a barrier between two sub-gathers,
+predicted with the ``gather-split`` generator like the plain algorithms (:class:`Split`).
+Without the barrier each sender's eager sub-messages leave back to back and the root sees
+the whole incast again (docs/advise.md, *Gather split*). Over Open MPI's TCP transport M2 is the eager limit:
 a larger message waits for the root's receive (docs/models.md). It is no Open MPI algorithm, so no
-rules file can name it: the application calls MPI_Gather k times.
+rules file can name it: the application calls MPI_Gather k times, with MPI_Barrier between.
+
+Where the gather's platform has escalation levels (a ``many_to_one`` section with ``levels``)
+and the model is a message-level one, every gather time, the split's included, is the mean
+of :data:`ESCALATION_SAMPLES` runs with the incast rule (:func:`commodel.lmo.incast.
+predict_samples`): Lastovetsky's f_i(n, M) x t_i on each of the schedule's many-to-one
+episodes. So an algorithm that sends medium messages to one rank at once (basic_linear, the
+second segments of linear_sync) pays its expected escalations, the split does not (its
+sub-messages are below M1), and the split's gain over the plain linear gather is predicted.
 """
 
 from __future__ import annotations
@@ -52,6 +63,11 @@ class Candidate:
     note: str = ""  # why there is no prediction
 
 
+# Gather on a platform whose ``many_to_one`` section has escalation levels: each time is the
+# mean of this many runs with the incast rule (seeds 0, 1, ...; docs/models.md, "TCP incast
+# as a stochastic rule").
+ESCALATION_SAMPLES = 32
+
 # The smallest predicted gain over Open MPI's default for which advise departs from it: the
 # model's measured error on the ratio of two algorithms' times (docs/advise.md, "Departing
 # from the default").
@@ -60,11 +76,13 @@ MIN_GAIN = 0.20
 
 @dataclass
 class Split:
-    """A gather as ``k`` linear sub-gathers (escalations from ``m1`` bytes, M1(P); None
-    where the user chose k)."""
+    """A gather as ``k`` linear sub-gathers, a barrier between two: escalations from ``m1``
+    bytes, M1(P), none seen at ``small`` bytes, the bound on M/k (both None where the user
+    chose k)."""
 
     k: int
     m1: float | None
+    small: float | None = None
     time_s: float | None = None
     note: str = ""
 
@@ -134,6 +152,8 @@ class Advice:
     cpu_cores: int | None = None
     # s = P / C per communicator size P where the ranks share the cores (Platform.cpu_stretch)
     cpu_stretch: dict[int, float] = field(default_factory=dict)
+    # gather: runs of the incast rule per prediction (the mean is the time; 0: none)
+    samples: int = 0
 
     def missing(self) -> list[tuple[int, str]]:
         """Open MPI algorithms of the collective that have no generator."""
@@ -159,16 +179,21 @@ def advise(
     jobs: int | None = None,
     splits: int | None = None,
     min_gain: float = MIN_GAIN,
+    samples: int | None = None,
 ) -> Advice:
     """Predict every algorithm with a generator at every (P, m), up to ``jobs`` at once
     (:func:`commodel.parallel.map_ordered`), and Open MPI's default; see the module text.
     Without ``model``: the platform's default (:func:`commodel.platform.default_model`).
     ``splits`` (gather): predict the split into that many sub-gathers at every size,
     whatever M1 says. ``min_gain``: the predicted gain over the default below which the
-    advice keeps the default (0: always the predicted best)."""
+    advice keeps the default (0: always the predicted best). ``samples`` (gather on a
+    platform with escalation levels, any model but loggops): each time is the mean of that
+    many runs with the incast rule (default :data:`ESCALATION_SAMPLES`; 0: one run
+    without it)."""
     from ..errors import CollectiveError
+    from ..lmo.incast import predict_samples
     from ..parallel import map_ordered
-    from ..platform import Platform, default_model, load_platform
+    from ..platform import Platform, default_model, load_platform, model_spec
     from ..prediction import predict
     from ..schedules import collective as generate
 
@@ -182,6 +207,13 @@ def advise(
         raise CommodelError(f"--min-gain {min_gain}: expected a fraction >= 0 (0.2 is 20%)")
     if collective == "barrier":
         sizes = [0]
+    if samples is not None and samples < 0:
+        raise CommodelError(f"--samples {samples}: expected a number of runs >= 0")
+    m2o = plat.sections.get("many_to_one") or {}
+    if collective != "gather" or not m2o.get("levels") or model_spec(model).name == "loggops":
+        samples = 0
+    elif samples is None:
+        samples = ESCALATION_SAMPLES
     if collective in ROOTED and not all(0 <= root < p for p in ranks):
         raise CommodelError(
             f"--root {root} is not a rank of every communicator size in --ranks "
@@ -203,6 +235,8 @@ def advise(
             sched = generate(gen, p, m, root=root, segment=seg, splits=k, fanout=fan)
         except CollectiveError as exc:
             return None, _first_line(exc)
+        if samples:
+            return predict_samples(sched, plat, model, samples).mean_s, ""
         return predict(sched, plat, model=model, record_messages=False).makespan_s, ""
 
     points = [Point(p, m) for p in ranks for m in sizes]
@@ -237,7 +271,14 @@ def advise(
     cpu = plat.sections.get("cpu")
     stretch = {p: plat.cpu_stretch(p) for p in sorted(set(ranks)) if plat.cpu_stretch(p) > 1}
     return Advice(
-        collective, str(name), model, points, min_gain, cpu.cores if cpu else None, stretch
+        collective,
+        str(name),
+        model,
+        points,
+        min_gain,
+        cpu.cores if cpu else None,
+        stretch,
+        samples,
     )
 
 
@@ -262,8 +303,16 @@ def split_of(plat: Any, ranks: int, size: int) -> Split | None:
     m2 = m2o.get("M2")
     if m2 is not None and size >= m2:  # large: the escalations have stopped
         return None
-    k = gather_split(size, int(m1))
-    return Split(k, m1) if k > 1 else None
+    # Our fit's M1 is the smallest measured size that escalated; the largest measured size
+    # below it is the largest known to stay small (sub-messages of M1 escalate: on
+    # two-rack-16, 16 sub-gathers of 4 KiB took 772 ms where 1 gather of 64 KiB took 271).
+    # A hand-written section without sizes: the paper's M/k <= M1.
+    measured = sorted(int(s) for s in m2o.get("sizes") or [])
+    small = max((s for s in measured if s < m1), default=None) if measured else m1
+    if small is None:  # escalations from the smallest measured size on: no safe size known
+        return None
+    k = gather_split(size, int(small))
+    return Split(k, m1, small) if k > 1 else None
 
 
 def _first_line(exc: BaseException) -> str:

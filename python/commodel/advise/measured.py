@@ -41,6 +41,7 @@ CSV_FIELDS = [
     "split_s",
     "default_alg",
     "default_alg_name",
+    "linear_s",
 ]
 
 
@@ -194,6 +195,7 @@ def csv_rows(
                 split_times.get((v.ranks, v.size)),
                 default_algorithm(coll, v.ranks, v.size),
                 algorithm_label(coll, default_algorithm(coll, v.ranks, v.size)),
+                v.forced_s.get(1) if coll == "gather" else None,  # the plain linear gather
             ]
         )
     return rows
@@ -267,6 +269,7 @@ def format_verified(coll: str, points: list[VerifiedPoint], adv: Advice, split_t
             continue
         v = next((q for q in points if (q.ranks, q.size) == (pt.ranks, pt.size)), None)
         measured = split_times.get((pt.ranks, pt.size))
+        linear = v.forced_s.get(1) if v else None  # basic_linear forced: the plain gather
         split_rows.append(
             [
                 pt.ranks,
@@ -274,6 +277,8 @@ def format_verified(coll: str, points: list[VerifiedPoint], adv: Advice, split_t
                 pt.split.k,
                 format_duration(pt.split.time_s) if pt.split.time_s is not None else "-",
                 format_duration(measured) if measured is not None else "-",
+                format_duration(linear) if linear is not None else "-",
+                f"{linear / measured:.3f}" if linear and measured else "-",
                 format_duration(v.default_s) if v else "-",
                 f"{v.default_s / measured:.3f}" if v and measured else "-",
             ]
@@ -281,11 +286,23 @@ def format_verified(coll: str, points: list[VerifiedPoint], adv: Advice, split_t
     if split_rows:
         lines += [
             "",
-            "gather split into k linear sub-gathers (no Open MPI algorithm: not in the rules "
-            "file; speedup = t_default / t_split):",
+            "gather split into k linear sub-gathers, a barrier between two (no Open MPI "
+            "algorithm: not in the rules file);\nmeasured against the plain linear gather "
+            "(basic_linear forced) and Open MPI's default (speedup = t / t_split):",
             format_table(
-                ["P", "size", "k", "predicted", "measured", "default", "speedup"], split_rows
-            ),
+                [
+                    "P",
+                    "size",
+                    "k",
+                    "predicted",
+                    "measured",
+                    "linear",
+                    "speedup",
+                    "default",
+                    "speedup",
+                ],
+                split_rows,
+            ),  # fmt: skip
         ]
     return "\n".join(lines)
 

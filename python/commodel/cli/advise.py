@@ -99,7 +99,15 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         type=positive_int,
         metavar="K",
         help="gather: consider the split into K linear sub-gathers at every size (default: "
-        "k = ceil(M / M1) where the platform's many_to_one section predicts escalations)",
+        "k = ceil(M / Ms), Ms the largest measured size below M1, where the platform's "
+        "many_to_one section predicts escalations)",
+    )
+    parser.add_argument(
+        "--samples",
+        type=int,
+        metavar="N",
+        help="gather on a platform with escalation levels (many_to_one.levels): each time is "
+        "the mean of N runs with the incast rule (32; 0: one run without it)",
     )
     parser.add_argument(
         "--min-gain",
@@ -172,6 +180,7 @@ def run(args: argparse.Namespace) -> int:
         root=args.root,
         jobs=args.jobs,
         splits=args.splits,
+        samples=args.samples,
         **({} if args.min_gain is None else {"min_gain": args.min_gain}),
     )
     if args.verify:
@@ -237,7 +246,7 @@ def run_verify(args: argparse.Namespace, adv) -> int:
         if args.plot:
             from ..report.advise_plot import plot_verified
 
-            plot_verified(adv.collective, points, args.plot)
+            plot_verified(adv.collective, points, args.plot, split_times)
             print(f"plot: {args.plot}")
     if failed:
         raise CommodelError(
@@ -288,6 +297,11 @@ def format_advice(adv) -> str:
             f"\ncpu: the ranks share {adv.cpu_cores} cores (platform `cpu` section): CPU work x "
             + ", ".join(f"{s:.3g} at P = {p}" for p, s in adv.cpu_stretch.items())
         )
+    if adv.samples:
+        head += (
+            f"\nescalations: each time is the mean of {adv.samples} runs with the incast rule "
+            "(platform `many_to_one` section; --samples)"
+        )
     lines = [
         head,
         "",
@@ -325,23 +339,33 @@ def format_advice(adv) -> str:
         rows = []
         for pt in splits:
             sp, best = pt.split, pt.best
+            linear = next((c for c in pt.candidates if c.number == 1), None)
+            plain = linear.time_s if linear else None
             rows.append(
                 [
                     pt.ranks,
                     format_size(pt.size),
                     format_size(int(sp.m1)) if sp.m1 is not None else "-",
+                    format_size(int(sp.small)) if sp.small is not None else "-",
                     sp.k,
                     format_duration(sp.time_s) if sp.time_s is not None else sp.note or "-",
+                    format_duration(plain) if plain is not None else "-",
+                    f"{plain / sp.time_s:.2f}" if plain and sp.time_s else "-",
                     f"{best.time_s / sp.time_s:.2f}" if best and sp.time_s else "-",
                 ]
             )
         lines += [
             "",
-            "gather split (Lastovetsky): k linear sub-gathers of M/k bytes, k = ceil(M / M1) "
-            "where the platform's\nmany_to_one section predicts escalations (M1(P) <= M < M2), or "
-            "--splits K; no Open MPI algorithm,\nso not in the rules file: call MPI_Gather k "
-            "times",
-            format_table(["P", "size", "M1", "k", "time", "best/split"], rows, align="rrrrrr"),
+            "gather split (Lastovetsky): k linear sub-gathers of M/k bytes, an MPI_Barrier "
+            "between two, where the\nplatform's many_to_one section predicts escalations "
+            "(M1(P) <= M < M2): k = ceil(M / Ms), Ms the\nlargest measured size without them; "
+            "or --splits K. No Open MPI algorithm, so not in the rules\nfile: call MPI_Gather "
+            "k times, with MPI_Barrier between",
+            format_table(
+                ["P", "size", "M1", "Ms", "k", "time", "linear", "linear/split", "best/split"],
+                rows,
+                align="rrrrrrrrr",
+            ),
         ]
     return "\n".join(lines)
 

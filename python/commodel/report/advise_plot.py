@@ -53,9 +53,12 @@ def _time(pt: Any, number: int) -> float | None:
     return None
 
 
-def plot_verified(collective: str, points: list[Any], path: str) -> None:
+def plot_verified(
+    collective: str, points: list[Any], path: str, split_times: dict | None = None
+) -> None:
     """``advise --verify``: measured mean time against size per forced algorithm (thin),
-    Open MPI's default decision and our rules file (thick), one panel per P."""
+    Open MPI's default decision and our rules file (thick), and the gather split where it
+    was timed (``split_times`` {(P, size): s}, violet), one panel per P."""
     from ..openmpi import algorithm_label
 
     plt = _pyplot()
@@ -70,6 +73,10 @@ def plot_verified(collective: str, points: list[Any], path: str) -> None:
                     label=f"{n} {algorithm_label(collective, n)}")  # fmt: skip
         ax.plot(xs, [v.default_s * 1e3 for v in pts], color="black", lw=2.2, label="default")
         ax.plot(xs, [v.ours_s * 1e3 for v in pts], color="red", lw=2.2, ls="--", label="ours")
+        split = sorted((m, t * 1e3) for (q, m), t in (split_times or {}).items() if q == p)
+        if split:
+            ax.plot(*zip(*split), color="darkviolet", lw=2.2, ls=":", marker="o", ms=4,
+                    label="split (k sub-gathers, barrier between)")  # fmt: skip
         _finish(ax, "measured time [ms]", f"{collective}, P = {p}: measured (advise --verify)")
     _save(fig, path)
     plt.close(fig)
