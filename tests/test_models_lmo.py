@@ -150,3 +150,16 @@ def test_commodel_models_lists_the_engine_models() -> None:
     assert "plogp" in names and "plogpt" in names
     assert isinstance(commodel.models, types.FunctionType)
     assert commodel.lmo.LMOModel is LMOModel
+
+
+def test_mc_is_not_held_beyond_the_counts_where_it_was_seen() -> None:
+    """Certainty measured at n = 15 and 16 only says nothing of n = 8 (it was held constant
+    below 15 before, so every 64 KiB many-to-one of 3..14 processes escalated for sure);
+    between two counts that both have one, Mc is interpolated."""
+    m2o = {"n": [8, 12, 15, 16], "M1": [16384] * 4, "Mc": [None, None, 65536, 65536]}
+    model = LMOModel([0.0], [0.0], [[None]], m2o)
+    assert [model.Mc(n) for n in (8, 10, 12, 14, 15, 16, 17)] == [
+        None, None, None, None, 65536.0, 65536.0, None,
+    ]  # fmt: skip
+    model = LMOModel([0.0], [0.0], [[None]], {**m2o, "Mc": [8192, 16384, None, None]})
+    assert [model.Mc(n) for n in (8, 10, 12, 13)] == [8192.0, 12288.0, 16384.0, None]

@@ -93,6 +93,19 @@ def _interpolate(ns: Sequence[int], values: Sequence[float | None], n: float) ->
     return points[-1][1]  # pragma: no cover - unreachable
 
 
+def _between(ns: Sequence[int], values: Sequence[float | None], n: float) -> float | None:
+    """Linear interpolation at ``n`` between the two measured counts around it, only where
+    both have a value (a count measured with None, or outside the measured ones: None)."""
+    points = sorted((float(x), v) for x, v in zip(ns, values))
+    for x, v in points:
+        if n == x:
+            return None if v is None else float(v)
+    for (x0, y0), (x1, y1) in zip(points, points[1:]):
+        if x0 < n < x1 and y0 is not None and y1 is not None:
+            return float(y0) + (float(y1) - float(y0)) * (n - x0) / (x1 - x0)
+    return None
+
+
 class LMOModel:
     """LMO closed forms for one platform.
 
@@ -226,7 +239,9 @@ class LMOModel:
         """Mc(n): from this size on, escalation is certain (None: never)."""
         if self.m2o is None:
             return None
-        return _interpolate(self.m2o.get("n", []), self.m2o.get("Mc", []), n)
+        # not held beyond the counts where it was seen: certainty measured at n = 15 and 16
+        # is no certainty at n = 8
+        return _between(self.m2o.get("n", []), self.m2o.get("Mc", []), n)
 
     @property
     def M2(self) -> float | None:  # noqa: N802
