@@ -260,6 +260,12 @@ def test_advise_gather_split_from_m1_and_forced(tmp_path):
     plat.sections["many_to_one"].update(M2=None, sizes=[1000, 2000, 4000])
     adv = advise(plat, "gather", [3, 4], [4096], model="loggops", jobs=1)
     assert [(pt.split.k, pt.split.small) for pt in adv.points] == [(3, 2000), (5, 1000)]
+    # a size that escalated with fewer processes is no safe size for more: M1(3) = 2000
+    # bounds P = 4 too (Ms = 1000, k = 5 where M1(4) = 4000 alone gave Ms = 2000, k = 3)
+    plat.sections["many_to_one"]["M1"] = [2000, 4000]
+    adv = advise(plat, "gather", [4], [4096], model="loggops", jobs=1)
+    assert [(pt.split.k, pt.split.m1, pt.split.small) for pt in adv.points] == [(5, 4000, 1000)]
+    plat.sections["many_to_one"]["M1"] = [4000, 2000]
     plat.sections["many_to_one"]["sizes"] = [2000, 4000]
     adv = advise(plat, "gather", [3, 4], [4096], model="loggops", jobs=1)
     assert [(pt.split.k, pt.split.small) if pt.split else None for pt in adv.points] == [

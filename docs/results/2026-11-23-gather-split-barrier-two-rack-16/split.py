@@ -1,5 +1,5 @@
 """Hypothesis test: do k sub-gathers (basic_linear) stop escalating when separated by barriers?"""
-import sys, statistics
+import sys, statistics, time
 from mpi4py import MPI
 comm = MPI.COMM_WORLD
 r, n = comm.Get_rank(), comm.Get_size()
@@ -19,6 +19,10 @@ def once(m, k, mode):
     off = 0
     for j, part in enumerate(parts):
         if mode == "barrier" and j > 0:
+            comm.Barrier()
+        if mode == "idle" and j > 0:  # the ports idle 5 ms: a token bucket refills
+            comm.Barrier()
+            time.sleep(0.005)
             comm.Barrier()
         comm.Gather([sv[off:off + part], part, MPI.BYTE], [rv[off * n:], part, MPI.BYTE] if r == 0 else None, root=0)
         off += part

@@ -25,8 +25,9 @@ many-to-one escalations: a platform with a ``many_to_one`` section (``commodel c
 writes it from 3 nodes on) gives M1(P), the smallest size from which escalations are seen,
 and M2, the size from which they have stopped; a gather of M bytes per rank in that medium
 range, M1 <= M < M2, becomes k = ceil(M / Ms) linear sub-gathers of M/k bytes
-(:func:`commodel.lmo.gather_split`), Ms the largest measured size below M1 (none: no split;
-a section without its sizes: M1, as the paper), with a barrier between two sub-gathers,
+(:func:`commodel.lmo.gather_split`), Ms the largest measured size below M1(n) for every
+measured n <= P (none: no split; a section without its sizes: M1(P), as the paper), with
+a barrier between two sub-gathers,
 predicted with the ``gather-split`` generator like the plain algorithms (:class:`Split`).
 Without the barrier each sender's eager sub-messages leave back to back and the root sees
 the whole incast again (docs/advise.md, *Gather split*). Over Open MPI's TCP transport M2 is the eager limit:
@@ -303,12 +304,20 @@ def split_of(plat: Any, ranks: int, size: int) -> Split | None:
     m2 = m2o.get("M2")
     if m2 is not None and size >= m2:  # large: the escalations have stopped
         return None
-    # Our fit's M1 is the smallest measured size that escalated; the largest measured size
-    # below it is the largest known to stay small (sub-messages of M1 escalate: on
-    # two-rack-16, 16 sub-gathers of 4 KiB took 772 ms where 1 gather of 64 KiB took 271).
-    # A hand-written section without sizes: the paper's M/k <= M1.
+    # Our fit's M1(n) is the smallest measured size that escalated with n processes, from 20
+    # repetitions or so: a size that escalated with any count up to P is not safe for P
+    # (on two-rack-16, 4 KiB escalated once in 20 at n = 15 and never at n = 16, and 4 sub-
+    # gathers of 4 KiB on 16 ranks took 195 ms where the plain gather of 16 KiB took 109).
+    # The largest measured size below all of them is the largest known to stay small. A
+    # hand-written section without sizes: the paper's M/k <= M1(P).
     measured = sorted(int(s) for s in m2o.get("sizes") or [])
-    small = max((s for s in measured if s < m1), default=None) if measured else m1
+    seen = [
+        float(v)
+        for n, v in zip(m2o.get("n", []), m2o.get("M1", []))
+        if v is not None and n <= ranks
+    ]
+    bound = min([m1, *seen])
+    small = max((s for s in measured if s < bound), default=None) if measured else m1
     if small is None:  # escalations from the smallest measured size on: no safe size known
         return None
     k = gather_split(size, int(small))

@@ -99,7 +99,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         type=positive_int,
         metavar="K",
         help="gather: consider the split into K linear sub-gathers at every size (default: "
-        "k = ceil(M / Ms), Ms the largest measured size below M1, where the platform's "
+        "k = ceil(M / Ms), Ms the largest measured size below M1(n) for every n <= P, "
+        "where the platform's "
         "many_to_one section predicts escalations)",
     )
     parser.add_argument(
@@ -358,9 +359,9 @@ def format_advice(adv) -> str:
             "",
             "gather split (Lastovetsky): k linear sub-gathers of M/k bytes, an MPI_Barrier "
             "between two, where the\nplatform's many_to_one section predicts escalations "
-            "(M1(P) <= M < M2): k = ceil(M / Ms), Ms the\nlargest measured size without them; "
-            "or --splits K. No Open MPI algorithm, so not in the rules\nfile: call MPI_Gather "
-            "k times, with MPI_Barrier between",
+            "(M1(P) <= M < M2): k = ceil(M / Ms), Ms the\nlargest measured size without them "
+            "at any n <= P; or --splits K. No Open MPI algorithm, so not\nin the rules file: "
+            "call MPI_Gather k times, with MPI_Barrier between",
             format_table(
                 ["P", "size", "M1", "Ms", "k", "time", "linear", "linear/split", "best/split"],
                 rows,

@@ -79,9 +79,7 @@ def parts(max_size: int) -> dict[str, Part]:
         "many-to-one": Part(
             "many-to-one",
             3,
-            manytoone.validate_options(
-                {"sizes": [1 * KiB, 4 * KiB, 16 * KiB, 64 * KiB], "reps": 20}
-            ),
+            manytoone.validate_options({"sizes": [(1 << i) * KiB for i in range(7)], "reps": 20}),
             lambda opts: manytoone.procedure("many-to-one", opts),
         ),
         "efficiency": Part(
