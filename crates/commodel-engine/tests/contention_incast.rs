@@ -106,3 +106,55 @@ fn bad_incast_parameters_name_the_field() {
         assert!(e.contains(field), "{e} should name {field}");
     }
 }
+
+/// `k` senders send `m` bytes each to rank 0, sender s after a calc of (s - 1) x 10 ms:
+/// they join the episode one after the other (each flow takes m / 1000 s alone).
+fn staggered_gather(k: u32, m: u64) -> Schedule {
+    let mut b = ScheduleBuilder::new(k + 1);
+    for s in 1..=k {
+        let wait = b.calc(s, (s as u64 - 1) * 10_000_000);
+        let send = b.send(s, 0, m, 0);
+        b.requires(send, wait);
+        b.recv(0, s, m, 0);
+    }
+    b.build().unwrap()
+}
+
+/// The rule with `levels` and table rows (n, m, f).
+fn rules(levels: &[u64], rows: &[(u64, u64, f64)], seed: u64) -> IncastParams {
+    IncastParams {
+        levels: levels.to_vec(),
+        table: rows
+            .iter()
+            .map(|&(n, m, f)| IncastRow { n, m, f: vec![f] })
+            .collect(),
+        seed,
+    }
+}
+
+#[test]
+fn senders_that_join_later_raise_n_and_draw_for_what_it_adds() {
+    // 4 senders of 100 B, 10 ms apart: 2 flow in from 10 ms (n = 3), all 4 from 30 ms
+    // (n = 5). Certain at n = 5 only: one draw at the first instant (n = 3) missed it.
+    let base = run(&staggered_gather(4, 100), &maxmin(4, None), true).unwrap();
+    let incast = rules(&[3 * S], &[(5, 100, 1.0)], 1);
+    let o = run(&staggered_gather(4, 100), &maxmin(4, Some(incast)), true).unwrap();
+    assert!(base.makespan < S);
+    assert_eq!(o.makespan, 3 * S, "held until the episode start (0) + t_1");
+    assert_eq!(o.rto_events.len(), 4);
+    // f(3) = 0.2 then f(5) = 0.6: the second draw adds (0.6 - 0.2) / 0.8, so 60% in all;
+    // f(3) = 0.5, f(5) = 0.5: n = 5 adds nothing, 50% in all.
+    for (f3, f5) in [(0.2, 0.6), (0.5, 0.5)] {
+        let mut escalated = 0;
+        for seed in 0..1000u64 {
+            let incast = rules(&[3 * S], &[(3, 100, f3), (5, 100, f5)], seed);
+            let o = run(&staggered_gather(4, 100), &maxmin(4, Some(incast)), false).unwrap();
+            escalated += u32::from(o.makespan == 3 * S);
+        }
+        let want = (f5 * 1000.0) as u32;
+        assert!(
+            escalated.abs_diff(want) <= 50,
+            "f(3) {f3} f(5) {f5}: {escalated}"
+        );
+    }
+}

@@ -2,13 +2,18 @@
 //! usable with any [`Network`]: [`Incast`] wraps it.
 //!
 //! An *episode* on a receiving node lasts while messages flow into it (from
-//! the start of a transfer until its data has arrived). At the end of the
-//! first instant at which k >= 2 transfers flow into the node, the operation
+//! the start of a transfer until its data has arrived). At the end of an
+//! instant at which k >= 2 transfers flow into the node, the operation
 //! involves n = k + 1 processors (the receiver and k senders, Lastovetsky's
-//! n) and one draw is made for the episode (transfers joining later do not
-//! draw again): with probability
-//! f_i(n, M) (M the largest message flowing in) the episode escalates to
-//! level t_i. The probabilities come from the `table` parameter (built by the
+//! n), and the episode escalates to level t_i with probability f_i(n, M) (M
+//! the largest message flowing in). Senders that join later raise n: at the
+//! end of each instant at which n exceeds that of the episode's last draw,
+//! and the episode has not escalated, one more draw is made for what the
+//! larger n adds, (f_i(n, M) - F_i)+ / (1 - sum_j F_j), F_i the largest f_i
+//! of the episode's draws so far; so an episode that grows to n escalates
+//! with f_i(n, M) in all wherever f grows with n (a gather whose senders
+//! start one after the other, as Open MPI's linear_sync, reaches n = 16 on
+//! 16 ranks, where one draw at its first instant saw n = 3). The probabilities come from the `table` parameter (built by the
 //! Python side from the platform's `many_to_one` statistics: f_i is 0 outside
 //! [M1(n), M2), and the levels are certain from Mc(n)); a missing (n, M)
 //! means no escalation. An escalated episode delivers none of its messages
@@ -85,7 +90,10 @@ struct NodeState {
     /// Transfers flowing in: (transfer, bytes).
     active: Vec<(XferId, u64)>,
     start: Time,
-    drawn: bool,
+    /// n of the episode's last draw (0: none yet) and, per level, the largest
+    /// probability its draws have accounted for.
+    drawn_n: u32,
+    drawn_f: Vec<f64>,
     deadline: Option<Time>,
 }
 
@@ -171,23 +179,47 @@ impl<N: Network> Incast<N> {
 }
 
 impl<N: Network> Incast<N> {
-    /// One draw for the episode on node `b` (k >= 2 transfers flowing in).
+    /// A draw for the episode on node `b` (k >= 2 transfers flowing in, n = k + 1
+    /// above that of its last draw, not escalated): for what n adds (module text).
     fn draw(&mut self, b: u32) -> Result<(), Overflow> {
         let Some(st) = self.nodes.get(&b) else {
             return Ok(());
         };
-        if st.drawn || st.active.len() < 2 {
+        let n = st.active.len() as u32 + 1;
+        if st.deadline.is_some() || n < 3 || n <= st.drawn_n {
             return Ok(());
         }
         let last = st.active[st.active.len() - 1].0;
-        let k = st.active.len() as u32;
         let m = st.active.iter().map(|&(_, s)| s).max().unwrap_or(0);
         let start = st.start;
-        let f = self.p.table.get(&(k + 1, m)).cloned();
+        let f = self.p.table.get(&(n, m)).cloned().unwrap_or_default();
+        let before = &st.drawn_f;
+        let stayed = 1.0 - before.iter().sum::<f64>();
+        let added: Vec<f64> = f
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| {
+                let q = (p - before.get(i).copied().unwrap_or(0.0)).max(0.0);
+                if stayed > 0.0 {
+                    q / stayed
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        // what the draws so far have accounted for, level by level (a missing (n, M):
+        // none added, none taken back)
+        let covered: Vec<f64> = (0..f.len().max(before.len()))
+            .map(|i| {
+                let x = f.get(i).copied().unwrap_or(0.0);
+                x.max(before.get(i).copied().unwrap_or(0.0))
+            })
+            .collect();
         let mut u = self.uniform();
         let st = self.nodes.get_mut(&b).expect("node state");
-        st.drawn = true;
-        for (i, &p) in f.iter().flatten().enumerate() {
+        st.drawn_n = n;
+        st.drawn_f = covered;
+        for (i, &p) in added.iter().enumerate() {
             if u < p {
                 st.deadline = Some(add(start, self.p.levels[i], last)?);
                 break;
@@ -242,7 +274,8 @@ impl<N: Network> Network for Incast<N> {
             st.start = now;
         }
         st.active.push((xfer, bytes));
-        if st.active.len() >= 2 && !st.drawn && !self.pending.contains(&b) {
+        let n = st.active.len() as u32 + 1;
+        if n >= 3 && n > st.drawn_n && st.deadline.is_none() && !self.pending.contains(&b) {
             self.pending.push(b);
         }
         Ok(())
