@@ -382,6 +382,10 @@ def test_advise_gather_predicts_escalations_with_the_incast_rule(tmp_path):
     one = predict(collective("gather-split", 4, 4096, splits=5), plat, model="plogp")
     assert pt.split.time_s == pytest.approx(one.makespan_s, rel=1e-12)
     assert pt.split.time_s < 0.25 <= linear.time_s
+    from commodel.report.advise_plot import plot_advice
+
+    plot_advice(adv, str(tmp_path / "advice.png"))  # the split drawn beside the algorithms
+    assert (tmp_path / "advice.png").stat().st_size > 0
     # samples=0, loggops (no incast rule), and other collectives: one run without the rule
     for kwargs in ({"model": "plogp", "samples": 0}, {"model": "loggops"}):
         again = advise(plat, "gather", [4], [4096], jobs=1, **kwargs)

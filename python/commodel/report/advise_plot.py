@@ -26,6 +26,11 @@ def plot_advice(adv: Any, path: str) -> None:
             ys = [_time(pt, n) * 1e3 for pt in pts if _time(pt, n) is not None]
             if xs:
                 ax.plot(xs, ys, marker="o", ms=3, color=colour[n], label=f"{n} {name}")
+        split = [(s, pt.split) for s, pt in zip(sizes, pts) if pt.split and pt.split.time_s]
+        if split:  # gather: Lastovetsky's split where the advice proposes it (not in rules)
+            ax.plot([s for s, _ in split], [sp.time_s * 1e3 for _, sp in split],
+                    color="darkviolet", lw=2.2, ls=":", marker="o", ms=4,
+                    label="split (k sub-gathers, barrier between)")  # fmt: skip
         # shade each size's region (geometric midpoints between sizes) in the chosen's colour
         for i, pt in enumerate(pts):
             best = pt.choice(adv.min_gain)
