@@ -816,11 +816,13 @@ def test_serialize_carries_a_stream_at_the_line_rate(serial_rack):
     assert min(frames[d] for d in ("h2->rack0", "rack0->core", "core->rack1", "rack1->h6")) > 0
     assert frames["rack0->core"] == frames["core->rack1"]
     # and after the first port every frame arrived at its departure from the port before:
-    # none at a host's own port, (nearly) all at the switch ports (a frame the switch port
-    # dropped leaves no record; none is dropped here)
+    # none at a host's own port, (nearly) all at the switch ports. A frame whose record was
+    # overwritten, or that the daemon read more than 50 ms after it left (hops.rs), arrives
+    # when it is read: in a CI-like run on the loaded 2-core machine 90 of 49136 frames at
+    # rack0->core (0.18%, 11 of them dropped); with chaining broken it would be all of them
     assert stats["h2->rack0"]["chained"] == 0
     for d in ("rack0->core", "core->rack1", "rack1->h6"):
-        assert stats[d]["chained"] >= 0.999 * frames[d] - 1, (d, stats[d])
+        assert stats[d]["chained"] >= 0.995 * frames[d] - 1, (d, stats[d])
 
 
 @cluster
