@@ -26,11 +26,8 @@ def plot_advice(adv: Any, path: str) -> None:
             ys = [_time(pt, n) * 1e3 for pt in pts if _time(pt, n) is not None]
             if xs:
                 ax.plot(xs, ys, marker="o", ms=3, color=colour[n], label=f"{n} {name}")
-        split = [(s, pt.split) for s, pt in zip(sizes, pts) if pt.split and pt.split.time_s]
-        if split:  # gather: Lastovetsky's split where the advice proposes it (not in rules)
-            ax.plot([s for s, _ in split], [sp.time_s * 1e3 for _, sp in split],
-                    color="darkviolet", lw=2.2, ls=":", marker="o", ms=4,
-                    label="split (k sub-gathers, barrier between)")  # fmt: skip
+        # gather: Lastovetsky's split where the advice proposes it (not in rules)
+        _plot_split(ax, [(s, pt.split.time_s) for s, pt in zip(sizes, pts) if pt.split])
         # shade each size's region (geometric midpoints between sizes) in the chosen's colour
         for i, pt in enumerate(pts):
             best = pt.choice(adv.min_gain)
@@ -78,13 +75,18 @@ def plot_verified(
                     label=f"{n} {algorithm_label(collective, n)}")  # fmt: skip
         ax.plot(xs, [v.default_s * 1e3 for v in pts], color="black", lw=2.2, label="default")
         ax.plot(xs, [v.ours_s * 1e3 for v in pts], color="red", lw=2.2, ls="--", label="ours")
-        split = sorted((m, t * 1e3) for (q, m), t in (split_times or {}).items() if q == p)
-        if split:
-            ax.plot(*zip(*split), color="darkviolet", lw=2.2, ls=":", marker="o", ms=4,
-                    label="split (k sub-gathers, barrier between)")  # fmt: skip
+        _plot_split(ax, sorted((m, t) for (q, m), t in (split_times or {}).items() if q == p))
         _finish(ax, "measured time [ms]", f"{collective}, P = {p}: measured (advise --verify)")
     _save(fig, path)
     plt.close(fig)
+
+
+def _plot_split(ax: Any, points: list[tuple[int, float | None]]) -> None:
+    """The gather split's (size, time s) points, dotted violet (none with a time: nothing)."""
+    got = [(m, t * 1e3) for m, t in points if t]
+    if got:
+        ax.plot(*zip(*got), color="darkviolet", lw=2.2, ls=":", marker="o", ms=4,
+                label="split (k sub-gathers, barrier between)")  # fmt: skip
 
 
 def _finish(ax: Any, ylabel: str, title: str) -> None:
