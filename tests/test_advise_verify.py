@@ -302,43 +302,60 @@ def test_cluster_mpirun_reads_our_options_as_mpirun_arguments():
 
 @pytest.mark.mpi
 @needs_mpi
-def test_verify_rounds_pool_the_default_and_rules_of_separate_mpiruns(tmp_path):
+def test_verify_rounds_judge_every_run_by_its_per_mpirun_means(tmp_path):
     db = tmp_path / "r.duckdb"
     args = ["advise", "--platform", "nomura2007", "--collective", "gather", "--ranks", "2",
             "--sizes", "1KiB,2KiB", "--verify", str(db), "--mpirun", _mpirun(),
             "--max-reps", "5", "--quiet", "--rounds", "3"]  # fmt: skip
-    res = commodel(*args, timeout=300)
+    res = commodel(*args, timeout=600)
     assert res.returncode == 0, res.stderr
     camps, samples = campaigns(db)
     rules = str(tmp_path / "r.rules.txt")
-    # round 0 first, the forced runs, then rounds 1 and 2 of the default and the rules
+    # round by round: the default, the rules, every forced algorithm; then again twice
     got = [(o["algorithm"], o["rules_file"], o.get("round"), s) for _i, o, s in camps]
-    assert got == [
-        (0, None, None, "complete"),
-        (0, rules, None, "complete"),
-        (1, None, None, "complete"),
-        (2, None, None, "complete"),
-        (3, None, None, "complete"),
-        (0, None, 1, "complete"),
-        (0, rules, 1, "complete"),
-        (0, None, 2, "complete"),
-        (0, rules, 2, "complete"),
-    ]
+    one = [(0, None), (0, rules), (1, None), (2, None), (3, None)]
+    assert got == [(a, f, r, "complete") for r in (None, 1, 2) for a, f in one]
     with open(tmp_path / "r.verify.csv") as handle:
         table = list(csv.DictReader(handle))
+    assert len(table) == 2
+
+    def judged(run: int, m: int) -> list[float]:  # the run's mean in each of its 3 mpiruns
+        xs = [samples[(camps[run + 5 * r][0], m)] for r in range(3)]
+        return [sum(x) / len(x) for x in xs]
+
     for r in table:
         m = int(r["size"])
-        default = [x for k in (0, 5, 7) for x in samples[(camps[k][0], m)]]
-        ours = [x for k in (1, 6, 8) for x in samples[(camps[k][0], m)]]
-        d, o = sum(default) / len(default), sum(ours) / len(ours)
-        assert float(r["default_s"]) == pytest.approx(d, rel=1e-8)
-        assert float(r["ours_s"]) == pytest.approx(o, rel=1e-8)
-        assert float(r["speedup"]) == pytest.approx(d / o, rel=1e-8)
+        d, o = judged(0, m), judged(1, m)
+        ratio, lo, hi = fieller_ratio(d, o)
+        assert float(r["default_s"]) == pytest.approx(sum(d) / 3, rel=1e-8)
+        assert float(r["ours_s"]) == pytest.approx(sum(o) / 3, rel=1e-8)
+        assert float(r["speedup"]) == pytest.approx(ratio, rel=1e-8)
+        if lo is not None:
+            assert float(r["speedup_lo"]) == pytest.approx(lo, rel=1e-8)
+            assert float(r["speedup_hi"]) == pytest.approx(hi, rel=1e-8)
+        best = min(range(2, 5), key=lambda k: sum(judged(k, m)))
+        assert float(r["best_s"]) == pytest.approx(sum(judged(best, m)) / 3, rel=1e-8)
+        assert r["rounds"] == "3"
+    report = res.stdout
+    assert "every run measured in 3 mpiruns" in report
     # run again: every campaign, of every round, is complete and kept
-    again = commodel(*args, timeout=300)
+    again = commodel(*args, timeout=600)
     assert again.returncode == 0, again.stderr
-    assert again.stdout.count("is complete, kept") == 9
-    assert len(campaigns(db)[0]) == 9
+    assert again.stdout.count("is complete, kept") == 15
+    assert len(campaigns(db)[0]) == 15
+
+
+def test_run_samples_are_the_repetitions_or_the_per_mpirun_means():
+    from commodel.advise.verify import run_samples
+
+    assert run_samples([[1.0, 2.0, 6.0]]) == [1.0, 2.0, 6.0]
+    assert run_samples([[1.0, 3.0], [], [4.0]]) == [2.0, 4.0]
+    # three mpiruns whose means differ: the interval sees 3 samples, not 30
+    one = [[1.0 + 0.001 * i for i in range(10)], [1.2] * 10, [1.1] * 10]
+    ours = [[1.0] * 10] * 3
+    _, lo, hi = fieller_ratio(run_samples(one), run_samples(ours))
+    _, plo, phi = fieller_ratio([x for r in one for x in r], [x for r in ours for x in r])
+    assert lo < plo and hi > phi
 
 
 def test_measure_collective_records_a_round_only_above_0():

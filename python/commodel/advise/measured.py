@@ -15,11 +15,12 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from typing import Any
 
 from ..errors import CommodelError
 from .advice import Advice
-from .verify import VerifiedPoint, targets, verified_point
+from .verify import VerifiedPoint, run_samples, targets, verified_point
 
 CSV_FIELDS = [
     "ranks",
@@ -42,6 +43,7 @@ CSV_FIELDS = [
     "default_alg",
     "default_alg_name",
     "linear_s",
+    "rounds",
 ]
 
 
@@ -106,10 +108,10 @@ def verify(
 ) -> tuple[list[VerifiedPoint], dict[tuple[int, int], float], list[str]]:
     """Measure every run of every P in ``adv`` (see the module text). Returns the verified
     points, the measured split-gather times {(P, m): mean s} and the failed runs.
-    ``rounds`` > 1: the default and the rules runs are measured again in as many mpiruns in
-    all, after the forced ones (round r's campaigns record ``round: r``), and each one's
-    samples are pooled over its rounds, so that an offset of one mpirun is not taken for the
-    advice's effect."""
+    ``rounds`` > 1: every run (default, rules, each forced algorithm, each split) is measured
+    in as many mpiruns, round after round (round r's campaigns record ``round: r``), and
+    judged by its per-round means (:func:`.verify.run_samples`), so that an offset of one
+    mpirun is neither taken for the advice's effect nor left out of its interval."""
     if rounds < 1:
         raise CommodelError(f"--rounds {rounds}: expected at least 1")
     from ..measure.collective import SweepRun, campaign_samples, sweep_algorithms, sweep_campaigns
@@ -129,39 +131,46 @@ def verify(
             "min_reps": min_reps,
             "max_reps": max_reps,
         }
-        runs = [SweepRun(0), SweepRun("rules", 0, rules_file)]
-        runs += [SweepRun(a, a) for a in sweep_algorithms(coll, p) if a]
+        base = [SweepRun(0), SweepRun("rules", 0, rules_file)]
+        base += [SweepRun(a, a) for a in sweep_algorithms(coll, p) if a]
         splits: dict[int, list[int]] = {}
         for pt in pts:
             if pt.split is not None:
                 splits.setdefault(pt.split.k, []).append(pt.size)
         for k, sizes in sorted(splits.items()):
-            runs.append(SweepRun(f"split{k}", 1, None, (("splits", k), ("sizes", sizes))))
-        for r in range(1, rounds):
-            runs.append(SweepRun(f"default@{r}", 0, None, (("round", r),)))
-            runs.append(SweepRun(f"rules@{r}", 0, rules_file, (("round", r),)))
+            base.append(SweepRun(f"split{k}", 1, None, (("splits", k), ("sizes", sizes))))
+        runs = list(base)
+        for r in range(1, rounds):  # round r: every run again, its campaign marked
+            runs += [replace(b, key=(b.key, r), given=b.given + (("round", r),)) for b in base]
         campaigns, bad = sweep_campaigns(db_path, given, p, mpirun, runs, quiet, python)
         failed += [f"P={p} {b}" for b in bad]
-        samples = {key: campaign_samples(db_path, cid) for key, cid in campaigns.items()}
-        for r in range(1, rounds):  # pool the rounds into the first round's runs
-            for key, first in ((f"default@{r}", 0), (f"rules@{r}", "rules")):
-                for m, xs in samples.pop(key, {}).items():
-                    samples.setdefault(first, {}).setdefault(m, []).extend(xs)
+        # per run key and size, the samples of each round's mpirun
+        samples: dict[int | str, dict[int, list[list[float]]]] = {}
+        for key, cid in campaigns.items():
+            first = key[0] if isinstance(key, tuple) else key
+            for m, xs in campaign_samples(db_path, cid).items():
+                samples.setdefault(first, {}).setdefault(m, []).append(xs)
+        judged = {
+            key: {m: run_samples(rs) for m, rs in by_m.items()} for key, by_m in samples.items()
+        }
         for k in splits:
-            for m, xs in samples.get(f"split{k}", {}).items():
-                split_times[(p, m)] = sum(xs) / len(xs)
+            for m, xs in judged.get(f"split{k}", {}).items():
+                if xs:
+                    split_times[(p, m)] = sum(xs) / len(xs)
         for pt in pts:
-            default = samples.get(0, {}).get(pt.size)
-            ours = samples.get("rules", {}).get(pt.size)
+            default = judged.get(0, {}).get(pt.size)
+            ours = judged.get("rules", {}).get(pt.size)
             forced = {
                 key: s[pt.size]
-                for key, s in samples.items()
+                for key, s in judged.items()
                 if isinstance(key, int) and key and pt.size in s
             }
             chosen = pt.choice(adv.min_gain)
             if not default or not ours or not forced or chosen is None:
                 continue
-            points.append(verified_point(p, pt.size, default, ours, forced, chosen.number))
+            v = verified_point(p, pt.size, default, ours, forced, chosen.number)
+            v.rounds = min(len(samples[key][pt.size]) for key in (0, "rules"))
+            points.append(v)
     return points, split_times, failed
 
 
@@ -196,6 +205,7 @@ def csv_rows(
                 default_algorithm(coll, v.ranks, v.size),
                 algorithm_label(coll, default_algorithm(coll, v.ranks, v.size)),
                 v.forced_s.get(1) if coll == "gather" else None,  # the plain linear gather
+                v.rounds,
             ]
         )
     return rows
@@ -247,6 +257,14 @@ def format_verified(coll: str, points: list[VerifiedPoint], adv: Advice, split_t
         f"{coll}: measured mean time with Open MPI's default decision (which runs its fixed "
         "decision's algorithm), with our rules file (ours) and with each algorithm forced; "
         "speedup = t_default / t_ours with its 95% Fieller interval",
+    ]
+    k = min((v.rounds for v in points), default=1)
+    if k > 1:
+        lines.append(
+            f"(every run measured in {k} mpiruns: times are means of the per-mpirun means, "
+            "the intervals from those means)"
+        )
+    lines += [
         "",
         format_table(heads, rows, align="rrlrrlrlrlrl"),
     ]

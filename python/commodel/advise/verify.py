@@ -1,6 +1,10 @@
 """The arithmetic of ``advise --verify``: measured times of Open MPI's default decision, of our
 rules file and of every forced algorithm, compared per (communicator size P, message size m).
 
+* the samples of a run (:func:`run_samples`): with one mpirun, its repetitions; with
+  several (``--rounds K``), the mean of each mpirun, since separate mpiruns of one algorithm
+  differ by more than the repetitions inside one vary: the times below are then means of
+  per-round means, and their intervals take the spread between mpiruns;
 * speedup S = t_default / t_ours, the ratio of two independent sample means, with its 95%
   confidence interval by Fieller's theorem (:func:`fieller_ratio`; Student t quantile with
   Welch's degrees of freedom). The interval is unbounded when the mean of ours is not
@@ -37,6 +41,15 @@ def mean_var(xs: Sequence[float]) -> tuple[float, float, int]:
         return mean, 0.0, n
     var = sum((x - mean) ** 2 for x in xs) / (n - 1)
     return mean, var / n, n
+
+
+def run_samples(rounds: Sequence[Sequence[float]]) -> list[float]:
+    """The samples a run is judged by: the repetitions of its one mpirun, or the mean of each
+    of its mpiruns (rounds with no sample left out)."""
+    measured = [r for r in rounds if r]
+    if len(measured) == 1:
+        return list(measured[0])
+    return [sum(r) / len(r) for r in measured]
 
 
 def _t_quantile(df: float) -> float:
@@ -86,6 +99,7 @@ class VerifiedPoint:
     speedup: float
     speedup_lo: float | None
     speedup_hi: float | None
+    rounds: int = 1  # the mpiruns of the default and of ours the times are judged by
 
     @property
     def best(self) -> int:

@@ -148,9 +148,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         type=positive_int,
         default=1,
         metavar="K",
-        help="with --verify: measure the default and our rules in K mpiruns each, the later "
-        "ones after the forced runs, and pool them (separate mpiruns of one algorithm differ "
-        "by up to 15%% at small sizes; 1)",
+        help="with --verify: measure every run (default, rules, each forced algorithm) in K "
+        "mpiruns, round after round, and judge each by its K per-mpirun means (separate "
+        "mpiruns of one algorithm differ by up to 15%% at small sizes; 3 or more for an "
+        "interval of use; 1)",
     )
     parser.add_argument("--quiet", action="store_true", help="with --verify: no progress bars")
     add_jobs_option(parser)

@@ -445,7 +445,7 @@ class SweepRun:
     default decision, or a word such as ``"rules"``); ``algorithm``/``rules_file`` its
     forcing; ``given`` options that differ from the sweep's (e.g. ``splits``, ``sizes``)."""
 
-    key: int | str
+    key: int | str | tuple[int | str, int]  # (key, round) for rounds after the first
     algorithm: int = 0
     rules_file: str | None = None
     given: tuple[tuple[str, Any], ...] = ()
@@ -459,7 +459,7 @@ def sweep_campaigns(
     runs: list[SweepRun],
     quiet: bool = False,
     python: str | None = None,
-) -> tuple[dict[int | str, int], list[str]]:
+) -> tuple[dict[Any, int], list[str]]:
     """Run ``runs`` one after the other, one mpirun each; a complete campaign with the same
     options (they record the forcing) is kept, an unfinished one resumed. Returns the
     campaign of each run key and the runs that failed (``"key name (exit N)"``)."""
@@ -470,7 +470,7 @@ def sweep_campaigns(
     coll = given["collective"]
     # the children see only the forcing on their mpirun line
     env = {k: v for k, v in os.environ.items() if not k.startswith("OMPI_MCA_coll_tuned_")}
-    campaigns: dict[int | str, int] = {}
+    campaigns: dict[Any, int] = {}
     failed = []
     for run in runs:
         mine = {**given, **dict(run.given)}
@@ -478,9 +478,10 @@ def sweep_campaigns(
         opts = validate_options(mine, environ=forced)
         expected = options_json(opts)
         argv = _command(coll, ranks, forced, _measure_args(db_path, opts, quiet), mpirun, python)
-        name = f"{run.key} {algorithm_label(coll, run.algorithm)}"
+        key = f"{run.key[0]}@{run.key[1]}" if isinstance(run.key, tuple) else run.key
+        name = f"{key} {algorithm_label(coll, run.algorithm)}"
         if run.rules_file:
-            name = f"{run.key} (rules file {run.rules_file})"
+            name = f"{key} (rules file {run.rules_file})"
         with ResultsDB(db_path) as db:
             same = [
                 c
