@@ -92,6 +92,13 @@ def test_targets():
     assert [p.size for p in t.gap_points] == [1, 3]
     assert [p.size for p in t.gap_short] == [3]  # 40% < 50%
     assert (t.within, t.points, t.c_ok) == (2, 3, False)  # 2/3 < 80%
+    # where the best forced algorithm is the one the default runs, there is no gap to recover
+    pts[2].default_alg = 1
+    assert pts[2].gap_recovered() is None
+    assert [p.size for p in targets(pts).gap_points] == [1]
+    pts[2].default_alg = 2
+    assert [p.size for p in targets(pts).gap_short] == [3]
+    pts[2].default_alg = None
     strict = targets(pts, spread=0.01)
     assert [p.size for p in strict.slower] == [2]  # 0.95 < 0.99
     assert not strict.a_ok

@@ -115,6 +115,7 @@ def verify(
     if rounds < 1:
         raise CommodelError(f"--rounds {rounds}: expected at least 1")
     from ..measure.collective import SweepRun, campaign_samples, sweep_algorithms, sweep_campaigns
+    from ..openmpi import default_algorithm
 
     coll = adv.collective
     by_p: dict[int, list[Any]] = {}
@@ -170,6 +171,7 @@ def verify(
                 continue
             v = verified_point(p, pt.size, default, ours, forced, chosen.number)
             v.rounds = min(len(samples[key][pt.size]) for key in (0, "rules"))
+            v.default_alg = default_algorithm(coll, p, pt.size)
             points.append(v)
     return points, split_times, failed
 
