@@ -140,9 +140,10 @@ def main() -> int:
                 if keep:
                     ours = runs["default"][m]
                 forced = {a: runs[a][m] for a in runs if isinstance(a, int) and m in runs[a]}
-                v = verified_point(p, m, runs["default"][m], ours, forced, chosen)
-                v.default_alg = default_algorithm(coll, p, m)
-                vps.append(v)
+                fixed = default_algorithm(coll, p, m)
+                vps.append(
+                    verified_point(p, m, runs["default"][m], ours, forced, chosen, 1, fixed)
+                )
                 picks.append(f"{kib(m)} {'d' if keep else ''}{chosen}")
             t = targets(vps, spread=spread)
             geo = math.exp(sum(math.log(v.speedup) for v in vps) / len(vps))

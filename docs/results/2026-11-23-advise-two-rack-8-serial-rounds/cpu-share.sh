@@ -2,7 +2,6 @@
 set -u
 
 PY=$(command -v python3)
-cd .
 trap 'commodel cluster down >/dev/null 2>&1' EXIT
 commodel cluster up --spec examples/clusters/two-rack-8-serial.yaml >/dev/null || exit 1
 export WIRE_PID=$(python3 -c "import json;print(json.load(open('/run/commodel/tworack8serial.json'))['wire']['pid'])")

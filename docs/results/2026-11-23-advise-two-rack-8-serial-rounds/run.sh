@@ -1,8 +1,6 @@
 #!/bin/bash
 # advise --verify --rounds 3 (every run in 3 mpiruns) on two-rack-8-serial, the cpu platform
 set -u
-export PATH=/work/main/.venv/bin:$PATH
-cd .
 trap 'commodel cluster down >/dev/null 2>&1' EXIT
 commodel cluster up --spec examples/clusters/two-rack-8-serial.yaml || exit 1
 for c in ${COLLS:-bcast alltoall allgather allreduce}; do

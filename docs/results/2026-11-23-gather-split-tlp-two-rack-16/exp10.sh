@@ -4,7 +4,6 @@
 set -u
 
 PY=$(command -v python3)
-cd .
 SPEC=${SPEC:-examples/clusters/two-rack-16.yaml}
 trap 'commodel cluster down >/dev/null 2>&1' EXIT
 commodel cluster up --spec $SPEC || exit 1

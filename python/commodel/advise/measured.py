@@ -169,10 +169,11 @@ def verify(
             chosen = pt.choice(adv.min_gain)
             if not default or not ours or not forced or chosen is None:
                 continue
-            v = verified_point(p, pt.size, default, ours, forced, chosen.number)
-            v.rounds = min(len(samples[key][pt.size]) for key in (0, "rules"))
-            v.default_alg = default_algorithm(coll, p, pt.size)
-            points.append(v)
+            rounds = min(len(samples[key][pt.size]) for key in (0, "rules"))
+            fixed = default_algorithm(coll, p, pt.size)
+            points.append(
+                verified_point(p, pt.size, default, ours, forced, chosen.number, rounds, fixed)
+            )
     return points, split_times, failed
 
 

@@ -148,8 +148,10 @@ def verified_point(
     ours: Sequence[float],
     forced: dict[int, Sequence[float]],
     chosen: int,
+    rounds: int = 1,
+    default_alg: int | None = None,
 ) -> VerifiedPoint:
-    """One point from the samples (seconds) of each run."""
+    """One point from the samples (seconds) of each run (:func:`run_samples`)."""
     s, lo, hi = fieller_ratio(default, ours)
     return VerifiedPoint(
         ranks,
@@ -161,6 +163,8 @@ def verified_point(
         s,
         lo,
         hi,
+        rounds,
+        default_alg,
     )
 
 
