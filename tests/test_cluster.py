@@ -609,19 +609,45 @@ def _measure(record: dict, pairs: list[tuple[str, str]], seconds: float = 3.0):
 # flows' processes) competes for the CPU, and a multi-flow run can land a few percent lower.
 LOW = 0.85
 
+# A run in which the hypervisor took more than this share of the machine's CPU time (steal
+# in /proc/stat) measures the machine, not the fabric: the qdiscs and veths forward in
+# software, so the rates they carry scale with the CPU the machine gets.
+STOLEN = 0.10
 
-def _measure_best(record: dict, pairs: list[tuple[str, str]], low: float, attempts: int = 3):
+
+def _cpu_ticks() -> list[int]:
+    """The machine's CPU time so far, in ticks: user nice system idle iowait irq softirq steal."""
+    with open("/proc/stat") as stat:
+        return [int(x) for x in stat.readline().split()[1:9]]
+
+
+def _measure_best(record: dict, pairs: list[tuple[str, str]], low: float, attempts: int = 5):
     """The measurement with the highest total of up to `attempts` runs, stopping at the first
     whose total reaches `low`: the fabric's capacity is what it can carry, and on a loaded
-    2-core machine one run can be starved of CPU (every run must still stay under the ceiling)."""
-    best = None
-    for _ in range(attempts):
+    2-core machine one run can be starved of CPU (every run must still stay under the ceiling).
+
+    Returns window_rate's (total, rates, window) and a line per run: what it carried and the
+    share of the machine's CPU that was idle and that the hypervisor took (steal), for the
+    assertion messages. When no run reaches `low` and the hypervisor took more than STOLEN
+    of the CPU in every one, the test is skipped with those lines."""
+    best, runs, stolen = None, [], []
+    for attempt in range(attempts):
+        if attempt:
+            time.sleep(1.0)  # a burst of load on the machine may pass
+        before = _cpu_ticks()
         result = _measure(record, pairs)
+        spent = [b - a for a, b in zip(before, _cpu_ticks())]
+        idle, steal = (x / max(sum(spent), 1) for x in (spent[3], spent[7]))
+        runs.append(f"{result[0] / 1e6:.1f} Mbit/s (idle {idle:.0%}, steal {steal:.0%})")
+        stolen.append(steal > STOLEN)
         if best is None or result[0] > best[0]:
             best = result
         if result[0] >= low:
             break
-    return best
+    else:
+        if all(stolen):
+            pytest.skip(f"the hypervisor took over {STOLEN:.0%} of the CPU in every run: {runs}")
+    return (*best, runs)
 
 
 @cluster
@@ -673,9 +699,9 @@ def test_up_builds_what_the_spec_says(two_rack):
 @needs_cluster
 def test_one_flow_in_a_rack_and_across_racks_runs_at_the_nic_rate(two_rack):
     for dst in ("h1", "h4"):
-        total, _, window = _measure_best(two_rack, [("h0", dst)], LOW * 100e6)
+        total, _, window, runs = _measure_best(two_rack, [("h0", dst)], LOW * 100e6)
         # the TCP payload ceiling of a 100 Mbit/s NIC is 95.6 Mbit/s
-        assert LOW * 100e6 <= total <= (PAYLOAD_CEILING + 0.01) * 100e6, (dst, total)
+        assert LOW * 100e6 <= total <= (PAYLOAD_CEILING + 0.01) * 100e6, (dst, runs)
         assert window > 1.5
 
 
@@ -683,9 +709,9 @@ def test_one_flow_in_a_rack_and_across_racks_runs_at_the_nic_rate(two_rack):
 @needs_cluster
 def test_four_cross_rack_flows_share_the_backbone(two_rack):
     pairs = [("h0", "h4"), ("h1", "h5"), ("h2", "h6"), ("h3", "h7")]
-    total, rates, _ = _measure_best(two_rack, pairs, LOW * 200e6)
+    total, rates, _, runs = _measure_best(two_rack, pairs, LOW * 200e6)
     # 4 x 100 Mbit/s offered to a 200 Mbit/s backbone: ~191 Mbit/s of payload in all
-    assert LOW * 200e6 <= total <= (PAYLOAD_CEILING + 0.01) * 200e6, total
+    assert LOW * 200e6 <= total <= (PAYLOAD_CEILING + 0.01) * 200e6, runs
     # every flow is limited by its own 100 Mbit/s NIC too
     assert all(0 < r <= (PAYLOAD_CEILING + 0.01) * 100e6 for r in rates), rates
     # the drops are at the backbone port, not at the ports toward the hosts (a CPU-starved
@@ -710,12 +736,12 @@ def test_binary_tree_root_is_the_bottleneck_of_flows_between_halves(allowed_cc):
         # two flows inside the left half: each limited by its NIC only
         # (they fill the 200 Mbit/s height-2 edges exactly, 2 x 100 Mbit/s, where two cubic
         # flows synchronise their losses and carry less than on a host link: measured 80-95%)
-        total, _, _ = _measure_best(record, [("h0", "h2"), ("h1", "h3")], 0.75 * 200e6)
-        assert 0.75 * 200e6 <= total <= (PAYLOAD_CEILING + 0.01) * 200e6, total
+        total, _, _, runs = _measure_best(record, [("h0", "h2"), ("h1", "h3")], 0.75 * 200e6)
+        assert 0.75 * 200e6 <= total <= (PAYLOAD_CEILING + 0.01) * 200e6, runs
         # four flows from the left half to the right half share the root's edge
         pairs = [("h0", "h4"), ("h1", "h5"), ("h2", "h6"), ("h3", "h7")]
-        total, _, _ = _measure_best(record, pairs, LOW * root_up)
-        assert LOW * root_up <= total <= (PAYLOAD_CEILING + 0.01) * root_up, total
+        total, _, _, runs = _measure_best(record, pairs, LOW * root_up)
+        assert LOW * root_up <= total <= (PAYLOAD_CEILING + 0.01) * root_up, runs
     finally:
         down = _cli("down", "--name", cluster_id)
     assert down.returncode == 0, down.stderr
@@ -803,10 +829,10 @@ def test_serialize_carries_a_stream_at_the_line_rate(serial_rack):
     # next port when it left the one before (not when the daemon read it there), so the
     # bottleneck port never idles for the daemon's delays and the stream runs at the ceiling
     # (99.9-100.0% measured with other builds loading the machine, docs/cluster.md); the
-    # best of up to three runs, as a run can be starved of CPU
+    # best of up to five runs, as a run can be starved of CPU
     for pair in [("h0", "h1"), ("h2", "h6")]:
-        total, _, window = _measure_best(serial_rack, [pair], 0.97 * ceiling)
-        assert 0.97 * ceiling <= total <= 1.005 * ceiling, (pair, total)
+        total, _, window, runs = _measure_best(serial_rack, [pair], 0.97 * ceiling)
+        assert 0.97 * ceiling <= total <= 1.005 * ceiling, (pair, runs)
         assert window > 1.5
     time.sleep(1.2)  # the daemon writes its counters every second: one snapshot after all
     status = json.loads(_cli("status", "--name", serial_rack["id"], "--json").stdout)
