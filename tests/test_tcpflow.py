@@ -240,3 +240,68 @@ def test_measure_efficiency_on_three_ranks(tmp_path):
     assert "fifo_limit" in out.read_text() and "fanout, first / last peer's time: 1024 B" in (
         out.read_text()
     )
+
+
+INCAST = """num_ranks 4
+rank 0 {
+r1: recv 10000b from 1 tag 0
+r2: recv 10000b from 2 tag 0
+r3: recv 10000b from 3 tag 0
+}
+rank 1 {
+s: send 10000b to 0 tag 0
+}
+rank 2 {
+s: send 10000b to 0 tag 0
+}
+rank 3 {
+s: send 10000b to 0 tag 0
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "rule, buffer, rtos, makespan_s",
+    [
+        # three 10 kB messages into rank 0's port (100 us each on the wire at 100 MB/s): it
+        # gets 3 x 100 MB/s and drains 100 MB/s, 20 kB queued by 100 us, when all three end;
+        # 16 kB of frames: full, every tail lost, each 200 ms (the tcp section's rto) late
+        # after its fluid finish (300 us: the three share the port) + L
+        ("buffer", [16384, 1 << 20], 3, 0.3e-3 + 0.2 + 50e-6),
+        ("buffer", [32768, 1 << 20], 0, 0.3e-3 + 50e-6),  # 32 KiB holds the 20 kB
+        ("plogpt", [16384, 1 << 20], 0, 0.3e-3 + 50e-6),  # the rule is off
+    ],
+)
+def test_tail_drops_at_a_full_port_with_rto_rule_buffer(tmp_path, rule, buffer, rtos, makespan_s):
+    goal = tmp_path / "incast.goal"
+    goal.write_text(INCAST)
+    doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in PLATFORM.items()}
+    doc["plogp"] = {"L": 50e-6, "sizes": [10000], "o_s": [1e-6], "o_r": [1e-6], "g": [100e-6]}
+    doc["network"]["buffer"] = buffer
+    doc["tcp"] = {"rto": 0.2, "fifo_limit": 65536, "rto_rule": rule}
+    pred = commodel.predict(str(goal), platform_from_dict(doc), "tcpflow")
+    assert len(pred.rto_events) == rtos
+    assert sum(m.rto for m in pred.messages) == rtos
+    assert pred.makespan_s == pytest.approx(makespan_s)
+
+
+def test_the_incast_rule_replaces_tail_drops_in_samples(tmp_path):
+    # the platform of the tail-drop case above (every tail lost, 200 ms), plus escalation
+    # statistics that never escalate these 10 kB messages (M1 = 20 kB): predict --samples
+    # runs the measured statistics instead of the tail drops
+    from commodel.lmo.incast import predict_samples
+    from commodel.schedules import parse_goal
+
+    goal = tmp_path / "incast.goal"
+    goal.write_text(INCAST)
+    doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in PLATFORM.items()}
+    doc["plogp"] = {"L": 50e-6, "sizes": [10000], "o_s": [1e-6], "o_r": [1e-6], "g": [100e-6]}
+    doc["network"]["buffer"] = [16384, 1 << 20]
+    doc["tcp"] = {"rto": 0.2, "fifo_limit": 65536, "rto_rule": "buffer"}
+    doc["many_to_one"] = {"n": [3, 4], "M1": [20000, 20000], "Mc": [None, None], "M2": 60000,
+                          "levels": [0.2], "probability": []}  # fmt: skip
+    platform = platform_from_dict(doc)
+    assert commodel.predict(str(goal), platform, "tcpflow").makespan_s > 0.2
+    runs = predict_samples(parse_goal(goal.read_text()), platform, "tcpflow", 4)
+    assert runs.makespans_s == pytest.approx([0.3e-3 + 50e-6] * 4)
+    assert runs.escalated_runs == 0

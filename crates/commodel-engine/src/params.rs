@@ -13,7 +13,7 @@
 //! | `plogpt` | [`PlogptParams`] | topology with b(h), d(h); L, g(m), optional g_bidir(m); RTO rule from eps_S, eps_T (ps) and T_RTO (ps, default 200 ms) when the topology has d(h); `rto_rule` picks eq. 14's P_B or the measured port buffers `buffer` (bytes per height) |
 //! | `maxmin`, `maxmin-plain` | [`MaxminParams`] | topology; `rtt_weights` (false: plain) |
 //! | `zhu`, `zhu-fair` | [`ZhuParams`] | topology; `asymmetric` (false: fairness only) |
-//! | `tcpflow` | [`TcpflowParams`] | topology; L (ps), g(m) at `sizes` (ps); optional efficiency e_x(m), e_d(m) (dimensionless, in (0, 1]); optional FIFO limit (bytes) |
+//! | `tcpflow` | [`TcpflowParams`] | topology; L (ps), g(m) at `sizes` (ps); optional efficiency e_x(m), e_d(m) (dimensionless, in (0, 1]); optional FIFO limit (bytes); `rto_rule` buffer: tail drops at full ports from `buffer` (bytes per height), T_RTO `rto` (ps, default 200 ms) |
 //!
 //! Every message-level model (all but `loggops`) has [`Common`] fields: the
 //! rendezvous threshold S, the rank placement `rank_to_node`, the optional
@@ -226,6 +226,14 @@ pub struct TcpflowParams {
     /// Largest message, bytes: one node's messages of at most this size
     /// leave its NIC in the order they were posted; None: every flow shares.
     pub fifo_limit: Option<u64>,
+    /// T_RTO, ps (None: 200 ms), for [`RtoRule::Buffer`].
+    pub rto: Option<Time>,
+    /// [`RtoRule::Buffer`]: messages of at most `fifo_limit` bytes whose last packets a full
+    /// port drops wait T_RTO ([`crate::contention::burst`]); [`RtoRule::Plogpt`]: no RTO.
+    pub rto_rule: RtoRule,
+    /// Port buffer per height h = 1..D (index h - 1) or one for all, bytes; required by
+    /// [`RtoRule::Buffer`].
+    pub buffer: Option<Vec<u64>>,
     pub common: Common,
 }
 

@@ -5,6 +5,7 @@
 //! are integer picoseconds; per-byte costs picoseconds per byte, given as
 //! floats and kept as [`time::PerByte`] (2^-32 ps resolution, below 2^32 ps/B).
 
+use crate::contention::burst::BurstParams;
 use crate::contention::incast::{Incast, IncastRule};
 use crate::contention::maxmin::MaxminNet;
 use crate::contention::plogpt::{self, PlogptNet, Rto};
@@ -97,6 +98,13 @@ pub fn run(
                     None => None,
                 },
                 fifo_limit: p.fifo_limit,
+                burst: match p.rto_rule {
+                    RtoRule::Plogpt => None,
+                    RtoRule::Buffer => Some(BurstParams {
+                        t_rto: p.rto.unwrap_or(PS_PER_S / 5),
+                        buffer: buffers(model, p.buffer.as_deref(), topo.levels.b.len())?,
+                    }),
+                },
             };
             let net = TcpflowNet::new(topo, nodes, params);
             sim(schedule, model, &p.common, net, record_messages)

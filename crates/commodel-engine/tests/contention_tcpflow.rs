@@ -1,7 +1,9 @@
 //! `tcpflow`: PLogP's per-message costs on max-min sharing, with TCP's
 //! measured efficiency for exchanges and duplex traffic. Hand-computed cases.
 
-use commodel_engine::params::{Common, Efficiency, PlogpParams, TcpflowParams, TopologySpec};
+use commodel_engine::params::{
+    Common, Efficiency, PlogpParams, RtoRule, TcpflowParams, TopologySpec,
+};
 use commodel_engine::predict::run;
 use commodel_engine::ModelParams;
 use commodel_engine::{Outcome, Schedule, ScheduleBuilder};
@@ -25,6 +27,9 @@ fn params(nodes: u64, eff: Option<(f64, f64)>) -> ModelParams {
             duplex: vec![d],
         }),
         fifo_limit: None,
+        rto: None,
+        rto_rule: RtoRule::Plogpt,
+        buffer: None,
         common: Common::default(),
     })
 }
@@ -87,6 +92,9 @@ fn one_flow_across_racks_equals_plogp_or_the_wire_at_every_size() {
             g: g.clone(),
             efficiency: None,
             fifo_limit: None,
+            rto: None,
+            rto_rule: RtoRule::Plogpt,
+            buffer: None,
             common: Common::default(),
         });
         let p = ModelParams::Plogp(PlogpParams {
@@ -304,6 +312,9 @@ fn small_messages_into_one_port_take_their_bytes_at_its_rate() {
         g: vec![1, 655_360 * US / 1000],
         efficiency: None,
         fifo_limit: None,
+        rto: None,
+        rto_rule: RtoRule::Plogpt,
+        buffer: None,
         common: Common::default(),
     });
     let o = run(&s, &t, true).unwrap();
@@ -323,4 +334,146 @@ fn small_messages_into_one_port_take_their_bytes_at_its_rate() {
     b.recv(0, 1, 2048, 0);
     let o = run(&b.build().unwrap(), &t, true).unwrap();
     assert!(o.makespan.abs_diff(20_480_000 + L) <= 1, "{}", o.makespan);
+}
+
+/// A message that fits TCP's initial window (10 segments of 1448 bytes): sent whole
+/// without waiting for acknowledgements. 100 us on the wire at B.
+const W: u64 = 10_000;
+
+/// tcpflow with the FIFO limit W, tail drops at ports of `buffer` bytes per height (one
+/// value: every height), T_RTO 200 ms, on `topology`; g(W) = 100 us = W / B.
+fn burst(topology: TopologySpec, buffer: Vec<u64>) -> ModelParams {
+    ModelParams::Tcpflow(TcpflowParams {
+        topology,
+        L,
+        sizes: vec![W],
+        g: vec![100 * US],
+        efficiency: None,
+        fifo_limit: Some(W),
+        rto: Some(200 * MS),
+        rto_rule: RtoRule::Buffer,
+        buffer: Some(buffer),
+        common: Common::default(),
+    })
+}
+
+/// Transfers (src, dst) of `m` bytes, all posted at t = 0 in this order.
+fn sized(nodes: u32, m: u64, pairs: &[(u32, u32)]) -> Schedule {
+    let mut b = ScheduleBuilder::new(nodes);
+    for (k, &(s, d)) in pairs.iter().enumerate() {
+        b.send(s, d, m, k as u32);
+        b.recv(d, s, m, k as u32);
+    }
+    b.build().unwrap()
+}
+
+/// The buffer, in bytes of 1514-byte frames, that holds `payload` bytes of TCP payload
+/// (1448 per frame), rounded down.
+fn frames_holding(payload: u64) -> u64 {
+    payload * 1514 / 1448
+}
+
+#[test]
+fn a_full_port_drops_the_tails_that_end_while_it_overflows() {
+    // Crossbar at B = 1e8 B/s. 1 posts A then B' to 0, 2 posts C to 0, each W = 10 kB
+    // (100 us on the wire), all at t = 0 and sent whole. Injections: A and C in
+    // [0, 100 us], B' in [100, 200 us]. 0's port gets 2B and drains B until 100 us (its
+    // queue grows at B: 9 kB at 90 us, where the buffer holding 9 kB of payload is full),
+    // then B (B' alone): it stays full but no longer overflows. A and C end at 100 us
+    // while it overflows: their tails are lost. B' ends at 200 us with arrivals equal to
+    // the drain: no loss. Fluid: A and C share 0's down link (B/2 each) to 200 us; B'
+    // waits, then alone: 300 us. A and C arrive T_RTO after their fluid finish.
+    let s = sized(3, W, &[(1, 0), (1, 0), (2, 0)]);
+    let topo = || TopologySpec::crossbar(3, NIC);
+    let o = run(&s, &burst(topo(), vec![frames_holding(9_000)]), true).unwrap();
+    let mut ends: Vec<(u32, u32, u64)> = o.messages.iter().map(|m| (m.src, m.dst, m.end)).collect();
+    ends.sort();
+    let rto = 200 * MS;
+    assert_eq!(
+        ends,
+        vec![
+            (1, 0, 300 * US + L),
+            (1, 0, 200 * US + rto + L),
+            (2, 0, 200 * US + rto + L)
+        ]
+    );
+    let mut rtos: Vec<(u32, u64, u64)> = o
+        .rto_events
+        .iter()
+        .map(|r| (r.src, r.at, r.delay))
+        .collect();
+    rtos.sort();
+    assert_eq!(rtos, vec![(1, 200 * US, rto), (2, 200 * US, rto)]);
+    // A buffer that holds the 10 kB the queue reaches at 100 us: no loss, the fluid times.
+    let o = run(&s, &burst(topo(), vec![frames_holding(10_000) + 2]), true).unwrap();
+    assert!(o.rto_events.is_empty(), "{:?}", o.rto_events);
+    assert_eq!(o.makespan, 300 * US + L);
+    // Messages above the FIFO limit are sent as the window allows (closed loop): no tail drop.
+    let mut p = burst(topo(), vec![frames_holding(9_000)]);
+    if let ModelParams::Tcpflow(t) = &mut p {
+        t.fifo_limit = Some(W - 1);
+    }
+    assert!(run(&s, &p, true).unwrap().rto_events.is_empty());
+}
+
+#[test]
+fn only_the_initial_window_of_a_message_is_a_burst() {
+    // 1 and 2 post 100 kB each to 0 at once (FIFO limit 1 MB). Only their first windows,
+    // 14480 B each (145 us at B), leave open loop: 0's port queues 14480 B by 145 us. A
+    // buffer holding 14 kB overflows then: both tails are lost (each arrives T_RTO after
+    // its fluid finish, 2 ms: 200 kB at B); one holding 14.5 kB never fills.
+    let s = sized(3, 100_000, &[(1, 0), (2, 0)]);
+    let with = |buffer: u64| {
+        let mut p = burst(TopologySpec::crossbar(3, NIC), vec![buffer]);
+        if let ModelParams::Tcpflow(t) = &mut p {
+            t.fifo_limit = Some(1_000_000);
+        }
+        run(&s, &p, true).unwrap()
+    };
+    let o = with(frames_holding(14_000));
+    assert_eq!(o.rto_events.len(), 2);
+    assert_eq!(o.makespan, 2 * MS + 200 * MS + L);
+    let o = with(frames_holding(14_500));
+    assert!(o.rto_events.is_empty(), "{:?}", o.rto_events);
+    assert_eq!(o.makespan, 2 * MS + L);
+}
+
+#[test]
+fn a_port_behind_a_narrower_link_gets_no_more_than_that_link_carries() {
+    // Racks of 2 nodes, backbone B (as narrow as a NIC). 0 and 1 post W to 2 at t = 0.
+    // The backbone port out of rack 0 (height 2) gets 2B and drains B: it queues W by
+    // 100 us. 2's port (height 1) gets what the backbone carries, at most B: never a queue.
+    let s = sized(4, W, &[(0, 2), (1, 2)]);
+    let topo = || TopologySpec::racks(&[2, 2], NIC, NIC);
+    // tiny host ports, a backbone port that holds W: no loss
+    let o = run(&s, &burst(topo(), vec![1514, frames_holding(W) + 2]), true).unwrap();
+    assert!(o.rto_events.is_empty(), "{:?}", o.rto_events);
+    assert_eq!(o.makespan, 200 * US + L);
+    // a backbone port that holds W / 2: both tails lost at 100 us; the fluid finish is
+    // 200 us (B/2 each on the backbone), the data arrives T_RTO later
+    let o = run(
+        &s,
+        &burst(topo(), vec![1 << 30, frames_holding(W / 2)]),
+        true,
+    )
+    .unwrap();
+    assert_eq!(o.rto_events.len(), 2);
+    assert!(o.messages.iter().all(|m| m.end == 200 * US + 200 * MS + L));
+}
+
+#[test]
+fn tail_drops_need_the_port_buffers() {
+    let s = sized(2, W, &[(0, 1)]);
+    let mut p = burst(TopologySpec::crossbar(2, NIC), vec![1514]);
+    if let ModelParams::Tcpflow(t) = &mut p {
+        t.buffer = None;
+    }
+    let e = run(&s, &p, true).unwrap_err();
+    assert!(e.to_string().contains("buffer"), "{e}");
+    let p = burst(
+        TopologySpec::racks(&[1, 1], NIC, NIC),
+        vec![1514, 1514, 1514],
+    );
+    let e = run(&s, &p, true).unwrap_err();
+    assert!(e.to_string().contains("one per height h = 1..2"), "{e}");
 }

@@ -81,6 +81,9 @@ pub fn model_params(model: &str, d: &Bound<'_, PyDict>) -> PyResult<ModelParams>
                 }),
             },
             fifo_limit: f.opt_uint("fifo_limit")?,
+            rto: f.opt_uint("rto")?,
+            rto_rule: rto_rule(&f)?,
+            buffer: f.opt_uints("buffer")?,
             common: common(&f)?,
         }),
         _ => ModelParams::Zhu(ZhuParams {

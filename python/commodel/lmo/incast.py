@@ -120,6 +120,9 @@ def predict_samples(
         raise CommodelError("the incast rule works with the message-level models, not loggops")
     params = dict(platform.engine_params(spec.name))
     params.update(placement_params(platform))
+    if spec.name == "tcpflow":
+        # the measured escalations stand for the losses at full ports: no tail drops on top
+        params["rto_rule"] = "plogpt"
     incast = incast_table(platform, schedule)
     makespans, escalated = [], 0
     for i in range(samples):

@@ -278,6 +278,13 @@ def tcpflow_params(platform: Platform) -> dict[str, Any]:
         }
     if tcp is not None and tcp.fifo_limit is not None:
         params["fifo_limit"] = tcp.fifo_limit
+    if tcp is not None and tcp.rto_rule == "buffer":
+        # tail drops at full ports (docs/models.md): T_RTO and the port buffers
+        params["rto"] = ps(tcp.rto)
+        params["rto_rule"] = tcp.rto_rule
+        buffer = platform.section("network", "tcpflow").buffer
+        if buffer is not None:
+            params["buffer"] = list(buffer)
     return params
 
 

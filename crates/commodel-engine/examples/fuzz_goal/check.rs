@@ -5,7 +5,7 @@
 
 use commodel_engine::params::{
     Common, CpuParams, HockneyParams, IncastParams, IncastRow, LogGopsParams, MaxminParams,
-    PlogpParams, PlogptParams, TcpflowParams, TopologySpec, ZhuParams,
+    PlogpParams, PlogptParams, RtoRule, TcpflowParams, TopologySpec, ZhuParams,
 };
 use commodel_engine::{goal, predict, ModelParams, OpKind, Schedule, SimError};
 
@@ -58,7 +58,8 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
     maxmin.common = rendezvous_above(Some(4096));
     let mut zhu_fair = ZhuParams::new(crossbar.clone(), false);
     zhu_fair.common = rendezvous_above(Some(100));
-    // tcpflow with its posting-order rule, and every rank sharing one core
+    // tcpflow with its posting-order rule, tail drops at 3 KiB ports, and every rank sharing
+    // one core
     let tcpflow = TcpflowParams {
         topology: racks.clone(),
         L: 50_000_000,
@@ -66,6 +67,9 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
         g: vec![5_000_000, 12_000_000],
         efficiency: None,
         fifo_limit: Some(2048),
+        rto: Some(200_000_000_000),
+        rto_rule: RtoRule::Buffer,
+        buffer: Some(vec![3072]),
         common: Common {
             S: Some(4096),
             cpu: Some(CpuParams {

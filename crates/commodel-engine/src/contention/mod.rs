@@ -26,6 +26,7 @@
 //! [`tcpflow`] (PLogP costs, max-min sharing and TCP's measured efficiency
 //! both ways; also over [`Scope::ComponentBidir`]).
 
+pub mod burst;
 pub mod incast;
 pub mod maxmin;
 pub mod plogpt;

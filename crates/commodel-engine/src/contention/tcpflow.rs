@@ -43,9 +43,14 @@
 //!   traffic. Larger messages share the NIC with the oldest small one.
 //!   Without `fifo_limit` every flow shares.
 //! * Messages within a node have e = 1 and use the loopback resource.
+//! * **Tail drops at full ports** (`tcp.rto_rule: buffer`, with `network.buffer`):
+//!   the messages of at most `fifo_limit` bytes are injected open-loop, and a
+//!   port that their injections overflow drops the tails of the messages that
+//!   end while it is full; those arrive T_RTO late ([`super::burst`]).
 //!
 //! Rendezvous control messages (sizes above S) cost L each.
 
+use super::burst::{BurstParams, Bursts};
 use super::maxmin::Filler;
 use super::{emit_due, Fluid, OutQueue, Scope};
 use crate::engine::{Network, XferEvent, XferId};
@@ -91,6 +96,8 @@ pub struct TcpflowParams {
     /// Largest message, bytes, that leaves its sender's NIC in posting order
     /// (measured: `measure efficiency`'s fan-out rounds); None: every flow shares the NIC.
     pub fifo_limit: Option<u64>,
+    /// Tail drops at full ports (of the messages up to `fifo_limit`); None: no RTO.
+    pub burst: Option<BurstParams>,
 }
 
 /// What the network knows of a flow: its message size and end nodes.
@@ -135,12 +142,16 @@ pub struct TcpflowNet {
     level_start: Vec<usize>,
     level_rates: Vec<f64>,
     used: Vec<f64>,
+    bursts: Option<Bursts>,
+    /// Scratch: the RTO events of an instant.
+    rtos: Vec<XferEvent>,
 }
 
 impl TcpflowNet {
     pub fn new(topo: Topology, node: Vec<u32>, p: TcpflowParams) -> TcpflowNet {
         let fluid = Fluid::new(&topo);
         let filler = Filler::new(topo.num_resources());
+        let bursts = p.burst.clone().map(|b| Bursts::new(b, &topo));
         TcpflowNet {
             topo,
             node,
@@ -162,6 +173,8 @@ impl TcpflowNet {
             level_start: Vec::new(),
             level_rates: Vec::new(),
             used: Vec::new(),
+            bursts,
+            rtos: Vec::new(),
         }
     }
 
@@ -396,6 +409,11 @@ impl Network for TcpflowNet {
             waiting: false,
         };
         self.posted += 1;
+        if a != b && self.p.fifo_limit.is_some_and(|e| bytes <= e) {
+            if let Some(bursts) = &mut self.bursts {
+                bursts.post(now, xfer, a, &self.route.resources, bytes, &self.topo);
+            }
+        }
         self.started_at = Some(now);
         Ok(())
     }
@@ -416,12 +434,24 @@ impl Network for TcpflowNet {
         self.fluid.pop_finished(now, &mut done);
         for &(_, x, _) in &done {
             self.push(now, 0, x);
-            self.push(add(now, self.p.L, x)?, 1, x);
+            let held = match &mut self.bursts {
+                Some(bursts) => bursts.delivered(now, x, &self.topo),
+                None => None,
+            };
+            if let Some(until) = held {
+                self.rtos.push(XferEvent::Rto {
+                    xfer: x,
+                    at: now,
+                    delay: until - now,
+                });
+            }
+            self.push(add(held.unwrap_or(now), self.p.L, x)?, 1, x);
         }
         self.scratch = done;
         if self.fluid.dirty() {
             self.recompute(now)?;
         }
+        out.append(&mut self.rtos);
         emit_due(&mut self.out, now, out);
         Ok(())
     }
