@@ -247,3 +247,55 @@ def test_cli_shows_the_default_and_rejects_a_bad_margin():
     ]
     bad = cli("advise", "--platform", "nomura2007", "--collective", "bcast", "--min-gain", "-5%")
     assert bad.returncode == 2 and "--min-gain" in bad.stderr and "Traceback" not in bad.stderr
+
+
+# Two racks of four nodes, 100 MB/s NICs, a 200 MB/s backbone whose ports hold 26000 bytes
+# of frames (24.3 KiB of payload); PLogP's g(m) is the wire time; tail drops at full ports
+# (rto 200 ms).
+DROPS = {
+    "commodel_platform": 1,
+    "name": "narrow-backbone",
+    "nodes": 8,
+    "plogp": {
+        "L": 50e-6,
+        "sizes": [1024, 65536],
+        "o_s": [1e-6, 1e-6],
+        "o_r": [1e-6, 1e-6],
+        "g": [1024 / 1e8, 65536 / 1e8],
+    },
+    "network": {
+        "topology": "racks",
+        "racks": [4, 4],
+        "nic": 1e8,
+        "backbone": 2e8,
+        "buffer": [1 << 20, 26000],
+    },
+    "tcp": {"rto": 0.2, "fifo_limit": 65536, "rto_rule": "buffer"},
+}
+
+
+def test_predicted_timeouts_are_marked_and_decide_the_advice(tmp_path):
+    # alltoall of 8 KiB on 8 ranks. Linear posts all seven sends of a rank at once, to
+    # r - 1, r - 2, ...: in its i-th message time 1, 2, 3, 4, 3, 2, 1 of rack 0's four
+    # nodes send across the backbone, which carries two: its queue reaches 4 messages
+    # (32 KiB) and overflows. Pairwise sends one message per rank and step: at most four
+    # across at once, 2 messages (16 KiB) queued, no drop.
+    from commodel.platform import platform_from_dict
+
+    adv = advise(platform_from_dict(DROPS), "alltoall", [8], [8192], model="tcpflow")
+    [pt] = adv.points
+    by = {c.name: c for c in pt.candidates if c.time_s is not None}
+    assert by["linear"].timeouts > 0 and by["linear_sync"].timeouts > 0
+    assert by["pairwise"].timeouts == 0
+    assert by["linear"].time_s > 0.2 > by["pairwise"].time_s
+    assert pt.choice(adv.min_gain).name == "pairwise"
+    path = tmp_path / "drops.yaml"
+    import yaml
+
+    path.write_text(yaml.safe_dump(DROPS))
+    res = cli("advise", "--platform", str(path), "--collective", "alltoall", "--ranks", "8",
+              "--sizes", "8KiB", "--model", "tcpflow")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    row = next(ln for ln in res.stdout.splitlines() if ln.startswith("8 "))
+    assert row.split()[-1] == "pairwise" and "*" in row, row
+    assert "*: with the retransmission timeouts the model predicts" in res.stdout

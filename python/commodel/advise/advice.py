@@ -62,6 +62,9 @@ class Candidate:
     generator: str | None
     time_s: float | None = None
     note: str = ""  # why there is no prediction
+    # messages the prediction delays by a retransmission timeout (tail drops at full ports,
+    # tcp.rto_rule buffer), or the runs with an escalation where the time is a mean of runs
+    timeouts: int = 0
 
 
 # Gather on a platform whose ``many_to_one`` section has escalation levels: each time is the
@@ -86,6 +89,7 @@ class Split:
     small: float | None = None
     time_s: float | None = None
     note: str = ""
+    timeouts: int = 0
 
 
 @dataclass
@@ -221,9 +225,13 @@ def advise(
             f"({', '.join(map(str, ranks))})"
         )
 
-    def predict_candidate(item: tuple[int, int, int, str, int, bool]) -> tuple[float | None, str]:
-        """(time, "") of one algorithm at (P, m), or (None, why the generator refused);
-        ``as_default``: unsegmented and one chain, as Open MPI's fixed decision runs it."""
+    def predict_candidate(
+        item: tuple[int, int, int, str, int, bool],
+    ) -> tuple[float | None, str, int]:
+        """(time, "", timeouts) of one algorithm at (P, m), or (None, why the generator
+        refused, 0); ``as_default``: unsegmented and one chain, as Open MPI's fixed decision
+        runs it. timeouts: the messages a retransmission timeout delays (the runs with an
+        escalation where the time is the mean of ``samples`` runs)."""
         p, m, number, gen, k, as_default = item
         try:
             seg = SEGSIZE.get((collective, number))
@@ -235,10 +243,12 @@ def advise(
                 )
             sched = generate(gen, p, m, root=root, segment=seg, splits=k, fanout=fan)
         except CollectiveError as exc:
-            return None, _first_line(exc)
+            return None, _first_line(exc), 0
         if samples:
-            return predict_samples(sched, plat, model, samples).mean_s, ""
-        return predict(sched, plat, model=model, record_messages=False).makespan_s, ""
+            runs = predict_samples(sched, plat, model, samples)
+            return runs.mean_s, "", runs.escalated_runs
+        pred = predict(sched, plat, model=model, record_messages=False)
+        return pred.makespan_s, "", len(pred.rto_events)
 
     points = [Point(p, m) for p in ranks for m in sizes]
     todo = []
@@ -266,8 +276,8 @@ def advise(
                 item = (point.ranks, point.size, 0, "gather-split", point.split.k, False)
                 todo.append((point.split, item))
     outcomes = map_ordered(predict_candidate, [item for _, item in todo], jobs)
-    for (cand, _), (time_s, note) in zip(todo, outcomes):
-        cand.time_s, cand.note = time_s, note
+    for (cand, _), (time_s, note, timeouts) in zip(todo, outcomes):
+        cand.time_s, cand.note, cand.timeouts = time_s, note, timeouts
     name = getattr(plat, "name", None) or str(platform)
     cpu = plat.sections.get("cpu")
     stretch = {p: plat.cpu_stretch(p) for p in sorted(set(ranks)) if plat.cpu_stretch(p) > 1}

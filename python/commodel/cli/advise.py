@@ -267,6 +267,11 @@ def format_advice(adv) -> str:
     def pct(x: float | None) -> str:
         return f"{100 * x:.1f}%" if x is not None else "-"
 
+    def time(c) -> str:  # a prediction with timeouts carries a star
+        if c is None or c.time_s is None:
+            return "-"
+        return format_duration(c.time_s) + ("*" if c.timeouts else "")
+
     rows = []
     for pt in adv.points:
         best, second, default = pt.best, pt.runner_up, pt.default
@@ -276,12 +281,12 @@ def format_advice(adv) -> str:
                 pt.ranks,
                 format_size(pt.size) if adv.collective != "barrier" else "-",
                 f"{best.number} {best.name}" if best else "none",
-                format_duration(best.time_s) if best else "-",
+                time(best),
                 f"{second.number} {second.name}" if second else "-",
-                format_duration(second.time_s) if second else "-",
+                time(second),
                 pct(pt.margin),
                 f"{default.number} {default.name}" if default else "-",
-                format_duration(default.time_s) if default and default.time_s else "-",
+                time(default),
                 pct(pt.gain),
                 "default"
                 if pt.keeps_default(adv.min_gain)
@@ -325,6 +330,17 @@ def format_advice(adv) -> str:
             align="rrlrlrrlrrl",
         ),  # fmt: skip
     ]
+    delayed = sorted(
+        {(c.number, c.name) for pt in adv.points for c in pt.candidates if c.timeouts}
+        | {(d.number, d.name) for pt in adv.points if (d := pt.default) and d.timeouts}
+    )
+    if delayed and not adv.samples:
+        lines.append(
+            "*: with the retransmission timeouts the model predicts (`predict --json` lists "
+            "them as rto_events), for " + ", ".join(f"{n} {a}" for n, a in delayed)
+        )
+    elif delayed:
+        lines.append("*: the mean of runs of which some escalated (the incast rule)")
     missing = adv.missing()
     if missing:
         lines.append("")
