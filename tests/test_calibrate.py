@@ -3,12 +3,16 @@ over loopback TCP with reuse and resume of its campaigns."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from commodel.errors import CommodelError
 from commodel.measure import calibrate, tcp
 from mpirun import commodel as commodel_cmd
 from mpirun import needs_mpi, run
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 class _Camp:
@@ -117,3 +121,27 @@ def test_calibrate_bad_output_directory_fails_before_measuring(tmp_path):
     assert res.returncode == 2
     assert "/nonexistent" in res.stderr and "Traceback" not in res.stderr
     assert not (tmp_path / "c.duckdb").exists()
+
+
+@pytest.mark.parametrize(
+    "spec, ranks, hint",
+    [
+        ("two-rack-16-serial.yaml", 16, "32KiB,32KiB,32KiB,128KiB"),
+        ("two-rack-16-serial.yaml", 8, "32KiB,32KiB,32KiB"),  # 8 ranks: all in rack 0
+        ("two-rack-8.yaml", 8, "32KiB,32KiB,128KiB"),
+    ],
+)
+def test_calibrate_names_the_buffers_of_the_emulated_cluster(monkeypatch, spec, ranks, hint):
+    from commodel.cli.calibrate import buffer_hint
+
+    path = str(ROOT / "examples" / "clusters" / spec)
+    monkeypatch.setenv("COMMODEL_CLUSTER_SPEC", path)
+    monkeypatch.setenv("COMMODEL_RANKS_PER_HOST", "1")
+    assert buffer_hint(ranks) == hint
+    monkeypatch.setenv("COMMODEL_RANKS_PER_HOST", "2")  # ranks share hosts: no tree of hosts
+    assert buffer_hint(ranks) is None
+    monkeypatch.delenv("COMMODEL_CLUSTER_SPEC")  # not on the emulated cluster
+    assert buffer_hint(ranks) is None
+    monkeypatch.setenv("COMMODEL_CLUSTER_SPEC", path + ".gone")
+    monkeypatch.setenv("COMMODEL_RANKS_PER_HOST", "1")
+    assert buffer_hint(ranks) is None

@@ -68,15 +68,16 @@ def spec_info(spec: str) -> dict[str, Any]:
     return {"hosts": len(s.hosts), "rto_min_s": s.rto_min_ms / 1000.0, "name": s.name}
 
 
-def tree_buffers(spec: str) -> list[int]:
+def tree_buffers(spec: str, ranks: int | None = None) -> list[int]:
     """The port buffer (bytes) behind each height h = 1..D of the binary tree that
-    ``calibrate`` fits on the cluster of ``spec`` (2^D <= hosts ranks, rank r on host r):
-    the switch port toward a host where the 2^h ranks under every height-h edge share a
-    switch (one rack; the hosts' own links), the port on an inter-switch link otherwise."""
+    ``calibrate`` fits on the cluster of ``spec`` with ``ranks`` ranks (default: one per
+    host; 2^D <= ranks, rank r on host r): the switch port toward a host where the 2^h
+    ranks under every height-h edge share a switch (one rack; the hosts' own links), the
+    port on an inter-switch link otherwise."""
     from ..cluster.spec import load_spec
 
     s = load_spec(spec)
-    depth = len(s.hosts).bit_length() - 1
+    depth = min(ranks or len(s.hosts), len(s.hosts)).bit_length() - 1
     if s.topology.kind == "racks":
         rack_of = {host: i for i, rack in enumerate(s.topology.racks) for host in rack}
     else:  # a switch above every pair of hosts
