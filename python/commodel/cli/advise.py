@@ -330,14 +330,14 @@ def format_advice(adv) -> str:
             align="rrlrlrrlrrl",
         ),  # fmt: skip
     ]
-    delayed = sorted(
-        {(c.number, c.name) for pt in adv.points for c in pt.candidates if c.timeouts}
-        | {(d.number, d.name) for pt in adv.points if (d := pt.default) and d.timeouts}
-    )
+    timed = [c for pt in adv.points for c in (*pt.candidates, pt.default) if c and c.timeouts]
+    delayed = [f"{n} {a}" for n, a in sorted({(c.number, c.name) for c in timed})]
+    if any(pt.split and pt.split.timeouts for pt in adv.points):
+        delayed.append("the split")
     if delayed and not adv.samples:
         lines.append(
             "*: with the retransmission timeouts the model predicts (`predict --json` lists "
-            "them as rto_events), for " + ", ".join(f"{n} {a}" for n, a in delayed)
+            "them as rto_events), for " + ", ".join(delayed)
         )
     elif delayed:
         lines.append("*: the mean of runs of which some escalated (the incast rule)")
@@ -366,7 +366,7 @@ def format_advice(adv) -> str:
                     format_size(int(sp.m1)) if sp.m1 is not None else "-",
                     format_size(int(sp.small)) if sp.small is not None else "-",
                     sp.k,
-                    format_duration(sp.time_s) if sp.time_s is not None else sp.note or "-",
+                    time(sp) if sp.time_s is not None else sp.note or "-",
                     format_duration(plain) if plain is not None else "-",
                     f"{plain / sp.time_s:.2f}" if plain and sp.time_s else "-",
                     f"{best.time_s / sp.time_s:.2f}" if best and sp.time_s else "-",
