@@ -1,6 +1,8 @@
 """tcpflow's predictions of the four alltoall algorithms on this platform, with the tail
 drops (tcp.rto_rule buffer, as calibrated) and without them (rto_rule plogpt), over the
-means of the forced runs in alltoall-samples.csv. Usage: python3 predictions.py"""
+means of the forced runs in alltoall-samples.csv, on as many ranks as the platform has nodes.
+Usage, in a directory holding platform.yaml and alltoall-samples.csv:
+python3 predictions.py (here), python3 ../2026-11-26-advise-two-rack-16/predictions.py"""
 
 import copy
 import csv
@@ -24,7 +26,7 @@ off["tcp"]["rto_rule"] = "plogpt"
 sizes = sorted(meas[1])
 pred = {}
 for name, d in (("with", doc), ("without", off)):
-    adv = advise(platform_from_dict(d), "alltoall", [16], sizes, jobs=1)
+    adv = advise(platform_from_dict(d), "alltoall", [d["nodes"]], sizes, jobs=1)
     pred[name] = {pt.size: {c.number: c.time_s for c in pt.candidates if c.time_s} for pt in adv.points}
 print("measured mean; predicted / measured with tail drops / without them\n")
 print("| size | 1 linear | 4 linear_sync | 2 pairwise | 3 modified_bruck |")

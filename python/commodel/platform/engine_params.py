@@ -225,10 +225,11 @@ def placement_params(platform: Platform) -> dict[str, Any]:
 
 
 def _plogp_on_network(platform: Platform, model: str) -> tuple[PLogP, dict[str, Any]]:
-    """PLogP's L, g(m), S on the platform's network: the parameters plogpt and tcpflow share."""
+    """PLogP's L, g(m), S on the platform's network, and its port buffers: the parameters
+    plogpt and tcpflow share."""
     p: PLogP = platform.section("plogp", model)
     network = platform.section("network", model)
-    return p, {
+    params = {
         "topology": topology_params(network),
         "L": ps(p.L),
         "sizes": list(p.sizes),
@@ -236,6 +237,9 @@ def _plogp_on_network(platform: Platform, model: str) -> tuple[PLogP, dict[str, 
         "S": p.S,
         **placement_params(platform),
     }
+    if network.buffer is not None:  # the port buffers of tcp.rto_rule buffer
+        params["buffer"] = list(network.buffer)
+    return p, params
 
 
 @register_model(
@@ -255,9 +259,6 @@ def plogpt_params(platform: Platform) -> dict[str, Any]:
         if tcp.eps_T is not None:
             params["eps_T"] = ps(tcp.eps_T)
         params["rto_rule"] = tcp.rto_rule
-    buffer = platform.section("network", "plogpt").buffer
-    if buffer is not None:
-        params["buffer"] = list(buffer)
     return params
 
 
@@ -282,9 +283,6 @@ def tcpflow_params(platform: Platform) -> dict[str, Any]:
         # tail drops at full ports (docs/models.md): T_RTO and the port buffers
         params["rto"] = ps(tcp.rto)
         params["rto_rule"] = tcp.rto_rule
-        buffer = platform.section("network", "tcpflow").buffer
-        if buffer is not None:
-            params["buffer"] = list(buffer)
     return params
 
 

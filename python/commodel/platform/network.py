@@ -20,7 +20,7 @@ Topologies (``network.topology``, see docs/formats.md):
 Every topology but ``binary-tree`` may give ``d`` (s per height: 1 for node links, 2 for
 rack uplinks), PlogPT's buffer delays, which ``plogpt``'s RTO rule needs. Every topology may
 give ``buffer`` (bytes): the measured capacity of the switch port feeding a link of height h,
-one value per height or one for all, which ``plogpt``'s ``tcp.rto_rule: buffer`` needs.
+one value per height or one for all, which ``tcp.rto_rule: buffer`` needs (``plogpt``, ``tcpflow``).
 """
 
 from __future__ import annotations

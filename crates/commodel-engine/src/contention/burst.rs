@@ -216,14 +216,13 @@ impl Bursts {
             }
             for &(kind, id) in &batch {
                 let hops = std::mem::take(&mut self.injections[id as usize].hops);
-                let rate = self.injections[id as usize].rate;
+                let (count, rate) = match kind {
+                    0 => (-1, -self.injections[id as usize].rate),
+                    _ => (1, self.injections[id as usize].rate),
+                };
                 for &(r, up) in &hops {
                     self.integrate(r, t, topo);
-                    if kind == 0 {
-                        self.change(r, up, -1, -rate, topo);
-                    } else {
-                        self.change(r, up, 1, rate, topo);
-                    }
+                    self.change(r, up, count, rate, topo);
                 }
                 let inj = &mut self.injections[id as usize];
                 inj.hops = hops;
