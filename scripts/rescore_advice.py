@@ -33,8 +33,9 @@ import os
 import sys
 
 from commodel.advise.advice import advise
-from commodel.advise.verify import run_spread, targets, verified_point
+from commodel.advise.verify import run_samples, run_spread, targets, verified_point
 from commodel.openmpi import default_algorithm
+from commodel.platform import load_platform
 from commodel.stats import median
 
 
@@ -57,14 +58,42 @@ def load_db(path: str) -> tuple[str, int, dict]:
     return coll, ranks, runs
 
 
-def load_csv(path: str) -> tuple[str, int, dict]:
+def load_csv(path: str, platform: str) -> tuple[str, int, dict]:
+    """A samples CSV: this script's export (collective,ranks,run,size,value_s), or the
+    per-round one of the results directories (campaign,algorithm,rules,splits,round,size,
+    value_s; algorithm 0 is the default, rules 1 our rules file; the collective is the file
+    name's, P the platform's nodes), whose rounds (mpiruns) are judged as ``advise --verify``
+    judges them, by the mean of each (:func:`run_samples`)."""
     runs: dict = {}
     with open(path, newline="") as handle:
         rows = list(csv.DictReader(handle))
+    if "run" in rows[0]:
+        for r in rows:
+            key = r["run"] if r["run"] in ("default", "rules") else int(r["run"])
+            runs.setdefault(key, {}).setdefault(int(r["size"]), []).append(float(r["value_s"]))
+        return rows[0]["collective"], int(rows[0]["ranks"]), runs
+    rounds: dict = {}
     for r in rows:
-        key = r["run"] if r["run"] in ("default", "rules") else int(r["run"])
-        runs.setdefault(key, {}).setdefault(int(r["size"]), []).append(float(r["value_s"]))
-    return rows[0]["collective"], int(rows[0]["ranks"]), runs
+        if r["splits"]:
+            continue
+        alg = int(r["algorithm"])
+        key = "rules" if r["rules"] == "1" else (alg or "default")
+        per_round = rounds.setdefault(key, {}).setdefault(int(r["size"]), {})
+        per_round.setdefault(int(r["round"]), []).append(float(r["value_s"]))
+    for key, per_size in rounds.items():
+        runs[key] = {m: run_samples(list(rr.values())) for m, rr in per_size.items()}
+    coll = os.path.basename(path).removesuffix("-samples.csv")
+    return coll, int(load_platform(platform).nodes), runs
+
+
+def rules_named(path: str, coll: str) -> dict[int, int]:
+    """{size: the algorithm our rules file named} from the ``verify-C.verify.csv`` that
+    ``advise --verify`` wrote next to the samples, if there is one."""
+    found = os.path.join(os.path.dirname(path), f"verify-{coll}.verify.csv")
+    if not os.path.exists(found):
+        return {}
+    with open(found, newline="") as handle:
+        return {int(r["size"]): int(r["chosen"]) for r in csv.DictReader(handle)}
 
 
 def export(path: str, coll: str, ranks: int, runs: dict) -> None:
@@ -105,7 +134,7 @@ def main() -> int:
         else:
             ap.error(f"{path}: give --platform for files")
     for platform, path in todo:
-        coll, p, runs = load_csv(path) if path.endswith(".csv") else load_db(path)
+        coll, p, runs = load_csv(path, platform) if path.endswith(".csv") else load_db(path)
         if args.export:
             export(os.path.join(args.export, f"{coll}-samples.csv"), coll, p, runs)
         sizes = sorted(s for s in runs.get("default", {}) if s in runs.get("rules", {}))
@@ -128,7 +157,7 @@ def main() -> int:
                     r_meas = forced[n] / forced[c.number]
                     errors.append((m, abs(r_pred / r_meas - 1.0)))
         agree.append(f"| {coll} | {p} | {'; '.join(cells)} |")
-        named = {m: pts[m].choice(0.0).number for m in sizes}
+        named = rules_named(path, coll) or {m: pts[m].choice(0.0).number for m in sizes}
         spread = run_spread([(mean(runs["rules"][m]), mean(runs[named[m]][m])) for m in sizes])
         for label, g in [("measured rules run", None)] + [(f"{100 * x:g}%", x) for x in gains]:
             vps, picks = [], []
@@ -144,7 +173,8 @@ def main() -> int:
                 vps.append(
                     verified_point(p, m, runs["default"][m], ours, forced, chosen, 1, fixed)
                 )
-                picks.append(f"{kib(m)} {'d' if keep else ''}{chosen}")
+                far = "" if vps[-1].within else "!"
+                picks.append(f"{kib(m)} {'d' if keep else ''}{chosen}{far}")
             t = targets(vps, spread=spread)
             geo = math.exp(sum(math.log(v.speedup) for v in vps) / len(vps))
             slower = ", ".join(f"{kib(v.size)} {v.speedup:.2f}" for v in t.slower) or "met"
@@ -157,7 +187,10 @@ def main() -> int:
     print("Forced run of the fixed decision's algorithm over the default run, mean / median:\n")
     print("| collective | P | size, algorithm: ratio of means / of medians |\n|---|---|---|")
     print("\n".join(agree))
-    print("\nRe-scored targets (d: the default kept; numbers: Open MPI's algorithm numbers):\n")
+    print(
+        "\nRe-scored targets (d: the default kept; numbers: Open MPI's algorithm numbers; "
+        "!: not within 5% of the measured best):\n"
+    )
     print(
         "| collective | P | spread s | min-gain | picks | speedup, geometric mean | "
         "(a) slower than the default | (b) gap < 50% (points with a gap) | (c) within 5% |"
