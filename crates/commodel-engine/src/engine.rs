@@ -107,8 +107,17 @@ pub trait Network {
 /// the P ranks share C < P cores each gets C / P of a core and its CPU work takes
 /// s = P / C times as long. The per-message overheads o_s(m), o_r(m) are the ones
 /// measured on a core of its own (PLogP's); L and g(m) already contain them once,
-/// so a message adds the difference, (s - 1) o_s(m) at the sender and (s - 1) o_r(m)
-/// at the receiver. Beyond the last size of a table its last value holds.
+/// so a message adds the difference, (s - 1) o(m), in two parts:
+///
+/// * the message's own, (s - 1) o(m_1) with m_1 = min(m, 1): a send takes it before
+///   it enters, a receive after its message is all there;
+/// * the bytes', w(m) = (s - 1) (o(m) - o(m_1)), the copies between the user's buffer
+///   and the socket, which go on while the message is on the wire: a send enters
+///   without waiting for it (it takes the sender's CPU after the message's own part),
+///   and a receive pays only what its transfer (from its start to its arrival) did
+///   not cover, max(0, w_r(m) - transfer).
+///
+/// Beyond the last size of a table its last value holds.
 #[derive(Clone, Debug)]
 pub struct CpuShare {
     /// s = P / C as the fraction `ranks / cores` (ranks > cores).
@@ -163,14 +172,20 @@ impl CpuShare {
         bytes.min(self.last_size)
     }
 
-    /// (s - 1) o_s(m), ps.
-    pub fn send_extra(&self, bytes: u64) -> Option<Time> {
-        self.send.at(self.clamp(bytes))
+    /// (s - 1) o(m) split into the message's own part and its bytes' (see the type), ps.
+    fn split(table: &crate::models::Table, bytes: u64) -> Option<(Time, Time)> {
+        let own = table.at(bytes.min(1))?;
+        Some((own, table.at(bytes)?.saturating_sub(own)))
     }
 
-    /// (s - 1) o_r(m), ps.
-    pub fn recv_extra(&self, bytes: u64) -> Option<Time> {
-        self.recv.at(self.clamp(bytes))
+    /// The send's (own, bytes') CPU work, ps.
+    pub fn send_parts(&self, bytes: u64) -> Option<(Time, Time)> {
+        Self::split(&self.send, self.clamp(bytes))
+    }
+
+    /// The receive's (own, bytes') CPU work, ps.
+    pub fn recv_parts(&self, bytes: u64) -> Option<(Time, Time)> {
+        Self::split(&self.recv, self.clamp(bytes))
     }
 
     /// A calc of `d` ps on a shared core: s d, ps.
@@ -252,6 +267,9 @@ pub fn simulate_shared<N: Network>(
 ) -> Result<Outcome, SimError> {
     let mut e = Engine::new(schedule, net, rendezvous, record_messages);
     e.cpu = cpu;
+    if cpu.is_some() {
+        e.transfer = vec![0; schedule.num_ops()];
+    }
     e.run()
 }
 
@@ -279,6 +297,9 @@ struct Engine<'a, N: Network> {
     rtos: Vec<RtoEvent>,
     buf: Vec<XferEvent>,
     cpu: Option<&'a CpuShare>,
+    /// Per send, under [`CpuShare`] only: when the network started its message, and
+    /// from its arrival on how long the transfer took.
+    transfer: Vec<Time>,
 }
 
 impl<'a, N: Network> Engine<'a, N> {
@@ -307,6 +328,7 @@ impl<'a, N: Network> Engine<'a, N> {
             rtos: Vec::new(),
             buf: Vec::new(),
             cpu: None,
+            transfer: Vec::new(),
         }
     }
 
@@ -393,8 +415,9 @@ impl<'a, N: Network> Engine<'a, N> {
                 }
                 OpKind::Send => match self.cpu {
                     Some(cpu) => {
-                        let d = cpu.send_extra(self.s.size(op)).ok_or(Overflow(op))?;
-                        let (_, end) = self.occupy(op, t, d)?;
+                        let (own, bytes) = cpu.send_parts(self.s.size(op)).ok_or(Overflow(op))?;
+                        let (_, end) = self.occupy(op, t, own)?;
+                        self.occupy(op, end, bytes)?; // the copy, while the message goes
                         self.push(end, Ev::Enter(op));
                     }
                     None => self.enter(t, op)?,
@@ -413,6 +436,7 @@ impl<'a, N: Network> Engine<'a, N> {
             Ev::Request(send) => self.envelope(t, send)?,
             Ev::ClearToSend(send) => {
                 let (src, dst) = (self.s.rank_of(send), self.s.peer(send));
+                self.started_transfer(send, t);
                 self.net.start(t, send, src, dst, self.s.size(send))?;
             }
         }
@@ -426,6 +450,7 @@ impl<'a, N: Network> Engine<'a, N> {
         let (src, dst) = (self.s.rank_of(op), self.s.peer(op));
         self.net.send_entered(t, op, src, dst, self.s.size(op));
         if self.s.size(op) <= self.rdv {
+            self.started_transfer(op, t);
             self.net.start(t, op, src, dst, self.s.size(op))?;
         } else {
             let l = self.net.control_latency(src, dst);
@@ -439,6 +464,9 @@ impl<'a, N: Network> Engine<'a, N> {
         match x {
             XferEvent::SendDone(send) => self.finished(send, t),
             XferEvent::Arrived(send) => {
+                if let Some(x) = self.transfer.get_mut(send as usize) {
+                    *x = t.saturating_sub(*x);
+                }
                 if self.s.size(send) <= self.rdv {
                     self.envelope(t, send)?;
                 } else {
@@ -502,13 +530,21 @@ impl<'a, N: Network> Engine<'a, N> {
         }
         match self.cpu {
             Some(cpu) => {
-                let d = cpu.recv_extra(self.s.size(send)).ok_or(Overflow(recv))?;
+                let (own, bytes) = cpu.recv_parts(self.s.size(send)).ok_or(Overflow(recv))?;
+                // the copy the transfer covered is done (`transfer`: its duration by now)
+                let d = own + bytes.saturating_sub(self.transfer[send as usize]);
                 let (_, end) = self.occupy(recv, t, d)?;
                 self.push(end, Ev::RecvEnd(recv));
             }
             None => self.finished(recv, t),
         }
         Ok(())
+    }
+
+    fn started_transfer(&mut self, send: OpId, t: Time) {
+        if let Some(x) = self.transfer.get_mut(send as usize) {
+            *x = t;
+        }
     }
 
     fn started(&mut self, op: OpId, t: Time) {

@@ -1,8 +1,9 @@
 //! Ranks sharing cores ([`CpuParams`]): closed forms under PLogP and LogGOPS.
 //!
 //! With P ranks on C < P cores, s = P / C; a message adds (s - 1) o_s(m) on its
-//! sender's CPU before it enters and (s - 1) o_r(m) on its receiver's CPU after it
-//! has arrived, and a calc runs s times its duration. Under PLogP a message
+//! sender's CPU, its own part (at min(m, 1) bytes) before it enters, and (s - 1) o_r(m)
+//! on its receiver's CPU, its own part after it has arrived and of its bytes' part what
+//! the transfer did not cover; a calc runs s times its duration. Under PLogP a message
 //! is at the receiver g(m) + L after it enters.
 
 use commodel_engine::params::{Common, CpuParams, LogGopsParams, PlogpParams};
@@ -173,5 +174,59 @@ fn loggops_stretches_o_big_o_and_calcs() {
     assert_eq!(
         makespan(&s, &loggops(1_500_000, 10.0, Some(8))),
         makespan(&s, &loggops(1_500_000, 10.0, None))
+    );
+}
+
+/// PLogP with overheads that grow with the size: o(m) = o(1) + w m / 1000 up to 1000 bytes.
+fn plogp_with_copies(ws: u64, wr: u64) -> ModelParams {
+    ModelParams::Plogp(PlogpParams {
+        L,
+        sizes: vec![0],
+        g: vec![G],
+        common: Common {
+            cpu: Some(CpuParams {
+                cores: 2,
+                sizes: vec![0, 1, 1000],
+                o_s: vec![OS, OS, OS + ws],
+                o_r: vec![OR, OR, OR + wr],
+            }),
+            ..Common::default()
+        },
+    })
+}
+
+#[test]
+fn the_copies_of_the_bytes_go_on_while_the_message_is_on_the_wire() {
+    // 4 ranks on 2 cores: s - 1 = 1. Rank 0 posts two sends of 1000 B at once. Each send
+    // takes its own part o_s(1) = 3 us before it enters and its bytes' w_s after, on the
+    // sender's CPU without holding the message back: the second enters at 3 + w_s + 3.
+    // A message is at its receiver g + L = 7 us after it enters; the receive takes o_r(1)
+    // = 7 us and what of w_r the 7 us of transfer did not cover.
+    let mut b = ScheduleBuilder::new(4);
+    for r in [1, 2] {
+        b.send(0, r, 1000, 0);
+        b.recv(r, 0, 1000, 0);
+    }
+    let s = b.build().unwrap();
+    let us = 1_000_000;
+    // w_r = 4 us is covered by the transfer
+    let second_arrives = 3 * us + 5 * us + 3 * us + G + L;
+    assert_eq!(
+        makespan(&s, &plogp_with_copies(5 * us, 4 * us)),
+        second_arrives + OR
+    );
+    // w_r = 10 us: 3 us of it after the arrival
+    assert_eq!(
+        makespan(&s, &plogp_with_copies(5 * us, 10 * us)),
+        second_arrives + OR + 3 * us
+    );
+    // a zero-byte message has no bytes' part: o(0) each side, as before
+    let mut b = ScheduleBuilder::new(4);
+    b.send(0, 1, 0, 0);
+    b.recv(1, 0, 0, 0);
+    let s = b.build().unwrap();
+    assert_eq!(
+        makespan(&s, &plogp_with_copies(5 * us, 10 * us)),
+        OS + G + L + OR
     );
 }
