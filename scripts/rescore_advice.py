@@ -32,7 +32,7 @@ import math
 import os
 import sys
 
-from commodel.advise.advice import advise
+from commodel.advise.advice import advise, alike_classes
 from commodel.advise.verify import run_samples, run_spread, targets, verified_point
 from commodel.openmpi import default_algorithm
 from commodel.platform import load_platform
@@ -170,8 +170,9 @@ def main() -> int:
                     ours = runs["default"][m]
                 forced = {a: runs[a][m] for a in runs if isinstance(a, int) and m in runs[a]}
                 fixed = default_algorithm(coll, p, m)
+                alike = alike_classes(coll, p, m, forced)
                 vps.append(
-                    verified_point(p, m, runs["default"][m], ours, forced, chosen, 1, fixed)
+                    verified_point(p, m, runs["default"][m], ours, forced, chosen, 1, fixed, alike)
                 )
                 far = "" if vps[-1].within else "!"
                 picks.append(f"{kib(m)} {'d' if keep else ''}{chosen}{far}")

@@ -70,6 +70,32 @@ def test_point_rank_gap_and_within():
     assert point(10.0, 6.0, {1: 5.0}, 7).chosen_rank is None
 
 
+def test_algorithms_alike_count_as_one():
+    # two-rack-16, allreduce 128 KiB: ring (4) 48.4 ms, segmented_ring (5) 42.6, one function
+    # of Open MPI's without a segment size; the default runs rabenseifner (6), 74.2 ms
+    v = point(74.2, 48.4, {4: 48.4, 5: 42.6, 6: 75.4}, 4)
+    assert (v.best, v.within, v.alike_best) == (5, False, False)
+    v.alike = (frozenset({4, 5}),)
+    assert (v.best, v.chosen_rank, v.within, v.alike_best) == (5, 2, True, True)
+    assert v.gap_recovered() == pytest.approx((74.2 - 48.4) / (74.2 - 42.6))
+    # the default running the best's schedule leaves no gap to recover
+    v.default_alg = 4
+    assert v.gap_recovered() is None
+    assert point(74.2, 75.4, {4: 48.4, 5: 42.6, 6: 75.4}, 6).same_run(6, 6)
+
+
+def test_alike_classes_are_the_generated_schedules_open_mpi_falls_back_to():
+    from commodel.advise.advice import alike_classes
+
+    # segmented_ring without a segment size is ring
+    assert alike_classes("allreduce", 16, 131072, range(1, 7)) == [frozenset({4, 5})]
+    # neighbor exchange needs an even P: with 7 ranks Open MPI runs ring
+    assert frozenset({4, 5}) in alike_classes("allgather", 7, 1024, range(1, 7))
+    assert all(5 not in c for c in alike_classes("allgather", 8, 1024, range(1, 7)))
+    # no generator, or a refusal (two_proc needs 2 ranks), is in no class
+    assert alike_classes("allgather", 8, 1024, [6, 99]) == []
+
+
 def test_verified_point_means_and_speedup():
     v = verified_point(8, 4096, [2.0, 4.0], [1.0, 1.0, 1.0, 1.0], {1: [1.0, 3.0], 2: []}, 1)
     assert (v.default_s, v.ours_s, v.forced_s, v.speedup) == (3.0, 1.0, {1: 2.0}, 3.0)

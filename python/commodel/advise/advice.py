@@ -200,7 +200,6 @@ def advise(
     from ..parallel import map_ordered
     from ..platform import Platform, default_model, load_platform, model_spec
     from ..prediction import predict
-    from ..schedules import collective as generate
 
     check_collective(collective)
     if splits is not None and (collective != "gather" or splits < 1):
@@ -234,14 +233,7 @@ def advise(
         escalation where the time is the mean of ``samples`` runs)."""
         p, m, number, gen, k, as_default = item
         try:
-            seg = SEGSIZE.get((collective, number))
-            fan = None
-            if as_default:
-                seg, fan = (
-                    (max(m, 1) if seg else None),
-                    (1 if FANINOUT.get((collective, number)) else None),
-                )
-            sched = generate(gen, p, m, root=root, segment=seg, splits=k, fanout=fan)
+            sched = candidate_schedule(collective, number, gen, p, m, root, k, as_default)
         except CollectiveError as exc:
             return None, _first_line(exc), 0
         if samples:
@@ -291,6 +283,55 @@ def advise(
         stretch,
         samples,
     )
+
+
+def candidate_schedule(
+    collective: str,
+    number: int,
+    gen: str,
+    ranks: int,
+    size: int,
+    root: int = 0,
+    splits: int = 2,
+    as_default: bool = False,
+) -> Any:
+    """The schedule of Open MPI algorithm ``number`` (generator ``gen``) at (P, m) as a
+    forced run and our rules file run it (:data:`~commodel.openmpi.SEGSIZE`, ``FANINOUT``),
+    or with ``as_default`` as the fixed decision runs it: unsegmented, one chain."""
+    from ..schedules import collective as generate
+
+    seg = SEGSIZE.get((collective, number))
+    fan = None
+    if as_default:
+        seg, fan = (
+            (max(size, 1) if seg else None),
+            (1 if FANINOUT.get((collective, number)) else None),
+        )
+    return generate(gen, ranks, size, root=root, segment=seg, splits=splits, fanout=fan)
+
+
+def alike_classes(
+    collective: str, ranks: int, size: int, numbers: Any, root: int = 0
+) -> list[frozenset[int]]:
+    """The algorithms among ``numbers`` whose schedules at (P, m) are the same, in classes
+    of two or more: Open MPI runs one function for them there (allreduce segmented_ring
+    without a segment size is its ring; allgather neighbor with an odd P falls back to ring,
+    recursive_doubling with P not a power of two to bruck), so what separates their forced
+    times is the difference between mpiruns. Algorithms without a generator, or whose
+    generator refuses (P, m), are in no class."""
+    from ..errors import CollectiveError
+
+    gens = {n: g for n, _, g in ALGORITHMS[collective] if g is not None}
+    by_goal: dict[str, set[int]] = {}
+    for n in sorted(set(numbers)):
+        if n not in gens:
+            continue
+        try:
+            goal = candidate_schedule(collective, n, gens[n], ranks, size, root).to_goal()
+        except CollectiveError:
+            continue
+        by_goal.setdefault(goal, set()).add(n)
+    return [frozenset(c) for c in by_goal.values() if len(c) > 1]
 
 
 def _runs_otherwise_as_default(collective: str, number: int) -> bool:

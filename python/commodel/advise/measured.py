@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import CommodelError
-from .advice import Advice
+from .advice import Advice, alike_classes
 from .verify import VerifiedPoint, run_samples, targets, verified_point
 
 CSV_FIELDS = [
@@ -44,6 +44,7 @@ CSV_FIELDS = [
     "default_alg_name",
     "linear_s",
     "rounds",
+    "alike_best",
 ]
 
 
@@ -171,8 +172,11 @@ def verify(
                 continue
             rounds = min(len(samples[key][pt.size]) for key in (0, "rules"))
             fixed = default_algorithm(coll, p, pt.size)
+            alike = alike_classes(coll, p, pt.size, forced, root)
             points.append(
-                verified_point(p, pt.size, default, ours, forced, chosen.number, rounds, fixed)
+                verified_point(
+                    p, pt.size, default, ours, forced, chosen.number, rounds, fixed, alike
+                )
             )
     return points, split_times, failed
 
@@ -209,6 +213,7 @@ def csv_rows(
                 algorithm_label(coll, default_algorithm(coll, v.ranks, v.size)),
                 v.forced_s.get(1) if coll == "gather" else None,  # the plain linear gather
                 v.rounds,
+                v.alike_best,
             ]
         )
     return rows
@@ -251,7 +256,7 @@ def format_verified(coll: str, points: list[VerifiedPoint], adv: Advice, split_t
                 v.chosen_rank or "-",
                 f"{v.speedup:.3f} [{ratio(v.speedup_lo)}, {ratio(v.speedup_hi)}]",
                 "-" if gap is None else f"{100 * gap:.0f}%",
-                "yes" if v.within else "no",
+                "same run" if v.alike_best else ("yes" if v.within else "no"),
             ]
         )
     heads = ["P", "size", "default runs", "default", "ours", "best forced", "time", "chosen",
@@ -271,6 +276,12 @@ def format_verified(coll: str, points: list[VerifiedPoint], adv: Advice, split_t
         "",
         format_table(heads, rows, align="rrlrrlrlrlrl"),
     ]
+    if any(v.alike_best for v in points):
+        lines.append(
+            "same run: the chosen algorithm runs the best one's schedule here (one function "
+            "of Open MPI's, e.g. allreduce segmented_ring without a segment size is its ring); "
+            "their forced times differ by the run-to-run spread"
+        )
     t = targets(points)
     n = len(points)
     lines += [

@@ -16,6 +16,10 @@ rules file and of every forced algorithm, compared per (communicator size P, mes
   forced algorithm; counted only where the default is slower than the best by more than s
   and the best is not the algorithm the default runs (then the gap is two mpiruns of one
   algorithm);
+* algorithms alike at a point (:attr:`VerifiedPoint.alike`): two forced algorithms whose
+  generated schedules there are the same are one function of Open MPI's (allreduce
+  segmented_ring without a segment size runs ring); the difference of their forced times
+  is run-to-run spread, so either counts as the other for (b) and (c);
 * targets: (a) never slower than the default beyond the spread: fails at a point where the
   whole CI of S lies below 1 - s (without an interval: where S < 1 - s); (b) where the default is not the best (gap above s),
   ours recover >= 50% of the gap; (c) the chosen algorithm's forced time is within 5% of
@@ -103,6 +107,13 @@ class VerifiedPoint:
     speedup_hi: float | None
     rounds: int = 1  # the mpiruns of the default and of ours the times are judged by
     default_alg: int | None = None  # the algorithm Open MPI's default decision runs here
+    # forced algorithms that run the same schedule here (advice.alike_classes): one function
+    # of Open MPI's, whose forced times differ by the run-to-run spread only
+    alike: tuple[frozenset[int], ...] = ()
+
+    def same_run(self, a: int | None, b: int | None) -> bool:
+        """a and b are one algorithm here (the same number, or the same schedule)."""
+        return a is not None and (a == b or any(a in c and b in c for c in self.alike))
 
     @property
     def best(self) -> int:
@@ -122,15 +133,24 @@ class VerifiedPoint:
 
     @property
     def within(self) -> bool:
-        """The chosen algorithm's forced time is within 5% of the best's."""
+        """The chosen algorithm's forced time is within 5% of the best's, or the chosen runs
+        the best's schedule (:attr:`alike`)."""
         t = self.forced_s.get(self.chosen)
-        return t is not None and t <= (1.0 + WITHIN) * self.best_s
+        if t is None:
+            return False
+        return t <= (1.0 + WITHIN) * self.best_s or self.same_run(self.chosen, self.best)
+
+    @property
+    def alike_best(self) -> bool:
+        """The chosen is not the fastest forced algorithm but runs its schedule."""
+        return self.chosen != self.best and self.same_run(self.chosen, self.best)
 
     @property
     def default_is_best(self) -> bool:
-        """The measured best forced algorithm is the one the default decision runs: what
-        separates the two times is then the difference between two mpiruns of it."""
-        return self.default_alg is not None and self.best == self.default_alg
+        """The measured best forced algorithm is the one the default decision runs (or runs
+        its schedule): what separates the two times is then the difference between two
+        mpiruns of it."""
+        return self.same_run(self.default_alg, self.best)
 
     def gap_recovered(self) -> float | None:
         """(t_default - t_ours) / (t_default - t_best); None where the default is the best
@@ -150,8 +170,10 @@ def verified_point(
     chosen: int,
     rounds: int = 1,
     default_alg: int | None = None,
+    alike: Sequence[frozenset[int]] = (),
 ) -> VerifiedPoint:
-    """One point from the samples (seconds) of each run (:func:`run_samples`)."""
+    """One point from the samples (seconds) of each run (:func:`run_samples`); ``alike``:
+    the classes of forced algorithms that run one schedule here."""
     s, lo, hi = fieller_ratio(default, ours)
     return VerifiedPoint(
         ranks,
@@ -165,6 +187,7 @@ def verified_point(
         hi,
         rounds,
         default_alg,
+        tuple(alike),
     )
 
 
