@@ -8,5 +8,5 @@ commodel cluster up --spec ../../../examples/clusters/two-rack-8.yaml --name sk8
 PY=$(command -v python3)
 for alg in 1 2; do for m in 1024 32768 65536; do
   commodel cluster mpirun --name sk8 --mca coll_tuned_use_dynamic_rules 1 \
-    --mca coll_tuned_alltoall_algorithm $alg -- $PY skew.py $m 30 > a$alg-$m.json
+    --mca coll_tuned_alltoall_algorithm $alg -- $PY entry.py alltoall $m 30 > a$alg-$m.json
 done; done

@@ -1,4 +1,4 @@
-"""Per file of skew.py: the spread of the ranks' entry times (max - min), the time from the
+"""Per file of entry.py: the spread of the ranks' entry times (max - min), the time from the
 first entry to the last exit, and the repetitions slower than 150 ms (an RTO_min)."""
 import json, sys, statistics as st
 for f in sys.argv[1:]:
