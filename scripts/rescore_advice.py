@@ -15,9 +15,10 @@ the model's error on the gain of every algorithm over the default,
 |(t_d / t_a predicted) / (t_d / t_a measured) - 1| (means).
 
 Input: ``advise --verify`` DuckDB files, the samples CSVs this script writes from them
-(``--export DIR``: ``C-samples.csv`` with run,size,value_s; run is ``default``, ``rules``
-or the forced algorithm's number), with ``--platform``; or directories holding
-``platform.yaml`` and ``*-samples.csv`` (the model error is then over all of them).
+(``--export DIR``: ``C-samples.csv``, every sample with its campaign, algorithm (0: the
+default), rules (1: our rules file), splits, round and size), with ``--platform``; or
+directories holding ``platform.yaml`` and ``*-samples.csv`` (the model error is then over
+all of them).
 
     python3 scripts/rescore_advice.py --min-gain 0,0.2,0.5 \\
         docs/results/2026-11-22-advise-two-rack-8 docs/results/2026-11-22-advise-two-rack-16
@@ -38,52 +39,68 @@ from commodel.openmpi import default_algorithm
 from commodel.platform import load_platform
 from commodel.stats import median
 
+ROUND_FIELDS = ["campaign", "algorithm", "rules", "splits", "round", "size", "value_s"]
 
-def load_db(path: str) -> tuple[str, int, dict]:
-    """(collective, P, {run: {size: samples}}) of a verify database."""
+
+def db_rows(path: str) -> tuple[str, int, list[dict]]:
+    """(collective, P, the samples of a verify database as rows of ROUND_FIELDS)."""
     from commodel.db import ResultsDB
     from commodel.measure.collective import campaign_samples
 
-    runs: dict = {}
     with ResultsDB(path) as db:
         campaigns = db.campaigns()
-    coll, ranks = "", 0
+    coll, ranks, rows = "", 0, []
     for c in campaigns:
         opts = c.options or {}
         coll, ranks = opts.get("collective", coll), c.ranks or ranks
-        if opts.get("splits"):
+        for m, xs in sorted(campaign_samples(path, c.id).items()):
+            for x in xs:
+                rows.append(
+                    {
+                        "campaign": c.id,
+                        "algorithm": opts.get("algorithm") or 0,
+                        "rules": 1 if opts.get("rules_file") else 0,
+                        "splits": opts.get("splits") or "",
+                        "round": opts.get("round") or 0,
+                        "size": m,
+                        "value_s": repr(x),
+                    }
+                )
+    return coll, ranks, rows
+
+
+def runs_of(rows: list[dict]) -> dict:
+    """{run: {size: samples}} of ROUND_FIELDS rows (algorithm 0 is the default, rules 1 our
+    rules file), each run's rounds (mpiruns) judged as ``advise --verify`` judges them, by
+    the mean of each (:func:`run_samples`); split gathers left out."""
+    rounds: dict = {}
+    for r in rows:
+        if str(r["splits"]):
             continue
-        key = "rules" if opts.get("rules_file") else (opts.get("algorithm") or "default")
-        runs[key] = campaign_samples(path, c.id)
-    return coll, ranks, runs
+        alg = int(r["algorithm"])
+        key = "rules" if str(r["rules"]) == "1" else (alg or "default")
+        per_round = rounds.setdefault(key, {}).setdefault(int(r["size"]), {})
+        per_round.setdefault(int(r["round"]), []).append(float(r["value_s"]))
+    return {
+        key: {m: run_samples(list(rr.values())) for m, rr in per_size.items()}
+        for key, per_size in rounds.items()
+    }
 
 
 def load_csv(path: str, platform: str) -> tuple[str, int, dict]:
-    """A samples CSV: this script's export (collective,ranks,run,size,value_s), or the
-    per-round one of the results directories (campaign,algorithm,rules,splits,round,size,
-    value_s; algorithm 0 is the default, rules 1 our rules file; the collective is the file
-    name's, P the platform's nodes), whose rounds (mpiruns) are judged as ``advise --verify``
-    judges them, by the mean of each (:func:`run_samples`)."""
-    runs: dict = {}
+    """A samples CSV: the per-round one (ROUND_FIELDS: :func:`export`'s and the results
+    directories'; the collective is the file name's, P the platform's nodes), or the older
+    collective,ranks,run,size,value_s (run: default, rules or the forced algorithm)."""
     with open(path, newline="") as handle:
         rows = list(csv.DictReader(handle))
-    if "run" in rows[0]:
-        for r in rows:
-            key = r["run"] if r["run"] in ("default", "rules") else int(r["run"])
-            runs.setdefault(key, {}).setdefault(int(r["size"]), []).append(float(r["value_s"]))
-        return rows[0]["collective"], int(rows[0]["ranks"]), runs
-    rounds: dict = {}
+    if "run" not in rows[0]:
+        coll = os.path.basename(path).removesuffix("-samples.csv")
+        return coll, int(load_platform(platform).nodes), runs_of(rows)
+    runs: dict = {}
     for r in rows:
-        if r["splits"]:
-            continue
-        alg = int(r["algorithm"])
-        key = "rules" if r["rules"] == "1" else (alg or "default")
-        per_round = rounds.setdefault(key, {}).setdefault(int(r["size"]), {})
-        per_round.setdefault(int(r["round"]), []).append(float(r["value_s"]))
-    for key, per_size in rounds.items():
-        runs[key] = {m: run_samples(list(rr.values())) for m, rr in per_size.items()}
-    coll = os.path.basename(path).removesuffix("-samples.csv")
-    return coll, int(load_platform(platform).nodes), runs
+        key = r["run"] if r["run"] in ("default", "rules") else int(r["run"])
+        runs.setdefault(key, {}).setdefault(int(r["size"]), []).append(float(r["value_s"]))
+    return rows[0]["collective"], int(rows[0]["ranks"]), runs
 
 
 def rules_named(path: str, coll: str) -> dict[int, int]:
@@ -96,14 +113,11 @@ def rules_named(path: str, coll: str) -> dict[int, int]:
         return {int(r["size"]): int(r["chosen"]) for r in csv.DictReader(handle)}
 
 
-def export(path: str, coll: str, ranks: int, runs: dict) -> None:
+def export(path: str, rows: list[dict]) -> None:
     with open(path, "w", newline="") as handle:
-        out = csv.writer(handle)
-        out.writerow(["collective", "ranks", "run", "size", "value_s"])
-        for key, per_size in runs.items():
-            for size in sorted(per_size):
-                for x in per_size[size]:
-                    out.writerow([coll, ranks, key, size, repr(x)])
+        out = csv.DictWriter(handle, fieldnames=ROUND_FIELDS)
+        out.writeheader()
+        out.writerows(rows)
 
 
 def mean(xs: list[float]) -> float:
@@ -134,9 +148,13 @@ def main() -> int:
         else:
             ap.error(f"{path}: give --platform for files")
     for platform, path in todo:
-        coll, p, runs = load_csv(path, platform) if path.endswith(".csv") else load_db(path)
-        if args.export:
-            export(os.path.join(args.export, f"{coll}-samples.csv"), coll, p, runs)
+        if path.endswith(".csv"):
+            coll, p, runs = load_csv(path, platform)
+        else:
+            coll, p, rows = db_rows(path)
+            runs = runs_of(rows)
+            if args.export:
+                export(os.path.join(args.export, f"{coll}-samples.csv"), rows)
         sizes = sorted(s for s in runs.get("default", {}) if s in runs.get("rules", {}))
         if not sizes:
             print(f"{path}: no size with both a default and a rules run; skipped")

@@ -22,7 +22,8 @@ from commodel.platform import platform_from_dict
 
 def measured(path):
     """{(algorithm, size): mean} of the forced runs, each run judged by its mpiruns' means."""
-    rows = list(csv.DictReader(open(path)))
+    with open(path, newline="") as handle:
+        rows = list(csv.DictReader(handle))
     runs = {}
     for r in rows:
         if "run" in r:  # collective,ranks,run,size,value_s
@@ -39,7 +40,8 @@ def measured(path):
 
 out = []
 for d in sys.argv[1:]:
-    doc = yaml.safe_load(open(os.path.join(d, "platform.yaml")))
+    with open(os.path.join(d, "platform.yaml")) as handle:
+        doc = yaml.safe_load(handle)
     for f in sorted(glob.glob(os.path.join(d, "*-samples.csv"))):
         coll = os.path.basename(f).removesuffix("-samples.csv")
         if coll not in ("alltoall", "allgather", "allreduce", "bcast"):
