@@ -76,7 +76,7 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
                 cores: 1,
                 sizes: vec![0, 4096],
                 o_s: vec![1_000_000, 3_000_000],
-                o_r: vec![2_000_000, 2_000_000],
+                o_r: vec![2_000_000, 6_000_000],
             }),
             ..Common::default()
         },
