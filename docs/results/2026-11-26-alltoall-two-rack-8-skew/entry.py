@@ -1,6 +1,7 @@
 """Per repetition of a collective after commodel's start barrier: every rank's
 CLOCK_REALTIME (shared by the emulated hosts) at entry and exit. Prints JSON on rank 0.
 Usage: entry.py COLLECTIVE SIZE REPS (alltoall: SIZE to each rank; bcast, allreduce: the buffer)"""
+
 import json
 import sys
 import time
@@ -15,7 +16,7 @@ coll, m, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 B = MPI.BYTE
 sbuf, rbuf = bytearray(m * P), bytearray(m * P)
 recs = []
-for i in range(reps + 1):
+for _i in range(reps + 1):
     sync_start(comm)
     t0 = time.clock_gettime(time.CLOCK_REALTIME)
     if coll == "bcast":
