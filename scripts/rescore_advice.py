@@ -33,7 +33,7 @@ import math
 import os
 import sys
 
-from commodel.advise.advice import advise, alike_classes
+from commodel.advise.advice import MIN_GAIN, advise, alike_classes, runs_default_call
 from commodel.advise.verify import run_samples, run_spread, targets, verified_point
 from commodel.openmpi import default_algorithm
 from commodel.platform import load_platform
@@ -189,8 +189,17 @@ def main() -> int:
                 forced = {a: runs[a][m] for a in runs if isinstance(a, int) and m in runs[a]}
                 fixed = default_algorithm(coll, p, m)
                 alike = alike_classes(coll, p, m, forced)
+                if g is None:  # the rules file named `chosen`: the default's call if kept
+                    cand = next(c for c in pt.candidates if c.number == chosen)
+                    if chosen == fixed and pt.keeps_default(MIN_GAIN):
+                        cand = pt.default
+                else:
+                    cand = pt.choice(g)
+                same = runs_default_call(coll, pt, cand, fixed)
                 vps.append(
-                    verified_point(p, m, runs["default"][m], ours, forced, chosen, 1, fixed, alike)
+                    verified_point(
+                        p, m, runs["default"][m], ours, forced, chosen, 1, fixed, alike, same
+                    )
                 )
                 far = "" if vps[-1].within else "!"
                 picks.append(f"{kib(m)} {'d' if keep else ''}{chosen}{far}")

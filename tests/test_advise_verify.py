@@ -84,6 +84,31 @@ def test_algorithms_alike_count_as_one():
     assert point(74.2, 75.4, {4: 48.4, 5: 42.6, 6: 75.4}, 6).same_run(6, 6)
 
 
+def test_the_default_decisions_own_call_is_reported_not_judged_for_target_a():
+    # ours 0.62 of the default with no interval: a failure, unless our rules run the
+    # default's own call (then it is two mpiruns of one call)
+    v = point(0.634, 1.027, {4: 0.64, 2: 0.61}, 4, size=1024)
+    assert [p.size for p in targets([v], spread=0.057).slower] == [1024]
+    v.default_call = True
+    t = targets([v], spread=0.057)
+    assert (t.slower, [p.size for p in t.unjudged], t.a_ok) == ([], [1024], True)
+
+
+def test_runs_default_call():
+    from commodel.advise.advice import Candidate, Point, runs_default_call
+
+    kept = Candidate(4, "linear_sync", "alltoall-linear-sync")
+    pt = Point(8, 1024, [Candidate(4, "linear_sync", "alltoall-linear-sync")], default=kept)
+    assert runs_default_call("alltoall", pt, kept, 4)  # the advice kept the default
+    assert runs_default_call("alltoall", pt, pt.candidates[0], 4)  # chose its algorithm
+    assert not runs_default_call("alltoall", pt, Candidate(2, "pairwise", "x"), 4)
+    # bcast pipeline chosen: our rule gives it 8 KiB segments, the fixed decision none
+    pipe = Point(8, 65536, [Candidate(3, "pipeline", "bcast-pipeline")])
+    pipe.default = Candidate(3, "pipeline", "bcast-pipeline")
+    assert not runs_default_call("bcast", pipe, pipe.candidates[0], 3)
+    assert runs_default_call("bcast", pipe, pipe.default, 3)
+
+
 def test_alike_classes_are_the_generated_schedules_open_mpi_falls_back_to():
     from commodel.advise.advice import alike_classes
 

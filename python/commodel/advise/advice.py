@@ -334,6 +334,15 @@ def alike_classes(
     return [frozenset(c) for c in by_goal.values() if len(c) > 1]
 
 
+def runs_default_call(collective: str, point: Point, chosen: Candidate, fixed: int | None) -> bool:
+    """Whether our rules run Open MPI's default decision's own call at ``point``: the advice
+    kept the default (its rule names the algorithm with faninout 0 and segsize 0), or chose
+    the default's algorithm (``fixed``), which the rule passes the same arguments."""
+    if chosen is point.default:
+        return True
+    return chosen.number == fixed and not _runs_otherwise_as_default(collective, chosen.number)
+
+
 def _runs_otherwise_as_default(collective: str, number: int) -> bool:
     """Whether Open MPI's fixed decision (faninout 0, segsize 0) runs the algorithm other
     than our candidate of it does (:data:`~commodel.openmpi.SEGSIZE`, ``FANINOUT``)."""

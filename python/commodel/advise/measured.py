@@ -19,7 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import CommodelError
-from .advice import Advice, alike_classes
+from .advice import Advice, alike_classes, runs_default_call
 from .verify import VerifiedPoint, run_samples, targets, verified_point
 
 CSV_FIELDS = [
@@ -173,9 +173,10 @@ def verify(
             rounds = min(len(samples[key][pt.size]) for key in (0, "rules"))
             fixed = default_algorithm(coll, p, pt.size)
             alike = alike_classes(coll, p, pt.size, forced, root)
+            same = runs_default_call(coll, pt, chosen, fixed)
             points.append(
                 verified_point(
-                    p, pt.size, default, ours, forced, chosen.number, rounds, fixed, alike
+                    p, pt.size, default, ours, forced, chosen.number, rounds, fixed, alike, same
                 )
             )
     return points, split_times, failed
@@ -288,7 +289,13 @@ def format_verified(coll: str, points: list[VerifiedPoint], adv: Advice, split_t
         "",
         f"run-to-run spread s = {100 * t.spread:.1f}% (median |t_ours / t_forced(chosen) - 1|)",
         f"(a) never slower than the default beyond s: {'met' if t.a_ok else 'NOT met'}"
-        + ("" if t.a_ok else " at " + _where(t.slower)),
+        + ("" if t.a_ok else " at " + _where(t.slower))
+        + (
+            "; not judged where our rules run the default's own call (two mpiruns of one "
+            "call): " + ", ".join(f"{_where([v])} {v.speedup:.2f}" for v in t.unjudged)
+            if t.unjudged
+            else ""
+        ),
         f"(b) >= 50% of the gap recovered where the default is slower than the best by more "
         f"than s ({len(t.gap_points)} points): {'met' if t.b_ok else 'NOT met'}"
         + ("" if t.b_ok else " at " + _where(t.gap_short)),
