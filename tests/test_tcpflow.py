@@ -97,22 +97,20 @@ def test_bad_efficiency_names_the_field(eff, field, words):
     assert field in str(exc.value) and words in str(exc.value)
 
 
-FANOUT = """num_ranks 4
-rank 0 {
-a: send 1000000b to 1 tag 0
-b: send 1000000b to 2 tag 0
-c: send 1000000b to 3 tag 0
-}
-rank 1 {
-r: recv 1000000b from 0 tag 0
-}
-rank 2 {
-r: recv 1000000b from 0 tag 0
-}
-rank 3 {
-r: recv 1000000b from 0 tag 0
-}
-"""
+def star(root_op: str, nbytes: int) -> str:
+    """GOAL of rank 0 sending to (``send``) or receiving from (``recv``) ranks 1, 2, 3, in
+    that order, ``nbytes`` each."""
+    other = {"send": "recv", "recv": "send"}[root_op]
+    way = {"send": "to", "recv": "from"}
+    lines = ["num_ranks 4", "rank 0 {"]
+    lines += [f"o{r}: {root_op} {nbytes}b {way[root_op]} {r} tag 0" for r in (1, 2, 3)]
+    lines.append("}")
+    for r in (1, 2, 3):
+        lines += [f"rank {r} {{", f"o0: {other} {nbytes}b {way[other]} 0 tag 0", "}"]
+    return "\n".join(lines) + "\n"
+
+
+FANOUT = star("send", 1000000)
 
 
 @pytest.mark.parametrize(
@@ -242,22 +240,17 @@ def test_measure_efficiency_on_three_ranks(tmp_path):
     )
 
 
-INCAST = """num_ranks 4
-rank 0 {
-r1: recv 10000b from 1 tag 0
-r2: recv 10000b from 2 tag 0
-r3: recv 10000b from 3 tag 0
-}
-rank 1 {
-s: send 10000b to 0 tag 0
-}
-rank 2 {
-s: send 10000b to 0 tag 0
-}
-rank 3 {
-s: send 10000b to 0 tag 0
-}
-"""
+INCAST = star("recv", 10000)
+
+
+def tail_drop_platform(rule: str, buffer: list[int]) -> dict:
+    """PLATFORM with 10 kB messages taking g = 100 us, L = 50 us, T_RTO 200 ms, ``buffer``
+    per height and ``rule`` as tcp.rto_rule."""
+    doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in PLATFORM.items()}
+    doc["plogp"] = {"L": 50e-6, "sizes": [10000], "o_s": [1e-6], "o_r": [1e-6], "g": [100e-6]}
+    doc["network"]["buffer"] = buffer
+    doc["tcp"] = {"rto": 0.2, "fifo_limit": 65536, "rto_rule": rule}
+    return doc
 
 
 @pytest.mark.parametrize(
@@ -275,11 +268,9 @@ s: send 10000b to 0 tag 0
 def test_tail_drops_at_a_full_port_with_rto_rule_buffer(tmp_path, rule, buffer, rtos, makespan_s):
     goal = tmp_path / "incast.goal"
     goal.write_text(INCAST)
-    doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in PLATFORM.items()}
-    doc["plogp"] = {"L": 50e-6, "sizes": [10000], "o_s": [1e-6], "o_r": [1e-6], "g": [100e-6]}
-    doc["network"]["buffer"] = buffer
-    doc["tcp"] = {"rto": 0.2, "fifo_limit": 65536, "rto_rule": rule}
-    pred = commodel.predict(str(goal), platform_from_dict(doc), "tcpflow")
+    pred = commodel.predict(
+        str(goal), platform_from_dict(tail_drop_platform(rule, buffer)), "tcpflow"
+    )
     assert len(pred.rto_events) == rtos
     assert sum(m.rto for m in pred.messages) == rtos
     assert pred.makespan_s == pytest.approx(makespan_s)
@@ -294,10 +285,7 @@ def test_the_incast_rule_replaces_tail_drops_in_samples(tmp_path):
 
     goal = tmp_path / "incast.goal"
     goal.write_text(INCAST)
-    doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in PLATFORM.items()}
-    doc["plogp"] = {"L": 50e-6, "sizes": [10000], "o_s": [1e-6], "o_r": [1e-6], "g": [100e-6]}
-    doc["network"]["buffer"] = [16384, 1 << 20]
-    doc["tcp"] = {"rto": 0.2, "fifo_limit": 65536, "rto_rule": "buffer"}
+    doc = tail_drop_platform("buffer", [16384, 1 << 20])
     doc["many_to_one"] = {"n": [3, 4], "M1": [20000, 20000], "Mc": [None, None], "M2": 60000,
                           "levels": [0.2], "probability": []}  # fmt: skip
     platform = platform_from_dict(doc)

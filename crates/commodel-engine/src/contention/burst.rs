@@ -148,12 +148,9 @@ impl Bursts {
         let rate = topo.node_capacity(a, false);
         let start = now.max(self.nic_free[a as usize]);
         let window = bytes.min(INITIAL_WINDOW);
-        let wire = (window as f64 * PS_PER_S as f64 / rate).round();
-        let end = start.saturating_add(if wire < u64::MAX as f64 {
-            wire as u64
-        } else {
-            u64::MAX
-        });
+        // `as` saturates: a wire time beyond 2^64 ps ends at Time::MAX
+        let wire = (window as f64 * PS_PER_S as f64 / rate).round() as Time;
+        let end = start.saturating_add(wire);
         self.nic_free[a as usize] = end;
         let id = self.free.pop().unwrap_or_else(|| {
             self.injections.push(Injection::default());

@@ -434,10 +434,10 @@ impl Network for TcpflowNet {
         self.fluid.pop_finished(now, &mut done);
         for &(_, x, _) in &done {
             self.push(now, 0, x);
-            let held = match &mut self.bursts {
-                Some(bursts) => bursts.delivered(now, x, &self.topo),
-                None => None,
-            };
+            let held = self
+                .bursts
+                .as_mut()
+                .and_then(|b| b.delivered(now, x, &self.topo));
             if let Some(until) = held {
                 self.rtos.push(XferEvent::Rto {
                     xfer: x,
