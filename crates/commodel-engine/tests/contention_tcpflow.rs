@@ -135,17 +135,17 @@ fn an_exchange_runs_at_e_x() {
 #[test]
 fn an_exchange_plus_a_third_flow_into_one_of_them() {
     // 0 <-> 1 and 2 -> 0, e_x = 0.5, e_d = 0.8, work B g(M) = 1e6 B each.
-    // Until 20 ms: max-min gives 0 -> 1 the whole B, 1 -> 0 and 2 -> 0 half
-    // of 0's down link each; times e: 0 -> 1 at 0.5 B (exchange), 1 -> 0 at
-    // 0.25 B (exchange), 2 -> 0 at 0.4 B (duplex: 0 also sends).
-    // 0 -> 1 ends at 20 ms. Left: 1 -> 0 5e5 B, 2 -> 0 2e5 B; now one-way,
-    // e = 1, half of B each: 2 -> 0 ends 4 ms later (24 ms); 1 -> 0 has 3e5 B
-    // left, alone at B: 3 ms more (27 ms).
+    // Max-min gives 0 -> 1 the whole B, 1 -> 0 and 2 -> 0 half of 0's down
+    // link each. The exchange runs at e_x: 0 -> 1 at 0.5 B, 1 -> 0 at 0.25 B.
+    // 2 -> 0 is duplex (0 sends at B: u = 1): it keeps its 0.5 B, and each of
+    // its bytes adds (1/e_d - 1)/B = 2.5 ns to its arrival.
+    // 0 -> 1 and 2 -> 0 end on the wire at 20 ms; 2 -> 0 arrives 2.5 ms
+    // later. 1 -> 0 has 5e5 B left, alone at B: 5 ms more (25 ms).
     let s = flows(3, &[(0, 1), (1, 0), (2, 0)]);
     let o = run(&s, &params(3, Some((0.5, 0.8))), true).unwrap();
     assert_eq!(end_of(&o, 0, 1), 20 * MS + L);
-    assert_eq!(end_of(&o, 2, 0), 24 * MS + L);
-    assert_eq!(end_of(&o, 1, 0), 27 * MS + L);
+    assert_eq!(end_of(&o, 2, 0), 22_500 * US + L);
+    assert_eq!(end_of(&o, 1, 0), 25 * MS + L);
 }
 
 #[test]
@@ -205,21 +205,52 @@ fn bad_efficiency_is_refused_naming_the_field() {
 fn duplex_penalty_scales_with_the_load_on_the_reverse_path() {
     // 0 -> 1, 2 -> 0, 2 -> 3 (e_x 0.5, e_d 0.8). Max-min: 2's up link is shared, 0.5 B
     // each for 2 -> 0 and 2 -> 3; 0 -> 1 gets B. Reverse paths (where ACKs queue):
-    // 0 -> 1: 0's down link carries 0.5 B, u = 0.5, e = 1 - 0.2 * 0.5 = 0.9: 0.9 B;
-    // 2 -> 0: 0's up link carries B, u = 1, e = e_d: 0.4 B; 2 -> 3: nothing back, 0.5 B.
-    // 0 -> 1 ends at 1e6 / 0.9e8 s = 11.111 ms; 2 -> 0 has 1e6 - 0.4e8 / 90 B left,
-    // 2 -> 3 1e6 - 0.5e8 / 90. Now one-way, 0.5 B each: 2 -> 3 ends 8.889 ms later
-    // (20 ms); 2 -> 0 has 1e6 / 9 B left, alone at B: 1.111 ms more (21.111 ms).
+    // 0 -> 1: 0's down link carries 0.5 B, u = 0.5, e = 1 - 0.2 * 0.5 = 0.9: its 1e6 B
+    // cross in 10 ms and arrive (1/0.9 - 1) * 10 ms later, at 11.111 ms;
+    // 2 -> 0: 0's up link carries B, u = 1, e = e_d: until 10 ms each of its bytes adds
+    // (1/0.8 - 1)/B (5e5 B: 1.25 ms), then nothing (0's up link is idle);
+    // 2 -> 3: nothing back. Both of 2's flows end on the wire at 20 ms; 2 -> 0 arrives
+    // at 21.25 ms.
     let s = flows(4, &[(0, 1), (2, 0), (2, 3)]);
     let o = run(&s, &params(4, Some((0.5, 0.8))), true).unwrap();
     let near = |got: u64, ps: f64| got.abs_diff(ps.round() as u64 + L) <= 2;
     assert!(near(end_of(&o, 0, 1), 1e12 / 90.0), "{}", end_of(&o, 0, 1));
     assert!(near(end_of(&o, 2, 3), 20e9), "{}", end_of(&o, 2, 3));
+    assert!(near(end_of(&o, 2, 0), 21.25e9), "{}", end_of(&o, 2, 0));
+}
+
+#[test]
+fn duplex_delays_each_message_without_slowing_a_stream() {
+    // Shifted round on 4 nodes (i -> i+1), k = 4 messages per flow posted at once,
+    // e_d = 0.8. Each node's 4 messages share its NIC: B/4 each, all on the wire until
+    // 40 ms. Each byte adds (1/0.8 - 1)/B, 2.5 ms per message: all arrive at 42.5 ms,
+    // where a loss of rate would give 4 * 10 ms / 0.8 = 50 ms (what `measure efficiency`
+    // times, one message per flow, is 12.5 ms either way). Measured on two-rack-8
+    // (docs/results/2026-11-26-duplex-stream): e_d of 128 KiB 0.86, 0.93, 0.97 at k = 1,
+    // 4, 16. With FIFO order the messages go one by one: 12.5, 22.5, 32.5, 42.5 ms.
+    let ring: Vec<(u32, u32)> = (0..4)
+        .flat_map(|_| (0..4u32).map(|i| (i, (i + 1) % 4)))
+        .collect();
+    let s = flows(4, &ring);
+    let o = run(&s, &params(4, Some((0.5, 0.8))), true).unwrap();
     assert!(
-        near(end_of(&o, 2, 0), 1e12 / 90.0 * 1.9),
-        "{}",
-        end_of(&o, 2, 0)
+        o.messages.iter().all(|m| m.end == 42_500 * US + L),
+        "{:?}",
+        o.messages
     );
+    let o = run(&s, &fifo(4, Some((0.5, 0.8)), M), true).unwrap();
+    let mut ends: Vec<u64> = o
+        .messages
+        .iter()
+        .filter(|m| m.src == 0)
+        .map(|m| m.end)
+        .collect();
+    ends.sort_unstable();
+    let want: Vec<u64> = [12_500, 22_500, 32_500, 42_500]
+        .iter()
+        .map(|t| t * US + L)
+        .collect();
+    assert_eq!(ends, want);
 }
 
 /// `params` with the FIFO limit `limit`.

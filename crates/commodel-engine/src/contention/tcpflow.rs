@@ -17,19 +17,25 @@
 //!   link directions of their routes (every flow weight 1; TCP flows of one
 //!   LAN have similar round-trip times), recomputed whenever a flow starts or
 //!   ends.
-//! * **TCP both ways, measured.** A flow a -> b runs at e·(its max-min
-//!   share), where e is its efficiency at its message size m:
-//!   - e_x(m) (`exchange`) while the reverse flow b -> a is in flight: the
-//!     two directions of one pair of hosts, where each flow's ACKs queue
-//!     behind the other's data;
-//!   - otherwise 1 - (1 - e_d(m))·u (`duplex`), u the utilisation (max-min
+//! * **TCP both ways, measured.** With e a flow a -> b's efficiency at its
+//!   message size m:
+//!   - e_x(m) (`exchange`) while the reverse flow b -> a is in flight (the
+//!     two directions of one pair of hosts): the flow runs at e_x·(its
+//!     max-min share);
+//!   - otherwise e = 1 - (1 - e_d(m))·u (`duplex`), u the utilisation (max-min
 //!     rate over capacity, at most 1) of the busier end of the flow's reverse
-//!     path, a's down link or b's up link, where its ACKs queue behind other
-//!     data: e_d(m) when a receives, or b sends, at its full link rate, 1 for
-//!     one-way traffic (which TCP runs at the line rate).
+//!     path, a's down link or b's up link: e_d(m) when a receives, or b sends,
+//!     at its full link rate, 1 for one-way traffic. This loss is a delay,
+//!     not a rate: the flow keeps its max-min share, and each byte it moves
+//!     adds (1/e - 1)/r_1 to its arrival (r_1 the rate it has alone, the
+//!     narrowest link of its route). A message alone, as `measure efficiency`
+//!     times it, arrives at its one-way time / e_d; k messages of one flow
+//!     posted at once arrive at k one-way times + one message's delay (the
+//!     stream rounds of docs/results/2026-11-26-duplex-stream).
 //!
-//!   e is re-evaluated at every change, so a flow speeds up when its reverse
-//!   flow ends or its reverse path empties. Capacity a flow leaves unused through e < 1 is not handed to
+//!   e is re-evaluated at every change, so a flow speeds up (or stops
+//!   accruing delay) when its reverse flow ends or its reverse path empties.
+//!   Capacity an exchange leaves unused through e_x < 1 is not handed to
 //!   others (TCP loses it to queueing and recovery). Without an efficiency
 //!   table e = 1 throughout. The tables are interpolated linearly in m
 //!   between measured sizes and held constant beyond them.
@@ -110,6 +116,11 @@ struct Meta {
     order: u64,
     /// A small message that got no capacity behind older ones of its sender.
     waiting: bool,
+    /// The duplex delay accrues at `lag` = 1/e - 1 per second the flow progresses, from
+    /// `since` (its last recomputation); `debt`, ps, what it accrued before that.
+    lag: f64,
+    since: Time,
+    debt: f64,
 }
 
 /// The `tcpflow` network.
@@ -294,15 +305,16 @@ impl TcpflowNet {
         self.seq += 1;
     }
 
-    /// The efficiency e of flow `id` in the network's present state; `load`: the max-min
-    /// rate carried by each resource (bytes/s, before efficiencies).
-    fn efficiency(&self, id: u32, load: &[f64]) -> f64 {
+    /// The efficiency of flow `id` in the network's present state, as (the factor on its
+    /// rate, the lag 1/e - 1 its arrival accrues per second of progress); `load`: the
+    /// max-min rate carried by each resource (bytes/s, before efficiencies).
+    fn efficiency(&self, id: u32, load: &[f64]) -> (f64, f64) {
         let Some(eff) = &self.p.efficiency else {
-            return 1.0;
+            return (1.0, 0.0);
         };
         let m = self.meta[id as usize];
         if m.src == m.dst {
-            return 1.0;
+            return (1.0, 0.0);
         }
         let on = &self.fluid.on;
         let back = &on[self.topo.node_up(m.dst) as usize];
@@ -310,7 +322,7 @@ impl TcpflowNet {
             let r = &self.meta[o as usize];
             r.dst == m.src && !r.waiting
         }) {
-            return eff.at(&eff.exchange, m.bytes);
+            return (eff.at(&eff.exchange, m.bytes), 0.0);
         }
         // The reverse path's busiest end: a's down link, b's up link.
         let u = [self.topo.node_down(m.src), self.topo.node_up(m.dst)]
@@ -318,7 +330,17 @@ impl TcpflowNet {
             .map(|&r| load[r as usize] / self.topo.capacity(r, false))
             .fold(0.0, f64::max)
             .min(1.0);
-        1.0 - (1.0 - eff.at(&eff.duplex, m.bytes)) * u
+        let e = 1.0 - (1.0 - eff.at(&eff.duplex, m.bytes)) * u;
+        (1.0, 1.0 / e - 1.0)
+    }
+
+    /// Add to flow `id`'s debt what its lag accrued up to `now`.
+    fn accrue(&mut self, id: u32, now: Time) {
+        let m = &mut self.meta[id as usize];
+        if now > m.since {
+            m.debt += m.lag * (now - m.since) as f64;
+        }
+        m.since = now;
     }
 
     /// Scale the max-min rates of `work` (in `self.rates`) by each flow's efficiency.
@@ -331,7 +353,19 @@ impl TcpflowNet {
             }
         }
         for (k, &id) in work.iter().enumerate() {
-            self.rates[k] *= self.efficiency(id, &load);
+            let (factor, lag) = self.efficiency(id, &load);
+            self.rates[k] *= factor;
+            // Per byte: the delay accrues at the flow's rate over the rate it has alone.
+            let alone = self.fluid.flows[id as usize]
+                .route
+                .iter()
+                .map(|&r| self.topo.capacity(r, false))
+                .fold(f64::INFINITY, f64::min);
+            self.meta[id as usize].lag = if lag > 0.0 {
+                lag * self.rates[k] / alone
+            } else {
+                0.0
+            };
         }
         for &id in work {
             for &r in &self.fluid.flows[id as usize].route {
@@ -345,6 +379,9 @@ impl TcpflowNet {
         self.fluid.collect(Scope::ComponentBidir, &self.topo);
         self.fluid.settle(now);
         let work = std::mem::take(&mut self.fluid.work);
+        for &id in &work {
+            self.accrue(id, now);
+        }
         // New flows: b_a·g(m) of work.
         for &id in &work {
             let f = &self.fluid.flows[id as usize];
@@ -407,6 +444,9 @@ impl Network for TcpflowNet {
             dst: b,
             order: self.posted,
             waiting: false,
+            lag: 0.0,
+            since: now,
+            debt: 0.0,
         };
         self.posted += 1;
         if a != b && self.p.fifo_limit.is_some_and(|e| bytes <= e) {
@@ -432,7 +472,9 @@ impl Network for TcpflowNet {
         let mut done = std::mem::take(&mut self.scratch);
         done.clear();
         self.fluid.pop_finished(now, &mut done);
-        for &(_, x, _) in &done {
+        for &(id, x, _) in &done {
+            self.accrue(id, now);
+            let debt = self.meta[id as usize].debt.round() as Time;
             self.push(now, 0, x);
             let held = self
                 .bursts
@@ -445,7 +487,8 @@ impl Network for TcpflowNet {
                     delay: until - now,
                 });
             }
-            self.push(add(held.unwrap_or(now), self.p.L, x)?, 1, x);
+            let at = add(held.unwrap_or(now), debt, x)?;
+            self.push(add(at, self.p.L, x)?, 1, x);
         }
         self.scratch = done;
         if self.fluid.dirty() {
