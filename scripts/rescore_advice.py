@@ -231,8 +231,9 @@ def main() -> int:
             ("below 16 KiB", [e for m, e in errors if m < 16384]),
             ("from 16 KiB", [e for m, e in errors if m >= 16384]),
         ):
-            print(f"\nmodel error on the gain over the default, {label}: median "
-                  f"{median(sel):.3f} over {len(sel)} pairs", end="")  # fmt: skip
+            if sel:
+                print(f"\nmodel error on the gain over the default, {label}: median "
+                      f"{median(sel):.3f} over {len(sel)} pairs", end="")  # fmt: skip
         print()
     return 0
 
