@@ -33,12 +33,20 @@ import math
 import os
 import sys
 
-from commodel.advise.advice import MIN_GAIN, advise, alike_classes, runs_default_call
+from commodel.advise.advice import (
+    MinGain,
+    advise,
+    alike_classes,
+    runs_default_call,
+)
 from commodel.advise.verify import run_samples, run_spread, targets, verified_point
 from commodel.openmpi import default_algorithm
 from commodel.platform import load_platform
 from commodel.stats import median
 
+# the margin of every rules file written before verify CSVs said which point ran the default's
+# own call (the column default_call)
+OLD_MIN_GAIN = MinGain.of(0.2)
 ROUND_FIELDS = ["campaign", "algorithm", "rules", "splits", "round", "size", "value_s"]
 
 
@@ -103,14 +111,21 @@ def load_csv(path: str, platform: str) -> tuple[str, int, dict]:
     return rows[0]["collective"], int(rows[0]["ranks"]), runs
 
 
-def rules_named(path: str, coll: str) -> dict[int, int]:
-    """{size: the algorithm our rules file named} from the ``verify-C.verify.csv`` that
+def rules_named(path: str, coll: str) -> dict[int, tuple[int, bool | None]]:
+    """{size: (the algorithm our rules file named, whether that was the default decision's
+    own call, None if the file does not say)} from the ``verify-C.verify.csv`` that
     ``advise --verify`` wrote next to the samples, if there is one."""
     found = os.path.join(os.path.dirname(path), f"verify-{coll}.verify.csv")
     if not os.path.exists(found):
         return {}
     with open(found, newline="") as handle:
-        return {int(r["size"]): int(r["chosen"]) for r in csv.DictReader(handle)}
+        return {
+            int(r["size"]): (
+                int(r["chosen"]),
+                r["default_call"] == "True" if "default_call" in r else None,
+            )
+            for r in csv.DictReader(handle)
+        }
 
 
 def export(path: str, rows: list[dict]) -> None:
@@ -131,11 +146,18 @@ def kib(m: int) -> str:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--platform", help="platform of files given (a directory has its own)")
-    ap.add_argument("--min-gain", default="0,0.2,0.5")
+    ap.add_argument(
+        "--min-gain",
+        default="0,0.2,0.2/0.05,0.5",
+        help="margins to re-score, comma-separated; A/B: A below 16 KiB, B from 16 KiB",
+    )
     ap.add_argument("--export", metavar="DIR", help="write C-samples.csv per input to DIR")
     ap.add_argument("inputs", nargs="+")
     args = ap.parse_args()
-    gains = [float(x) for x in args.min_gain.split(",")]
+    gains = [
+        MinGain(*(float(y) for y in x.split("/"))) if "/" in x else MinGain.of(float(x))
+        for x in args.min_gain.split(",")
+    ]
     errors: list[tuple[int, float]] = []
     agree, scores = [], []
     todo = []
@@ -175,27 +197,29 @@ def main() -> int:
                     r_meas = forced[n] / forced[c.number]
                     errors.append((m, abs(r_pred / r_meas - 1.0)))
         agree.append(f"| {coll} | {p} | {'; '.join(cells)} |")
-        named = rules_named(path, coll) or {m: pts[m].choice(0.0).number for m in sizes}
-        spread = run_spread([(mean(runs["rules"][m]), mean(runs[named[m]][m])) for m in sizes])
-        for label, g in [("measured rules run", None)] + [(f"{100 * x:g}%", x) for x in gains]:
+        named = rules_named(path, coll) or {m: (pts[m].choice(0.0).number, None) for m in sizes}
+        spread = run_spread([(mean(runs["rules"][m]), mean(runs[named[m][0]][m])) for m in sizes])
+        for label, g in [("measured rules run", None)] + [(str(x), x) for x in gains]:
             vps, picks = [], []
             for m in sizes:
                 pt = pts[m]
                 keep = g is not None and pt.keeps_default(g)
-                chosen = named[m] if g is None else pt.choice(g).number
+                chosen = named[m][0] if g is None else pt.choice(g).number
                 ours = runs["rules"][m] if g is None else runs[chosen][m]
                 if keep:
                     ours = runs["default"][m]
                 forced = {a: runs[a][m] for a in runs if isinstance(a, int) and m in runs[a]}
                 fixed = default_algorithm(coll, p, m)
                 alike = alike_classes(coll, p, m, forced)
-                if g is None:  # the rules file named `chosen`: the default's call if kept
+                if g is None:  # the rules file named `chosen`, the default's call if kept
+                    said = named[m][1]
                     cand = next(c for c in pt.candidates if c.number == chosen)
-                    if chosen == fixed and pt.keeps_default(MIN_GAIN):
+                    # files before the column: written with a margin of 20% at every size
+                    if chosen == fixed and pt.keeps_default(OLD_MIN_GAIN):
                         cand = pt.default
+                    same = said if said is not None else runs_default_call(coll, pt, cand, fixed)
                 else:
-                    cand = pt.choice(g)
-                same = runs_default_call(coll, pt, cand, fixed)
+                    same = runs_default_call(coll, pt, pt.choice(g), fixed)
                 vps.append(
                     verified_point(
                         p, m, runs["default"][m], ours, forced, chosen, 1, fixed, alike, same

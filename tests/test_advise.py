@@ -8,7 +8,15 @@ import sys
 import pytest
 
 import commodel
-from commodel.advise.advice import Advice, Candidate, Point, advise, rules_from_advice
+from commodel.advise.advice import (
+    MIN_GAIN,
+    Advice,
+    Candidate,
+    MinGain,
+    Point,
+    advise,
+    rules_from_advice,
+)
 from commodel.advise.rules import format_rules, lookup, parse_rules
 from commodel.openmpi import rule_message_size
 
@@ -231,6 +239,41 @@ def test_min_gain_decides_between_best_and_default(gain, min_gain, chosen):
     assert pt.choice(adv.min_gain).number == chosen
     [table] = rules_from_advice([adv])
     assert [r.algorithm for r in table.comm_rules[0].rules] == [chosen]
+
+
+def test_the_margin_depends_on_the_message_size():
+    # Gain 10% at 1 KiB and at 64 KiB: the default margin (20% below 16 KiB, 5% from it)
+    # keeps the default at 1 KiB and takes the best at 64 KiB; one margin for both, neither.
+    def point(m: int) -> Point:
+        best = Candidate(1, "a1", "g1", time_s=1.0)
+        default = Candidate(2, "a2", "g2", time_s=1.1)
+        return Point(8, m, [best, default], None, default)
+
+    adv = Advice("alltoall", "test", "loggops", [point(1024), point(65536)], MIN_GAIN)
+    assert [pt.choice(adv.min_gain).number for pt in adv.points] == [2, 1]
+    assert [pt.keeps_default(adv.min_gain) for pt in adv.points] == [True, False]
+    assert str(adv.min_gain) == "20% below 16 KiB, 5% from it"
+    adv = Advice("alltoall", "test", "loggops", [point(1024), point(65536)], 0.2)
+    assert [pt.choice(adv.min_gain).number for pt in adv.points] == [2, 2]
+    assert str(adv.min_gain) == "20%"
+    assert MinGain.of((0.3, 0.1)).at(16383) == 0.3 and MinGain.of((0.3, 0.1)).at(16384) == 0.1
+
+
+def test_cli_takes_two_margins():
+    res = cli(
+        "advise", "--platform", "nomura2007", "--collective", "bcast", "--ranks", "8",
+        "--sizes", "4KiB,32KiB", "--min-gain", "0,200%",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert "--min-gain (0% below 16 KiB, 200% from it)" in res.stdout
+    rows = [ln.split() for ln in res.stdout.splitlines() if ln[:2].strip().isdigit()]
+    # 4 KiB: the best (6.7% over the default) whatever its gain; 32 KiB: 182.2% is not
+    # above 200%
+    assert [r[16] for r in rows] == ["6.7%", "182.2%"]
+    assert [r[17:] for r in rows] == [rows[0][3:5], ["default"]]
+    assert rows[0][3:5] == ["6", "binomial"] != rows[0][12:14]
+    bad = cli("advise", "--platform", "nomura2007", "--collective", "bcast", "--min-gain", "1,2,3")
+    assert bad.returncode == 2 and "--min-gain" in bad.stderr and "Traceback" not in bad.stderr
 
 
 def test_cli_shows_the_default_and_rejects_a_bad_margin():

@@ -12,7 +12,8 @@ is predicted too: its candidate, or, where the default runs an algorithm unsegme
 as a single chain that the candidate runs segmented or as 4 chains (bcast chain and
 pipeline, gather linear_sync), that algorithm as the default runs it. The advice departs
 from the default only where the predicted gain t_default / t_best - 1 exceeds ``min_gain``
-(:meth:`Point.choice`); 0 always takes the predicted best. Where the default has no
+at the message size (:class:`MinGain`, :meth:`Point.choice`; by default 20% below 16 KiB,
+5% from it); 0 always takes the predicted best. Where the default has no
 prediction, the best is taken.
 
 :func:`rules_from_advice` turns the choices into Open MPI rules: per P one communicator
@@ -72,10 +73,42 @@ class Candidate:
 # as a stochastic rule").
 ESCALATION_SAMPLES = 32
 
-# The smallest predicted gain over Open MPI's default for which advise departs from it: the
-# model's measured error on the ratio of two algorithms' times (docs/advise.md, "Departing
+
+@dataclass(frozen=True)
+class MinGain:
+    """The predicted gain over Open MPI's default below which the advice keeps the default:
+    ``small`` for message sizes below ``split`` bytes, ``large`` from it (0: always the
+    predicted best)."""
+
+    small: float
+    large: float
+    split: int = 16384
+
+    @classmethod
+    def of(cls, value: MinGain | float | tuple[float, float]) -> MinGain:
+        """A margin for every size from one fraction, or (below 16 KiB, from 16 KiB)."""
+        if isinstance(value, MinGain):
+            return value
+        if isinstance(value, tuple):
+            return cls(float(value[0]), float(value[1]))
+        return cls(float(value), float(value))
+
+    def at(self, size: int) -> float:
+        return self.small if size < self.split else self.large
+
+    def __str__(self) -> str:
+        if self.small == self.large:
+            return f"{100 * self.small:g}%"
+        return (
+            f"{100 * self.small:g}% below {self.split // 1024} KiB, {100 * self.large:g}% from it"
+        )
+
+
+# The smallest predicted gain over Open MPI's default for which advise departs from it, below
+# and from 16 KiB: the smallest margins at which the advice was slower than the default beyond
+# the spread at no more points, over the verification data sets (docs/advise.md, "Departing
 # from the default").
-MIN_GAIN = 0.20
+MIN_GAIN = MinGain(0.20, 0.05)
 
 
 @dataclass
@@ -133,15 +166,16 @@ class Point:
             return None
         return d.time_s / b.time_s - 1.0
 
-    def choice(self, min_gain: float = 0.0) -> Candidate | None:
+    def choice(self, min_gain: MinGain | float = 0.0) -> Candidate | None:
         """The algorithm the advice runs: the predicted best where its gain over the
-        default exceeds ``min_gain`` (or the default has no prediction), else the default."""
-        gain = self.gain
-        if gain is None or min_gain <= 0 or gain > min_gain:
+        default exceeds ``min_gain`` at this size (or the default has no prediction), else
+        the default."""
+        gain, margin = self.gain, MinGain.of(min_gain).at(self.size)
+        if gain is None or margin <= 0 or gain > margin:
             return self.best
         return self.default
 
-    def keeps_default(self, min_gain: float = 0.0) -> bool:
+    def keeps_default(self, min_gain: MinGain | float = 0.0) -> bool:
         """Whether the advice runs Open MPI's default (as its fixed decision runs it)."""
         return self.default is not None and self.choice(min_gain) is self.default
 
@@ -152,13 +186,16 @@ class Advice:
     platform: str
     model: str
     points: list[Point]
-    min_gain: float = 0.0
+    min_gain: MinGain | float = 0.0
     # C of the platform's ``cpu`` section: the ranks share C cores (None: a core each)
     cpu_cores: int | None = None
     # s = P / C per communicator size P where the ranks share the cores (Platform.cpu_stretch)
     cpu_stretch: dict[int, float] = field(default_factory=dict)
     # gather: runs of the incast rule per prediction (the mean is the time; 0: none)
     samples: int = 0
+
+    def __post_init__(self) -> None:
+        self.min_gain = MinGain.of(self.min_gain)
 
     def missing(self) -> list[tuple[int, str]]:
         """Open MPI algorithms of the collective that have no generator."""
@@ -183,7 +220,7 @@ def advise(
     root: int = 0,
     jobs: int | None = None,
     splits: int | None = None,
-    min_gain: float = MIN_GAIN,
+    min_gain: MinGain | float | tuple[float, float] = MIN_GAIN,
     samples: int | None = None,
 ) -> Advice:
     """Predict every algorithm with a generator at every (P, m), up to ``jobs`` at once
@@ -191,7 +228,8 @@ def advise(
     Without ``model``: the platform's default (:func:`commodel.platform.default_model`).
     ``splits`` (gather): predict the split into that many sub-gathers at every size,
     whatever M1 says. ``min_gain``: the predicted gain over the default below which the
-    advice keeps the default (0: always the predicted best). ``samples`` (gather on a
+    advice keeps the default, one fraction or (below 16 KiB, from 16 KiB) (0: always the
+    predicted best). ``samples`` (gather on a
     platform with escalation levels, any model but loggops): each time is the mean of that
     many runs with the incast rule (default :data:`ESCALATION_SAMPLES`; 0: one run
     without it)."""
@@ -207,8 +245,12 @@ def advise(
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
     if model is None:
         model = default_model(plat)
-    if not min_gain >= 0:
-        raise CommodelError(f"--min-gain {min_gain}: expected a fraction >= 0 (0.2 is 20%)")
+    min_gain = MinGain.of(min_gain)
+    if not (min_gain.small >= 0 and min_gain.large >= 0):
+        raise CommodelError(
+            f"--min-gain {min_gain.small:g},{min_gain.large:g}: expected fractions >= 0 "
+            "(0.2 is 20%)"
+        )
     if collective == "barrier":
         sizes = [0]
     if samples is not None and samples < 0:

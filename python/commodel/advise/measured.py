@@ -45,6 +45,7 @@ CSV_FIELDS = [
     "linear_s",
     "rounds",
     "alike_best",
+    "default_call",
 ]
 
 
@@ -215,6 +216,7 @@ def csv_rows(
                 v.forced_s.get(1) if coll == "gather" else None,  # the plain linear gather
                 v.rounds,
                 v.alike_best,
+                v.default_call,
             ]
         )
     return rows

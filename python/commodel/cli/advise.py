@@ -62,6 +62,17 @@ def percent_arg(text: str) -> float:
     return value
 
 
+def min_gain_arg(text: str) -> tuple[float, float]:
+    """argparse type: ``PCT`` (every size) or ``PCT,PCT`` (below 16 KiB, from 16 KiB)."""
+    parts = text.split(",")
+    if len(parts) > 2:
+        raise argparse.ArgumentTypeError(
+            f"expected one percentage or two (below 16 KiB, from 16 KiB), got {text[:40]!r}"
+        )
+    values = [percent_arg(x) for x in parts]
+    return (values[0], values[-1])
+
+
 def ranks_arg(text: str) -> list[int]:
     return [positive_int(x) for x in text.split(",") if x.strip()]
 
@@ -112,11 +123,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--min-gain",
-        type=percent_arg,
+        type=min_gain_arg,
         default=None,
-        metavar="PCT",
-        help="keep Open MPI's default unless the predicted best is faster by more than this "
-        "(default 20%%: the model's median error on such gains, docs/advise.md; 0: always the predicted best)",
+        metavar="PCT[,PCT]",
+        help="keep Open MPI's default unless the predicted best is faster by more than this; "
+        "one value for every size, or two: below 16 KiB and from 16 KiB (default 20%%,5%%, "
+        "docs/advise.md; 0: always the predicted best)",
     )
     parser.add_argument("--plot", metavar="FILE", help="plot time against size per algorithm")
     parser.add_argument("--rules", metavar="FILE", help="write Open MPI's dynamic rules file")
@@ -297,7 +309,7 @@ def format_advice(adv) -> str:
         f"{adv.collective} on platform {adv.platform}, model {adv.model}: predicted time of "
         "Open MPI 4.1.4's algorithms (numbers as coll_tuned_<coll>_algorithm)\ndefault: what "
         "Open MPI runs without a rules file; gain: default / best - 1; chosen: the best\n"
-        f"where the gain exceeds --min-gain ({pct(adv.min_gain)}), else the default"
+        f"where the gain exceeds --min-gain ({adv.min_gain}), else the default"
     )
     if adv.cpu_stretch:
         head += (
