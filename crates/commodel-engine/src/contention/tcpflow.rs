@@ -116,8 +116,8 @@ struct Meta {
     order: u64,
     /// A small message that got no capacity behind older ones of its sender.
     waiting: bool,
-    /// The duplex delay accrues at `lag` = 1/e - 1 per second the flow progresses, from
-    /// `since` (its last recomputation); `debt`, ps, what it accrued before that.
+    /// The duplex delay: `lag` seconds of it accrue per second from `since` (the flow's
+    /// last recomputation), (1/e - 1)·(its rate / r_1); `debt`, ps, what accrued before.
     lag: f64,
     since: Time,
     debt: f64,
@@ -306,8 +306,8 @@ impl TcpflowNet {
     }
 
     /// The efficiency of flow `id` in the network's present state, as (the factor on its
-    /// rate, the lag 1/e - 1 its arrival accrues per second of progress); `load`: the
-    /// max-min rate carried by each resource (bytes/s, before efficiencies).
+    /// rate, 1/e - 1: the delay its arrival accrues per second of its time alone); `load`:
+    /// the max-min rate carried by each resource (bytes/s, before efficiencies).
     fn efficiency(&self, id: u32, load: &[f64]) -> (f64, f64) {
         let Some(eff) = &self.p.efficiency else {
             return (1.0, 0.0);
