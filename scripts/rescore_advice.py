@@ -18,9 +18,9 @@ Input: ``advise --verify`` DuckDB files, the samples CSVs this script writes fro
 (``--export DIR``: ``C-samples.csv``, every sample with its campaign, algorithm (0: the
 default), rules (1: our rules file), splits, round and size), with ``--platform``; or
 directories holding ``platform.yaml`` and ``*-samples.csv`` (the model error is then over
-all of them).
+all of them). A margin A/B is A below 16 KiB and B from 16 KiB (``advise --min-gain A,B``).
 
-    python3 scripts/rescore_advice.py --min-gain 0,0.2,0.5 \\
+    python3 scripts/rescore_advice.py --min-gain 0,0.2,0.2/0.05 \\
         docs/results/2026-11-22-advise-two-rack-8 docs/results/2026-11-22-advise-two-rack-16
 """
 
