@@ -3,14 +3,15 @@
 Run under mpirun on the emulated cluster, one rank per host (every rank reads the same
 CLOCK_MONOTONIC):
 
-    commodel cluster mpirun --name tr8 -- python3 stream.py 4KiB,8KiB,16KiB 1,4,16 12
+    commodel cluster mpirun --name tr8 -- python3 stream.py 4KiB,8KiB,16KiB 1,4,16 12 [PATTERN]
 
 Two patterns, as `measure efficiency` times them, but with k messages per flow posted at
 once (k MPI_Isend of m bytes to the peer, k MPI_Irecv from it), after a barrier and a 20
 ms pause:
 
 * oneway: rank 2i -> 2i+1;
-* duplex: rank i -> i+1 mod P (every rank sends and receives).
+* duplex: rank i -> i+1 mod P (every rank sends and receives);
+* or, with PATTERN ``exchange``, instead of duplex: 2i <-> 2i+1 (both ways of each pair).
 
 Printed per (m, k): the median over repetitions of the mean receive time (from rank 0's
 post to each receiver's last receive), per pattern, the time per message (that over k) and
@@ -32,6 +33,8 @@ from commodel.units import format_size, parse_size
 def flows(pattern: str, p: int) -> list[tuple[int, int]]:
     if pattern == "oneway":
         return [(2 * i, 2 * i + 1) for i in range(p // 2)]
+    if pattern == "exchange":
+        return [f for i in range(p // 2) for f in ((2 * i, 2 * i + 1), (2 * i + 1, 2 * i))]
     return [(i, (i + 1) % p) for i in range(p)]
 
 
@@ -64,17 +67,18 @@ def main(argv: list[str]) -> None:
     sizes = [parse_size(x) for x in argv[0].split(",")]
     ks = [int(x) for x in argv[1].split(",")]
     reps = int(argv[2])
+    both = argv[3] if len(argv) > 3 else "duplex"
     if comm.Get_rank() == 0:
         print(
-            f"{'size':>8} {'k':>3} {'oneway ms':>10} {'duplex ms':>10} "
-            f"{'per msg 1w':>10} {'per msg dx':>10} {'e_d':>6}",
+            f"{'size':>8} {'k':>3} {'oneway ms':>10} {both + ' ms':>10} "
+            f"{'per msg 1w':>10} {'per msg 2w':>10} {'e_' + both[0]:>6}",
             flush=True,
         )
     for m in sizes:
         for k in ks:
             bufs = [[bytearray(m) for _ in range(k)] for _ in range(2)]
             res = {}
-            for pattern in ("oneway", "duplex"):
+            for pattern in ("oneway", both):
                 vals = []
                 for r in range(reps + 1):  # the first sets up the connections
                     v = one_round(comm, pattern, m, k, bufs)
@@ -83,7 +87,7 @@ def main(argv: list[str]) -> None:
                 if vals:
                     res[pattern] = statistics.median(vals)
             if comm.Get_rank() == 0:
-                o, d = res["oneway"], res["duplex"]
+                o, d = res["oneway"], res[both]
                 print(
                     f"{format_size(m):>8} {k:>3} {o * 1e3:10.3f} {d * 1e3:10.3f} "
                     f"{o / k * 1e3:10.3f} {d / k * 1e3:10.3f} {o / d:6.3f}",
