@@ -121,6 +121,9 @@ struct Meta {
     lag: f64,
     since: Time,
     debt: f64,
+    /// r_1: the rate the flow has alone (its route's narrowest link), bytes/s; set where
+    /// there is an efficiency table.
+    alone: f64,
 }
 
 /// The `tcpflow` network.
@@ -356,13 +359,9 @@ impl TcpflowNet {
             let (factor, lag) = self.efficiency(id, &load);
             self.rates[k] *= factor;
             // Per byte: the delay accrues at the flow's rate over the rate it has alone.
-            let alone = self.fluid.flows[id as usize]
-                .route
-                .iter()
-                .map(|&r| self.topo.capacity(r, false))
-                .fold(f64::INFINITY, f64::min);
-            self.meta[id as usize].lag = if lag > 0.0 {
-                lag * self.rates[k] / alone
+            let m = &mut self.meta[id as usize];
+            m.lag = if lag > 0.0 {
+                lag * self.rates[k] / m.alone
             } else {
                 0.0
             };
@@ -447,6 +446,15 @@ impl Network for TcpflowNet {
             lag: 0.0,
             since: now,
             debt: 0.0,
+            alone: match self.p.efficiency {
+                Some(_) => self
+                    .route
+                    .resources
+                    .iter()
+                    .map(|&r| self.topo.capacity(r, false))
+                    .fold(f64::INFINITY, f64::min),
+                None => f64::INFINITY,
+            },
         };
         self.posted += 1;
         if a != b && self.p.fifo_limit.is_some_and(|e| bytes <= e) {
