@@ -190,6 +190,46 @@ fn efficiency_is_interpolated_between_sizes() {
 }
 
 #[test]
+fn one_segment_loses_nothing_below_the_smallest_measured_size() {
+    // e_x = 0.5 measured from 4096 B; g(m) = 10 ms at every size (one point), so
+    // an exchange takes 10 ms / e_x(m) + L. One segment (1448 B) or less: e = 1;
+    // 2772 B, halfway from 1448 to 4096: e = 0.75; 4096 B and beyond: 0.5.
+    let table = |first: u64| {
+        let mut p = params(2, None);
+        if let ModelParams::Tcpflow(t) = &mut p {
+            t.efficiency = Some(Efficiency {
+                sizes: vec![first, M],
+                exchange: vec![0.5, 0.5],
+                duplex: vec![1.0, 1.0],
+            });
+        }
+        p
+    };
+    let exchange = |m: u64, p: &ModelParams| {
+        let o = run(&sized(2, m, &[(0, 1), (1, 0)]), p, true).unwrap();
+        end_of(&o, 0, 1)
+    };
+    let p = table(4096);
+    for (m, e) in [
+        (1, 1.0),
+        (1024, 1.0),
+        (1448, 1.0),
+        (2772, 0.75),
+        (4096, 0.5),
+        (8192, 0.5),
+    ] {
+        let want = (10.0 * MS as f64 / e).round() as u64 + L;
+        assert!(
+            exchange(m, &p).abs_diff(want) <= 1,
+            "{m} B: {}",
+            exchange(m, &p)
+        );
+    }
+    // A table measured at one segment or below is taken as it is: 0.5 at 1 KiB.
+    assert_eq!(exchange(1024, &table(1024)), 20 * MS + L);
+}
+
+#[test]
 fn bad_efficiency_is_refused_naming_the_field() {
     for (eff, field) in [
         (Some((0.0, 0.8)), "efficiency.exchange"),

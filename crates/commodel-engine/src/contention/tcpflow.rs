@@ -38,7 +38,12 @@
 //!   Capacity an exchange leaves unused through e_x < 1 is not handed to
 //!   others (TCP loses it to queueing and recovery). Without an efficiency
 //!   table e = 1 throughout. The tables are interpolated linearly in m
-//!   between measured sizes and held constant beyond them.
+//!   between measured sizes and held constant above the largest. Below the
+//!   smallest, a message of one segment ([`ONE_SEGMENT`] bytes or less)
+//!   loses nothing (no acknowledgement or clear-to-send of the other
+//!   direction can hold it back), and between one segment and the smallest
+//!   measured size e is interpolated from 1; a table measured at one
+//!   segment or below is taken as it is.
 //! * **Small messages leave a NIC in posting order.** A message of at most
 //!   `fifo_limit` bytes goes into its NIC's queue whole when it is posted, so
 //!   one node's small messages go out one behind the other: the oldest gets
@@ -65,6 +70,10 @@ use crate::time::{add, Overflow, Time, PS_PER_S};
 use crate::topology::{Route, Topology};
 use std::cmp::Reverse;
 
+/// The TCP payload of one segment at MTU 1500 with timestamps, bytes: a message
+/// of at most this size loses nothing both ways (see the module).
+pub const ONE_SEGMENT: u64 = 1448;
+
 /// Efficiency tables e_x(m), e_d(m) at `sizes` (each value in (0, 1]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Efficiency {
@@ -74,12 +83,21 @@ pub struct Efficiency {
 }
 
 impl Efficiency {
-    /// Linear interpolation of `y` at `m`, constant beyond the ends.
+    /// Linear interpolation of `y` at `m`, constant above the largest size; below the
+    /// smallest size s_0, 1 up to [`ONE_SEGMENT`] and linear from there to y(s_0)
+    /// (y(s_0) itself where s_0 <= [`ONE_SEGMENT`]).
     fn at(&self, y: &[f64], m: u64) -> f64 {
         let s = &self.sizes;
         let i = s.partition_point(|&x| x <= m);
         if i == 0 {
-            return y[0];
+            if s[0] <= ONE_SEGMENT {
+                return y[0];
+            }
+            if m <= ONE_SEGMENT {
+                return 1.0;
+            }
+            let t = (m - ONE_SEGMENT) as f64 / (s[0] - ONE_SEGMENT) as f64;
+            return 1.0 + t * (y[0] - 1.0);
         }
         if i == s.len() {
             return y[s.len() - 1];
