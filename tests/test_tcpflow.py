@@ -69,7 +69,15 @@ def test_a_calibrated_platform_predicts_with_tcpflow_by_default(tmp_path, cli):
     assert default_model(platform_from_dict(PLATFORM)) == "tcpflow"
     assert commodel.predict(str(goal), platform_from_dict(PLATFORM)).model == "tcpflow"
     plain = {k: v for k, v in PLATFORM.items() if k != "tcp"}
-    assert default_model(platform_from_dict(plain)) == "loggops"
+    assert "loggops" not in plain
+    # without efficiencies or a loggops section: the first model it can drive (tcpflow
+    # with e = 1, max-min with PLogP costs: 10 ms + L for each direction of the exchange)
+    assert default_model(platform_from_dict(plain)) == "tcpflow"
+    assert commodel.predict(str(goal), platform_from_dict(plain)).makespan_s == pytest.approx(
+        0.01005
+    )
+    only_plogp = {k: v for k, v in plain.items() if k != "network"}
+    assert default_model(platform_from_dict(only_plogp)) == "plogp"
     assert default_model(load_platform("nomura2007")) == "loggops"
     path = tmp_path / "p.yaml"
     import yaml

@@ -102,7 +102,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--model",
         help="prediction model (default: tcpflow on a calibrated platform, one with "
-        "tcp.efficiency; loggops otherwise)",
+        "tcp.efficiency; loggops otherwise, or without a loggops section the first of "
+        "tcpflow, plogp, hockney, maxmin the platform can run)",
     )
     parser.add_argument("--root", type=int, default=0, help="root of bcast, gather, scatter (0)")
     parser.add_argument(

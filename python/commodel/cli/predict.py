@@ -77,7 +77,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "-M",
         metavar="NAME",
         help="model (default: tcpflow on a calibrated platform, one with tcp.efficiency; "
-        "loggops otherwise); 'all': every model the platform can run, side by side",
+        "loggops otherwise, or without a loggops section the first of tcpflow, plogp, "
+        "hockney, maxmin the platform can run); 'all': every model the platform can run, "
+        "side by side",
     )
     parser.add_argument(
         "--gantt",

@@ -51,13 +51,24 @@ def model_names() -> list[str]:
     return sorted(MODELS)
 
 
+# Without a loggops section, the default is the first of these the platform has sections for.
+FALLBACK_MODELS = ("tcpflow", "plogp", "hockney", "maxmin")
+
+
 def default_model(platform: Platform) -> str:
     """The model to use when none is named: ``tcpflow`` on a calibrated platform (one with
-    measured TCP efficiencies and the sections tcpflow needs), ``loggops`` otherwise."""
+    measured TCP efficiencies and the sections tcpflow needs), ``loggops`` otherwise; on a
+    platform without a ``loggops`` section, the first of :data:`FALLBACK_MODELS` it has the
+    sections for (``loggops`` when none: its error then names the section missing)."""
     tcp = platform.tcp
     calibrated = tcp is not None and tcp.efficiency is not None
     if calibrated and platform.plogp is not None and platform.network is not None:
         return "tcpflow"
+    if platform.loggops is not None:
+        return "loggops"
+    for name in FALLBACK_MODELS:
+        if all(section in platform.sections for section in MODELS[name].sections):
+            return name
     return "loggops"
 
 
