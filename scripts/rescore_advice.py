@@ -212,12 +212,12 @@ def main() -> int:
                 fixed = default_algorithm(coll, p, m)
                 alike = alike_classes(coll, p, m, forced)
                 if g is None:  # the rules file named `chosen`, the default's call if kept
-                    said = named[m][1]
-                    cand = next(c for c in pt.candidates if c.number == chosen)
-                    # files before the column: written with a margin of 20% at every size
-                    if chosen == fixed and pt.keeps_default(OLD_MIN_GAIN):
-                        cand = pt.default
-                    same = said if said is not None else runs_default_call(coll, pt, cand, fixed)
+                    same = named[m][1]
+                    if same is None:  # files before the column: a margin of 20% at every size
+                        cand = next(c for c in pt.candidates if c.number == chosen)
+                        if chosen == fixed and pt.keeps_default(OLD_MIN_GAIN):
+                            cand = pt.default
+                        same = runs_default_call(coll, pt, cand, fixed)
                 else:
                     same = runs_default_call(coll, pt, pt.choice(g), fixed)
                 vps.append(

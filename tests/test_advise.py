@@ -259,14 +259,20 @@ def test_the_margin_depends_on_the_message_size():
     assert MinGain.of((0.3, 0.1)).at(16383) == 0.3 and MinGain.of((0.3, 0.1)).at(16384) == 0.1
 
 
-def test_cli_takes_two_margins():
+def advise_bcast_rows(min_gain: str) -> tuple[str, list[list[str]]]:
+    """`advise` of bcast on nomura2007, 8 ranks, 4 and 32 KiB: its output and table rows
+    (P size(2) best(2) time(2) runner-up(2) time(2) margin default(2) time(2) gain chosen)."""
     res = cli(
         "advise", "--platform", "nomura2007", "--collective", "bcast", "--ranks", "8",
-        "--sizes", "4KiB,32KiB", "--min-gain", "0,200%",
+        "--sizes", "4KiB,32KiB", "--min-gain", min_gain,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
-    assert "--min-gain (0% below 16 KiB, 200% from it)" in res.stdout
-    rows = [ln.split() for ln in res.stdout.splitlines() if ln[:2].strip().isdigit()]
+    return res.stdout, [ln.split() for ln in res.stdout.splitlines() if ln[:2].strip().isdigit()]
+
+
+def test_cli_takes_two_margins():
+    out, rows = advise_bcast_rows("0,200%")
+    assert "--min-gain (0% below 16 KiB, 200% from it)" in out
     # 4 KiB: the best (6.7% over the default) whatever its gain; 32 KiB: 182.2% is not
     # above 200%
     assert [r[16] for r in rows] == ["6.7%", "182.2%"]
@@ -277,13 +283,7 @@ def test_cli_takes_two_margins():
 
 
 def test_cli_shows_the_default_and_rejects_a_bad_margin():
-    res = cli(
-        "advise", "--platform", "nomura2007", "--collective", "bcast", "--ranks", "8",
-        "--sizes", "4KiB,32KiB", "--min-gain", "20%",
-    )  # fmt: skip
-    assert res.returncode == 0, res.stderr
-    rows = [ln.split() for ln in res.stdout.splitlines() if ln[:2].strip().isdigit()]
-    # P size(2) best(2) time(2) runner-up(2) time(2) margin default(2) time(2) gain chosen
+    _, rows = advise_bcast_rows("20%")
     assert [(r[12], r[13], r[16], r[17:]) for r in rows] == [
         ("5", "binary_tree", "6.7%", ["default"]),
         ("1", "basic_linear", "182.2%", ["8", "scatter_allgather"]),
