@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import commodel
+from commodel.db import ResultsDB
 from commodel.errors import PlatformError
 from commodel.fit.efficiency import efficiency_section, fifo_limit, flows_by_round
 from commodel.measure import efficiency as E
@@ -233,9 +234,16 @@ def test_rounds_and_node_ranks():
 def test_measure_efficiency_on_three_ranks(tmp_path):
     db = tmp_path / "e.duckdb"
     res = run(3, "measure", "efficiency", "--db", str(db), "--sizes", "1KiB,64KiB",
-              "--max-reps", "5", "--quiet")  # fmt: skip
+              "--min-reps", "3", "--max-reps", "3", "--quiet")  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert "e_x (exchange)" in res.stdout
+    with ResultsDB(str(db), read_only=True) as rdb:
+        rows = rdb.samples(1)
+    reps: dict[tuple, set] = {}
+    for r in rows:
+        reps.setdefault((r["pattern"], r["size_bytes"]), set()).add(r["repetition"])
+    # --min-reps 3 --max-reps 3: every round and size timed exactly 3 times
+    assert reps and all(len(v) == 3 for v in reps.values()), reps
     out = tmp_path / "fitted.yaml"
     fit = commodel_cmd("fit", "--db", str(db), "-o", str(out))
     assert fit.returncode == 0, fit.stderr
@@ -246,6 +254,14 @@ def test_measure_efficiency_on_three_ranks(tmp_path):
     assert "fifo_limit" in out.read_text() and "fanout, first / last peer's time: 1024 B" in (
         out.read_text()
     )
+
+
+def test_measure_efficiency_refuses_fewer_than_two_repetitions(tmp_path):
+    res = commodel_cmd("measure", "efficiency", "--db", str(tmp_path / "e.duckdb"),
+                       "--min-reps", "1")  # fmt: skip
+    assert res.returncode == 2
+    assert "--min-reps must be >= 2, got 1" in res.stderr
+    assert "Traceback" not in res.stderr
 
 
 INCAST = star("recv", 10000)

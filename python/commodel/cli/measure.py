@@ -188,6 +188,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="sizes of the fan-out rounds (1KiB doubling up to the largest --sizes, at most "
         "256KiB)",
     )
+    p.add_argument(
+        "--min-reps", type=int, help="repetitions per round and size before the CI test (5)"
+    )
     p.add_argument("--max-reps", type=int, help="repetition cap per round and size (15)")
     p.set_defaults(func=run_efficiency)
 
@@ -426,7 +429,12 @@ def run_efficiency(args: argparse.Namespace) -> int:
     from ..measure import efficiency
 
     opts = efficiency.validate_options(
-        {"sizes": args.sizes, "fanout_sizes": args.fanout_sizes, "max_reps": args.max_reps}
+        {
+            "sizes": args.sizes,
+            "fanout_sizes": args.fanout_sizes,
+            "min_reps": args.min_reps,
+            "max_reps": args.max_reps,
+        }
     )
     code, result = _run("efficiency", efficiency.procedure(opts), opts, args)
     if result is not None:
