@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from commodel.cluster import ClusterError, load_spec
-from commodel.cluster.fabric import make_plan
+from commodel.cluster.fabric import fair_host_queue, make_plan
 from commodel.cluster.launcher import mpirun_argv
 from commodel.cluster.probe import window_rate
 from commodel.cluster.settings import ksoftirqd_pids
@@ -294,6 +294,41 @@ def test_shaping_must_be_known():
             "backbone_rate": "1Gbit"}, "shaping": "netem"}  # fmt: skip
     with pytest.raises(ClusterError, match="spec.yaml: shaping: must be one of serialize, tbf"):
         parse_spec(data, "spec.yaml")
+
+
+def test_host_queue_is_checked(tmp_path):
+    assert load_spec(CLUSTERS / "two-rack-8.yaml").host_queue == "fifo"  # the default
+    assert load_spec(CLUSTERS / "two-rack-8-fair.yaml").host_queue == "fair"
+    text = (CLUSTERS / "two-rack-8.yaml").read_text()
+    (tmp_path / "typo.yaml").write_text(text + "host_queue: fq_codel\n")
+    with pytest.raises(
+        ClusterError, match=r"typo.yaml: host_queue: must be one of fifo, fair, got"
+    ):
+        load_spec(tmp_path / "typo.yaml")
+    (tmp_path / "ser.yaml").write_text(text + "shaping: serialize\nhost_queue: fair\n")
+    with pytest.raises(ClusterError, match=r"ser.yaml: host_queue: fair needs shaping: tbf"):
+        load_spec(tmp_path / "ser.yaml")
+
+
+def test_fair_host_queue_gives_each_other_host_a_queue_of_its_own():
+    spec = load_spec(CLUSTERS / "two-rack-8-fair.yaml")
+    plan = make_plan(spec, "t1")
+    lines = fair_host_queue(plan, 2, spec.host_nic_buffer)
+    # under the NIC's tbf (1:1): an htb, its root class and the default class, then per other
+    # host a class, its queue of the host NIC's buffer, and a filter on the destination
+    assert lines[0] == "qdisc add dev cm-data parent 1:1 handle 10: htb default 1"
+    assert len(lines) == 3 + 3 * 7
+    filters = [x for x in lines if x.startswith("filter")]
+    dsts = [x.split("match ip dst ")[1].split("/")[0] for x in filters]
+    assert dsts == [h["data_ip"] for h in plan.hosts if h["index"] != 2]
+    flowids = [x.split("flowid ")[1] for x in filters]
+    assert len(set(flowids)) == 7 and "10:1" not in flowids and "10:4" not in flowids
+    queues = [x for x in lines if " bfifo " in x]
+    assert len(queues) == 7 and all(x.endswith(f"limit {1024 * 1024}") for x in queues)
+    # the classes only schedule: their rate is ten times the fastest shaper's
+    fastest = max(s.rate_bit_s for s in plan.shapers)
+    assert all(f"rate {10 * fastest}bit ceil {10 * fastest}bit" in x
+               for x in lines if x.startswith("class"))  # fmt: skip
 
 
 def test_store_and_forward_figures():
@@ -742,6 +777,35 @@ def test_binary_tree_root_is_the_bottleneck_of_flows_between_halves(allowed_cc):
         pairs = [("h0", "h4"), ("h1", "h5"), ("h2", "h6"), ("h3", "h7")]
         total, _, _, runs = _measure_best(record, pairs, LOW * root_up)
         assert LOW * root_up <= total <= (PAYLOAD_CEILING + 0.01) * root_up, runs
+    finally:
+        down = _cli("down", "--name", cluster_id)
+    assert down.returncode == 0, down.stderr
+    _assert_nothing_left(cluster_id, allowed_cc)
+
+
+@cluster
+@needs_cluster
+def test_fair_host_queue_serves_each_destination_from_its_own_queue(allowed_cc):
+    cluster_id = f"q{os.getpid() % 100000}"
+    proc = _cli("up", "--spec", CLUSTERS / "two-rack-8-fair.yaml", "--name", cluster_id, "--json")
+    assert proc.returncode == 0, proc.stderr
+    try:
+        record = json.loads(proc.stdout)
+        assert record["host_queue"] == "fair"
+        # three flows out of h0 share its 100 Mbit/s NIC, each from a queue of its own
+        pairs = [("h0", "h1"), ("h0", "h2"), ("h0", "h3")]
+        total, rates, _, runs = _measure_best(record, pairs, LOW * 100e6)
+        assert LOW * 100e6 <= total <= (PAYLOAD_CEILING + 0.01) * 100e6, runs
+        shown = subprocess.run(
+            ["tc", "-n", f"cm-{cluster_id}-h0", "-s", "-j", "class", "show", "dev", "cm-data"],
+            capture_output=True, text=True, check=True,
+        ).stdout  # fmt: skip
+        sent = {c["handle"]: c["stats"]["bytes"] for c in json.loads(shown) if c["kind"] == "htb"}
+        # h1, h2, h3 (hosts 1-3) are classes 10:3, 10:4, 10:5; each carried its flow's bytes
+        flows = [sent["10:3"], sent["10:4"], sent["10:5"]]
+        assert all(b > 0.15 * sum(flows) for b in flows), sent
+        assert sum(sent[c] for c in ("10:6", "10:7", "10:8", "10:9")) < 0.01 * sum(flows), sent
+        assert all(r > 0.15 * total for r in rates), rates
     finally:
         down = _cli("down", "--name", cluster_id)
     assert down.returncode == 0, down.stderr

@@ -122,6 +122,7 @@ def _record(
         "mtu": spec.mtu,
         "shaping": spec.shaping,
         "switching": spec.switching,
+        "host_queue": spec.host_queue,
         **plan.to_json(),
     }
 
@@ -308,6 +309,11 @@ def format_status(record: dict[str, Any]) -> str:
         f"{buffers['host_nic']} B, switch port {buffers['switch_port']} B, backbone port "
         f"{buffers['backbone_port']} B; shaping {record.get('shaping', 'tbf')}"
         + (", switches cut through" if record.get("switching") == "cut-through" else "")
+        + (
+            ", host NICs serve each destination in turn"
+            if record.get("host_queue") == "fair"
+            else ""
+        )
     )
     lines.append(
         f"  namespaces {record['ctl_ns']} (mpirun), {record['switch_ns']} (switches), "

@@ -483,12 +483,41 @@ def build(plan: Plan, spec: ClusterSpec, record: dict[str, Any]) -> None:
     by_ns: dict[str, list[str]] = {}
     for s in plan.shapers:
         by_ns.setdefault(s.ns, []).append(
-            f"qdisc replace dev {s.dev} root tbf rate {s.rate_bit_s}bit burst {s.burst} "
-            f"limit {s.limit}"
+            f"qdisc replace dev {s.dev} root handle 1: tbf rate {s.rate_bit_s}bit "
+            f"burst {s.burst} limit {s.limit}"
         )
+    if spec.host_queue == "fair":
+        for h in plan.hosts:
+            by_ns[h["ns"]] += fair_host_queue(plan, h["index"], spec.host_nic_buffer)
     for ns, lines in by_ns.items():
         _tc_batch(ns, lines, f"shaping in namespace {ns}")
     _stall_point("shapers")
+
+
+def fair_host_queue(plan: Plan, i: int, limit: int) -> list[str]:
+    """tc lines that put, under host ``i``'s NIC shaper (``1:``, a tbf), one queue per other
+    host, served in turn a frame at a time (htb with a 1514-byte quantum, its rates far above
+    the line rate, so that it only schedules; this kernel may have neither fq_codel nor sfq),
+    each holding ``limit`` bytes, as the fq_codel of a Debian host's NIC serves its flows
+    (Open MPI opens one TCP connection per peer). Frames to no host (ARP) take class 10:1."""
+    fast = 10 * max(sh.rate_bit_s for sh in plan.shapers)
+    cls = f"htb rate {fast}bit ceil {fast}bit burst 15k cburst 15k quantum 1514"
+    lines = [
+        f"qdisc add dev {DATA_DEV} parent 1:1 handle 10: htb default 1",
+        f"class add dev {DATA_DEV} parent 10: classid 10:ffff {cls}",
+        f"class add dev {DATA_DEV} parent 10:ffff classid 10:1 {cls}",
+    ]
+    for other in plan.hosts:
+        if other["index"] == i:
+            continue
+        minor = f"{other['index'] + 2:x}"
+        lines += [
+            f"class add dev {DATA_DEV} parent 10:ffff classid 10:{minor} {cls}",
+            f"qdisc add dev {DATA_DEV} parent 10:{minor} bfifo limit {limit}",
+            f"filter add dev {DATA_DEV} parent 10: protocol ip prio 1 u32 "
+            f"match ip dst {other['data_ip']}/32 flowid 10:{minor}",
+        ]
+    return lines
 
 
 # --------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ A spec describes the emulated cluster to build (see docs/cluster.md for the full
     mtu: 1500
     shaping: tbf                 # or serialize (every frame at line rate; see docs)
     switching: store-and-forward # or cut-through (with shaping: serialize only)
+    host_queue: fifo             # or fair: a queue per destination, served in turn (tbf only)
 
 Rates take tc-style units (``100Mbit``, ``1Gbit``, ``500kbit``) or the units of
 :mod:`commodel.units` (``100Mbps``, ``12.5MB/s``; a bare number is bytes per second); sizes
@@ -50,6 +51,10 @@ SHAPINGS = ("serialize", "tbf")
 # store-and-forward: a switch port sends a frame on once all of it has arrived; cut-through:
 # once its destination address has (where it comes in at least as fast as it goes out).
 SWITCHINGS = ("store-and-forward", "cut-through")
+# fifo: a host's NIC sends its frames in the order its sockets queued them (tbf's own queue);
+# fair: one queue per destination host, served in turn a frame at a time, as the fq_codel
+# that a Debian host's NIC has by default serves its flows (with shaping: tbf only).
+HOST_QUEUES = ("fifo", "fair")
 MAX_HOSTS = 1000
 RESERVED_NAMES = ("sw", "ctl")
 HOST_NAME = re.compile(r"^[a-z][a-z0-9]{0,15}$")
@@ -101,6 +106,7 @@ class ClusterSpec:
     mtu: int
     shaping: str = "tbf"
     switching: str = "store-and-forward"
+    host_queue: str = "fifo"
     raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     def default_id(self) -> str:
@@ -331,6 +337,7 @@ def parse_spec(data: Any, source: str) -> ClusterSpec:
             "mtu",
             "shaping",
             "switching",
+            "host_queue",
         ],
     )
     version = top.get("commodel_cluster", FORMAT_VERSION)
@@ -404,6 +411,17 @@ def parse_spec(data: Any, source: str) -> ClusterSpec:
             "cut-through needs shaping: serialize (a token bucket has no frame times to cut)"
         )
 
+    host_queue = top.get("host_queue", "fifo")
+    if host_queue not in HOST_QUEUES:
+        raise at.key("host_queue").error(
+            f"must be one of {', '.join(HOST_QUEUES)}, got {str(host_queue)[:40]!r}"
+        )
+    if host_queue == "fair" and shaping != "tbf":
+        raise at.key("host_queue").error(
+            "fair needs shaping: tbf (with serialize, the commodel-wire daemon sends a host's "
+            "frames in the order they came)"
+        )
+
     return ClusterSpec(
         source=source,
         name=name.strip(),
@@ -419,6 +437,7 @@ def parse_spec(data: Any, source: str) -> ClusterSpec:
         mtu=mtu,
         shaping=shaping,
         switching=switching,
+        host_queue=host_queue,
         raw=dict(top),
     )
 

@@ -1,4 +1,4 @@
-"""Tables of run.sh's runs.jsonl: per setting, algorithm and size, over its mpiruns: the call
+"""Tables of run.sh's runs.jsonl (or the file given, e.g. runs-32k.jsonl): per setting, algorithm and size, over its mpiruns: the call
 time (first entry to last exit; min, median, mean), the calls slower than the fastest by
 more than 150 ms (stalls), and per call the drops at the switch ports toward the hosts and
 at the two backbone ports, and the TCP timeouts, fast retransmits and lost retransmissions."""
@@ -6,9 +6,10 @@ at the two backbone ports, and the TCP timeouts, fast retransmits and lost retra
 import collections
 import json
 import statistics as st
+import sys
 
 ALG = {2: "pairwise", 4: "linear_sync"}
-with open("runs.jsonl") as handle:
+with open(sys.argv[1] if len(sys.argv) > 1 else "runs.jsonl") as handle:
     runs = [json.loads(line) for line in handle]
 groups = collections.defaultdict(list)
 for r in runs:
