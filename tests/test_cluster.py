@@ -9,6 +9,7 @@ the reason, when not root or when network namespaces cannot be created.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import os
@@ -758,14 +759,26 @@ def test_four_cross_rack_flows_share_the_backbone(two_rack):
     assert all("TcpExtTCPTimeouts" in h["tcp"] for h in status["hosts"])
 
 
+@contextlib.contextmanager
+def _own_cluster(spec: str | Path, prefix: str, allowed_cc):
+    """A cluster of ``spec`` (a path, or a file of examples/clusters) for one test or module,
+    named ``<prefix><pid>``: its state record, then ``down`` and the check that nothing of
+    it is left."""
+    cluster_id = f"{prefix}{os.getpid() % 100000}"
+    proc = _cli("up", "--spec", CLUSTERS / spec, "--name", cluster_id, "--json")
+    assert proc.returncode == 0, proc.stderr
+    try:
+        yield json.loads(proc.stdout)
+    finally:
+        down = _cli("down", "--name", cluster_id)
+    assert down.returncode == 0, down.stderr
+    _assert_nothing_left(cluster_id, allowed_cc)
+
+
 @cluster
 @needs_cluster
 def test_binary_tree_root_is_the_bottleneck_of_flows_between_halves(allowed_cc):
-    cluster_id = f"b{os.getpid() % 100000}"
-    proc = _cli("up", "--spec", CLUSTERS / "tree-8.yaml", "--name", cluster_id, "--json")
-    assert proc.returncode == 0, proc.stderr
-    try:
-        record = json.loads(proc.stdout)
+    with _own_cluster("tree-8.yaml", "b", allowed_cc) as record:
         rates = {s["direction"]: s["rate_bit_s"] for s in record["shapers"]}
         root_up = rates["s2x0->s3x0"]  # 200 Mbit/s nominal, 2% headroom: 204
         # two flows inside the left half: each limited by its NIC only
@@ -777,20 +790,13 @@ def test_binary_tree_root_is_the_bottleneck_of_flows_between_halves(allowed_cc):
         pairs = [("h0", "h4"), ("h1", "h5"), ("h2", "h6"), ("h3", "h7")]
         total, _, _, runs = _measure_best(record, pairs, LOW * root_up)
         assert LOW * root_up <= total <= (PAYLOAD_CEILING + 0.01) * root_up, runs
-    finally:
-        down = _cli("down", "--name", cluster_id)
-    assert down.returncode == 0, down.stderr
-    _assert_nothing_left(cluster_id, allowed_cc)
 
 
 @cluster
 @needs_cluster
 def test_fair_host_queue_serves_each_destination_from_its_own_queue(allowed_cc):
-    cluster_id = f"q{os.getpid() % 100000}"
-    proc = _cli("up", "--spec", CLUSTERS / "two-rack-8-fair.yaml", "--name", cluster_id, "--json")
-    assert proc.returncode == 0, proc.stderr
-    try:
-        record = json.loads(proc.stdout)
+    with _own_cluster("two-rack-8-fair.yaml", "q", allowed_cc) as record:
+        cluster_id = record["id"]
         assert record["host_queue"] == "fair"
         # three flows out of h0 share its 100 Mbit/s NIC, each from a queue of its own
         pairs = [("h0", "h1"), ("h0", "h2"), ("h0", "h3")]
@@ -806,10 +812,6 @@ def test_fair_host_queue_serves_each_destination_from_its_own_queue(allowed_cc):
         assert all(b > 0.15 * sum(flows) for b in flows), sent
         assert sum(sent[c] for c in ("10:6", "10:7", "10:8", "10:9")) < 0.01 * sum(flows), sent
         assert all(r > 0.15 * total for r in rates), rates
-    finally:
-        down = _cli("down", "--name", cluster_id)
-    assert down.returncode == 0, down.stderr
-    _assert_nothing_left(cluster_id, allowed_cc)
 
 
 @pytest.fixture(scope="module")
@@ -820,15 +822,8 @@ def serial_rack(allowed_cc, tmp_path_factory):
     except ClusterError as exc:
         pytest.skip(str(exc))
     spec = _serialize_spec(tmp_path_factory.mktemp("spec"))
-    cluster_id = f"v{os.getpid() % 100000}"
-    proc = _cli("up", "--spec", spec, "--name", cluster_id, "--json")
-    assert proc.returncode == 0, proc.stderr
-    try:
-        yield json.loads(proc.stdout)
-    finally:
-        down = _cli("down", "--name", cluster_id)
-        assert down.returncode == 0, down.stderr
-        _assert_nothing_left(cluster_id, allowed_cc)
+    with _own_cluster(spec, "v", allowed_cc) as record:
+        yield record
 
 
 def _ping(record: dict, src: str, dst: str, sizes: list[int], network: str) -> dict:
