@@ -803,10 +803,17 @@ def test_fair_host_queue_serves_each_destination_from_its_own_queue(allowed_cc):
         total, rates, _, runs = _measure_best(record, pairs, LOW * 100e6)
         assert LOW * 100e6 <= total <= (PAYLOAD_CEILING + 0.01) * 100e6, runs
         shown = subprocess.run(
-            ["tc", "-n", f"cm-{cluster_id}-h0", "-s", "-j", "class", "show", "dev", "cm-data"],
+            ["tc", "-n", f"cm-{cluster_id}-h0", "-s", "class", "show", "dev", "cm-data"],
             capture_output=True, text=True, check=True,
         ).stdout  # fmt: skip
-        sent = {c["handle"]: c["stats"]["bytes"] for c in json.loads(shown) if c["kind"] == "htb"}
+        # tc prints no JSON for classes: "class htb 10:3 parent ..." then " Sent N bytes ..."
+        sent, handle = {}, None
+        for line in shown.splitlines():
+            words = line.split()
+            if words[:2] == ["class", "htb"]:
+                handle = words[2]
+            elif words[:1] == ["Sent"] and handle:
+                sent[handle], handle = int(words[1]), None
         # h1, h2, h3 (hosts 1-3) are classes 10:3, 10:4, 10:5; each carried its flow's bytes
         flows = [sent["10:3"], sent["10:4"], sent["10:5"]]
         assert all(b > 0.15 * sum(flows) for b in flows), sent

@@ -3,15 +3,18 @@
 # 16, token buckets) calibrate, then advise --verify --rounds 2 of alltoall, bcast,
 # allgather and allreduce at 1 KiB..1 MiB with that platform. Writes into two-rack-P/.
 # Usage (root, from this directory, the venv active): bash run.sh 8; bash run.sh 16
+# (bash run.sh P -fair, from another directory: the same on two-rack-P-fair.yaml, into
+# two-rack-P-fair/ there; ../2026-11-26-fair-hosts/run.sh)
 set -u
-P=${1:?usage: run.sh 8|16}
-N=fin$P
-OUT=two-rack-$P
+P=${1:?usage: run.sh 8|16 [SUFFIX]}
+SUFFIX=${2:-}
+N=fin$P${SUFFIX//-/}
+OUT=two-rack-$P$SUFFIX
 mkdir -p $OUT && cd $OUT || exit 1
 trap 'commodel cluster down --name $N >/dev/null 2>&1' EXIT
 case $P in 8) BUF=32KiB,32KiB,128KiB ;; 16) BUF=32KiB,32KiB,32KiB,128KiB ;; *) exit 2 ;; esac
 echo "commit $(git rev-parse --short HEAD)"
-commodel cluster up --spec ../../../../examples/clusters/two-rack-$P.yaml --name $N || exit 1
+commodel cluster up --spec ../../../../examples/clusters/two-rack-$P$SUFFIX.yaml --name $N || exit 1
 date -u +"%H:%M:%S calibrate"
 commodel cluster mpirun --name $N -- "$(command -v python3)" -m commodel calibrate --db cal.duckdb \
   --parts tcp,plogp,tree,efficiency --buffer $BUF -o platform.yaml > calibrate.log 2>&1
