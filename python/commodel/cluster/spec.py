@@ -320,6 +320,14 @@ def _tree(at: _At, topo: dict, hosts: tuple[str, ...], nic: int | None) -> TreeT
     return TreeTopology(level_rates_bit_s=tuple(rates))
 
 
+def _one_of(at: _At, top: dict, key: str, choices: Sequence[str], default: str) -> str:
+    """``top[key]`` (``default`` when absent), which must be one of ``choices``."""
+    value = top.get(key, default)
+    if value not in choices:
+        raise at.key(key).error(f"must be one of {', '.join(choices)}, got {str(value)[:40]!r}")
+    return value
+
+
 def parse_spec(data: Any, source: str) -> ClusterSpec:
     """Validate a spec already read from YAML; ``source`` names it in error messages."""
     at = _At(source)
@@ -395,27 +403,14 @@ def parse_spec(data: Any, source: str) -> ClusterSpec:
             f"must be a number of milliseconds in [1, 2000], got {describe(rto)}"
         )
 
-    shaping = top.get("shaping", "tbf")
-    if shaping not in SHAPINGS:
-        raise at.key("shaping").error(
-            f"must be one of {', '.join(SHAPINGS)}, got {str(shaping)[:40]!r}"
-        )
-
-    switching = top.get("switching", "store-and-forward")
-    if switching not in SWITCHINGS:
-        raise at.key("switching").error(
-            f"must be one of {', '.join(SWITCHINGS)}, got {str(switching)[:40]!r}"
-        )
+    shaping = _one_of(at, top, "shaping", SHAPINGS, "tbf")
+    switching = _one_of(at, top, "switching", SWITCHINGS, "store-and-forward")
     if switching == "cut-through" and shaping != "serialize":
         raise at.key("switching").error(
             "cut-through needs shaping: serialize (a token bucket has no frame times to cut)"
         )
 
-    host_queue = top.get("host_queue", "fifo")
-    if host_queue not in HOST_QUEUES:
-        raise at.key("host_queue").error(
-            f"must be one of {', '.join(HOST_QUEUES)}, got {str(host_queue)[:40]!r}"
-        )
+    host_queue = _one_of(at, top, "host_queue", HOST_QUEUES, "fifo")
     if host_queue == "fair" and shaping != "tbf":
         raise at.key("host_queue").error(
             "fair needs shaping: tbf (with serialize, the commodel-wire daemon sends a host's "

@@ -66,10 +66,12 @@ def default_model(platform: Platform) -> str:
         return "tcpflow"
     if platform.loggops is not None:
         return "loggops"
-    for name in FALLBACK_MODELS:
-        if all(section in platform.sections for section in MODELS[name].sections):
-            return name
-    return "loggops"
+    return next((name for name in FALLBACK_MODELS if not lacking(platform, name)), "loggops")
+
+
+def lacking(platform: Platform, name: str) -> list[str]:
+    """The sections model ``name`` needs that ``platform`` does not have (none: it can run)."""
+    return [s for s in model_spec(name).sections if s not in platform.sections]
 
 
 def model_spec(model: str) -> ModelSpec:

@@ -31,9 +31,9 @@ class ModelRun:
 
 def missing_sections(platform: Platform, model: str) -> str:
     """Why ``platform`` cannot run ``model`` (the sections it lacks), or ``""`` if it can."""
-    from ..platform import model_spec
+    from ..platform.engine_params import lacking
 
-    missing = [s for s in model_spec(model).sections if s not in platform.sections]
+    missing = lacking(platform, model)
     return f"no `{'`, `'.join(missing)}` section" if missing else ""
 
 
