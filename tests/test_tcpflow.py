@@ -234,7 +234,8 @@ def test_rounds_and_node_ranks():
 def test_measure_efficiency_on_three_ranks(tmp_path):
     db = tmp_path / "e.duckdb"
     res = run(3, "measure", "efficiency", "--db", str(db), "--sizes", "1KiB,64KiB",
-              "--min-reps", "3", "--max-reps", "3", "--quiet")  # fmt: skip
+              "--alltoall-sizes", "16KiB", "--min-reps", "3", "--max-reps", "3",
+              "--quiet")  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert "e_x (exchange)" in res.stdout
     with ResultsDB(str(db), read_only=True) as rdb:
@@ -244,6 +245,10 @@ def test_measure_efficiency_on_three_ranks(tmp_path):
         reps.setdefault((r["pattern"], r["size_bytes"]), set()).add(r["repetition"])
     # --min-reps 3 --max-reps 3: every round and size timed exactly 3 times
     assert reps and all(len(v) == 3 for v in reps.values()), reps
+    # the all-to-all round at 16 KiB only: 3 nodes, 6 flows per repetition
+    assert {k for k in reps if k[0] == "alltoall"} == {("alltoall", 16384)}
+    assert sum(1 for r in rows if r["pattern"] == "alltoall") == 3 * 6
+    assert "all-to-all rounds of 3 nodes" in res.stdout
     out = tmp_path / "fitted.yaml"
     fit = commodel_cmd("fit", "--db", str(db), "-o", str(out))
     assert fit.returncode == 0, fit.stderr
@@ -252,6 +257,11 @@ def test_measure_efficiency_on_three_ranks(tmp_path):
     assert all(0 < e <= 1 for e in eff.exchange + eff.duplex)
     # the fan-out rounds ran at 1 KiB .. 64 KiB, 2 peers; the fit names each size
     assert "fifo_limit" in out.read_text() and "fanout, first / last peer's time: 1024 B" in (
+        out.read_text()
+    )
+    # no plogp or network section to fit fan-in through: said, and no table
+    assert eff.fanin is None
+    assert "fanin not fitted: it is fitted through tcpflow, which needs the plogp, network" in (
         out.read_text()
     )
 

@@ -162,15 +162,48 @@ fn efficiency(model: &'static str, e: &Efficiency) -> Result<Efficiency, SimErro
                 format!("has {} values for {} sizes", y.len(), e.sizes.len()),
             ));
         }
-        if let Some(v) = y.iter().find(|&&v| !(v > 0.0 && v <= 1.0)) {
+        unit_interval(model, field, y)?;
+    }
+    if let Some(f) = &e.fanin {
+        if f.peers < 2 {
             return Err(SimError::bad(
                 model,
-                field,
-                format!("values must be in (0, 1], got {v}"),
+                "efficiency.fanin.peers",
+                format!(
+                    "must be >= 2 (the senders into a node it was measured with), got {}",
+                    f.peers
+                ),
             ));
         }
+        if f.sizes.is_empty() || f.sizes.windows(2).any(|w| w[0] >= w[1]) {
+            return Err(SimError::bad(
+                model,
+                "efficiency.fanin.sizes",
+                "must be a non-empty list of increasing sizes".to_string(),
+            ));
+        }
+        if f.e.len() != f.sizes.len() {
+            return Err(SimError::bad(
+                model,
+                "efficiency.fanin.e",
+                format!("has {} values for {} sizes", f.e.len(), f.sizes.len()),
+            ));
+        }
+        unit_interval(model, "efficiency.fanin.e", &f.e)?;
     }
     Ok(e.clone())
+}
+
+/// Every value of `y` in (0, 1].
+fn unit_interval(model: &'static str, field: &str, y: &[f64]) -> Result<(), SimError> {
+    match y.iter().find(|&&v| !(v > 0.0 && v <= 1.0)) {
+        Some(v) => Err(SimError::bad(
+            model,
+            field,
+            format!("values must be in (0, 1], got {v}"),
+        )),
+        None => Ok(()),
+    }
 }
 
 /// The `buffer` of [`RtoRule::Buffer`], one capacity (bytes) per height h = 1..`heights`.

@@ -2,7 +2,7 @@
 //! measured efficiency for exchanges and duplex traffic. Hand-computed cases.
 
 use commodel_engine::params::{
-    Common, Efficiency, PlogpParams, RtoRule, TcpflowParams, TopologySpec,
+    Common, Efficiency, FanIn, PlogpParams, RtoRule, TcpflowParams, TopologySpec,
 };
 use commodel_engine::predict::run;
 use commodel_engine::ModelParams;
@@ -25,6 +25,7 @@ fn params(nodes: u64, eff: Option<(f64, f64)>) -> ModelParams {
             sizes: vec![M],
             exchange: vec![x],
             duplex: vec![d],
+            fanin: None,
         }),
         fifo_limit: None,
         rto: None,
@@ -182,6 +183,7 @@ fn efficiency_is_interpolated_between_sizes() {
             sizes: vec![M / 2, 3 * M / 2],
             exchange: vec![0.5, 1.0],
             duplex: vec![1.0, 1.0],
+            fanin: None,
         });
     }
     let o = run(&flows(2, &[(0, 1), (1, 0)]), &p, true).unwrap();
@@ -201,6 +203,7 @@ fn one_segment_loses_nothing_below_the_smallest_measured_size() {
                 sizes: vec![first, M],
                 exchange: vec![0.5, 0.5],
                 duplex: vec![1.0, 1.0],
+                fanin: None,
             });
         }
         p
@@ -547,4 +550,72 @@ fn tail_drops_need_the_port_buffers() {
     );
     let e = run(&s, &p, true).unwrap_err();
     assert!(e.to_string().contains("one per height h = 1..2"), "{e}");
+}
+
+/// `params(nodes, (1, 1))` with a fan-in table e_f = `e` at M, measured with `peers`.
+fn fanin(nodes: u64, peers: u64, e: f64) -> ModelParams {
+    let mut p = params(nodes, Some((1.0, 1.0)));
+    if let ModelParams::Tcpflow(t) = &mut p {
+        if let Some(eff) = &mut t.efficiency {
+            eff.fanin = Some(FanIn {
+                peers,
+                sizes: vec![M],
+                e: vec![e],
+            });
+        }
+    }
+    p
+}
+
+#[test]
+fn fan_in_delays_the_flows_into_a_node_that_several_nodes_send_to() {
+    // 1 -> 0 and 2 -> 0 at once share 0's down link: each moves its 10 ms of work at
+    // NIC/2 and ends at 20 ms. With e_f = 0.5 measured with 2 senders, each second at
+    // NIC/2 adds (1/0.5 - 1)·(1/2) s: 10 ms more, 30 ms + L. Measured with 3 senders,
+    // 2 of them count half: e = 1 - 0.5·(2 - 1)/(3 - 1) = 0.75, 20 ms·(1/3)·(1/2) =
+    // 3.333 ms more.
+    let s = flows(3, &[(1, 0), (2, 0)]);
+    let o = run(&s, &fanin(3, 2, 0.5), true).unwrap();
+    for src in [1, 2] {
+        assert_eq!(end_of(&o, src, 0), 30 * MS + L);
+    }
+    let o = run(&s, &fanin(3, 3, 0.5), true).unwrap();
+    let want = 20 * MS + (20.0 * MS as f64 / 6.0).round() as u64 + L;
+    for src in [1, 2] {
+        assert!(
+            end_of(&o, src, 0).abs_diff(want) <= 1,
+            "{}",
+            end_of(&o, src, 0)
+        );
+    }
+    // Without the table, 20 ms + L.
+    let o = run(&s, &params(3, Some((1.0, 1.0))), true).unwrap();
+    assert_eq!(end_of(&o, 1, 0), 20 * MS + L);
+}
+
+#[test]
+fn one_sender_is_no_fan_in() {
+    // Two messages 1 -> 0 at once (one sender) and a lone message: no fan-in delay,
+    // 20 ms + L and 10 ms + L as without the table.
+    let o = run(&flows(2, &[(1, 0), (1, 0)]), &fanin(2, 2, 0.5), true).unwrap();
+    assert_eq!(
+        o.makespan,
+        run(&flows(2, &[(1, 0), (1, 0)]), &params(2, None), true)
+            .unwrap()
+            .makespan
+    );
+    let o1 = run(&flows(2, &[(1, 0)]), &fanin(2, 2, 0.5), true).unwrap();
+    assert_eq!(end_of(&o1, 1, 0), 10 * MS + L);
+}
+
+#[test]
+fn a_fan_in_table_out_of_range_is_refused_naming_it() {
+    for (p, field) in [
+        (fanin(3, 1, 0.5), "efficiency.fanin.peers"),
+        (fanin(3, 2, 0.0), "efficiency.fanin.e"),
+        (fanin(3, 2, 1.5), "efficiency.fanin.e"),
+    ] {
+        let err = run(&flows(3, &[(1, 0), (2, 0)]), &p, true).unwrap_err();
+        assert!(err.to_string().contains(field), "{err}");
+    }
 }

@@ -7,7 +7,7 @@
 
 use crate::errors::sim_error;
 use commodel_engine::params::{
-    Common, CpuParams, Efficiency, HockneyParams, IncastParams, IncastRow, LogGopsParams,
+    Common, CpuParams, Efficiency, FanIn, HockneyParams, IncastParams, IncastRow, LogGopsParams,
     MaxminParams, ModelParams, PlogpParams, PlogptParams, PsPerByte, RtoRule, TcpflowParams,
     TopologySpec, ZhuParams, MODELS,
 };
@@ -78,6 +78,14 @@ pub fn model_params(model: &str, d: &Bound<'_, PyDict>) -> PyResult<ModelParams>
                     sizes: e.uints("sizes")?,
                     exchange: e.floats("exchange")?,
                     duplex: e.floats("duplex")?,
+                    fanin: match e.dict("fanin")? {
+                        None => None,
+                        Some(f) => Some(FanIn {
+                            peers: f.uint("peers")?,
+                            sizes: f.uints("sizes")?,
+                            e: f.floats("e")?,
+                        }),
+                    },
                 }),
             },
             fifo_limit: f.opt_uint("fifo_limit")?,

@@ -171,10 +171,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         description="Rounds of one message per node pair, timed from a synchronized start: "
         "one way (n0->n1, n2->n3, ...), exchanges (n0<->n1, ...) and a ring (n_i -> "
         "n_i+1: every node sends and receives with different peers), at each size; and "
-        "fan-outs (n0 posts one message to each of n1, n2, n3 at once). `fit` turns them "
-        "into tcp.efficiency (e = one-way time / both-ways time) and tcp.fifo_limit (the "
-        "largest size a node's NIC sends in posting order). One rank per host stands for "
-        "its node.",
+        "all-to-all rounds (every node sends to every other at once, as a linear alltoall) "
+        "and fan-outs (n0 posts one message to each of n1, n2, n3 at once). `fit` turns "
+        "them into tcp.efficiency (e = one-way time / both-ways time; with the plogp and "
+        "network sections, fanin: what the model lacks on the all-to-all rounds) and "
+        "tcp.fifo_limit (the largest size a node's NIC sends in posting order). One rank "
+        "per host stands for its node.",
     )
     _common(p)
     p.add_argument(
@@ -187,6 +189,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         type=size_list,
         help="sizes of the fan-out rounds (1KiB doubling up to the largest --sizes, at most "
         "256KiB)",
+    )
+    p.add_argument(
+        "--alltoall-sizes",
+        type=size_list,
+        help="sizes of the all-to-all rounds (4KiB doubling up to the largest --sizes)",
     )
     p.add_argument(
         "--min-reps", type=int, help="repetitions per round and size before the CI test (5)"
@@ -432,6 +439,7 @@ def run_efficiency(args: argparse.Namespace) -> int:
         {
             "sizes": args.sizes,
             "fanout_sizes": args.fanout_sizes,
+            "alltoall_sizes": args.alltoall_sizes,
             "min_reps": args.min_reps,
             "max_reps": args.max_reps,
         }
@@ -448,6 +456,14 @@ def run_efficiency(args: argparse.Namespace) -> int:
         print("size [B]   e_x (exchange)   e_d (duplex)")
         for m, ex, ed in zip(section["sizes"], section["exchange"], section["duplex"]):
             print(f"{m:>9}   {ex:>14.3f}   {ed:>12.3f}")
+        from ..fit.fanin import alltoall_spans
+
+        n, spans = alltoall_spans(rows)
+        if spans:
+            print(f"all-to-all rounds of {n} nodes, mean round time (e_f: `fit` with plogp "
+                  "and network)")  # fmt: skip
+            for m, t in spans.items():
+                print(f"{m:>9}   {t * 1e3:>10.3f} ms")
     return code
 
 

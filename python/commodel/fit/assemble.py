@@ -158,6 +158,9 @@ def fit_platform(
             nodes = sections["network"]["nodes"]
         if buffer is not None:
             add_buffer(sections, comments, buffer)
+        eff_camps = [c for c in camps if c.benchmark == "efficiency"]
+        if eff_camps:
+            _add_fanin(sections, comments, db.samples(eff_camps[-1].id))
     doc: dict[str, Any] = {
         "commodel_platform": 1,
         "name": name or f"measured-{hosts[0] if hosts else 'cluster'}",
@@ -174,6 +177,31 @@ def fit_platform(
         if key not in doc:
             doc[key] = sections[key]
     return doc, comments
+
+
+def _add_fanin(sections: dict[str, Any], comments: dict[str, str], samples: list) -> None:
+    """``tcp.efficiency.fanin`` from the efficiency campaign's all-to-all rounds, fitted
+    through ``tcpflow`` with the other sections (:mod:`commodel.fit.fanin`); with a comment
+    why not where the rounds or the sections it needs are missing."""
+    from .fanin import alltoall_spans, fanin_section
+
+    n, spans = alltoall_spans(samples)
+    if not spans:
+        return
+    lacking = [k for k in ("plogp", "network") if k not in sections]
+    if lacking or "efficiency" not in sections.get("tcp", {}):
+        comments["tcp"] = comments.get("tcp", "") + (
+            "\nfanin not fitted: it is fitted through tcpflow, which needs the "
+            + ", ".join(lacking or ["tcp.efficiency"])
+            + " section"
+        )
+        return
+    doc = {"commodel_platform": 1, "name": "fanin-fit", "nodes": n, **sections}
+    if "network" in sections:
+        doc["nodes"] = sections["network"]["nodes"]
+    table, note = fanin_section(doc, n, spans)
+    sections["tcp"]["efficiency"]["fanin"] = table
+    comments["tcp"] = comments.get("tcp", "") + "\n" + note
 
 
 def add_buffer(sections: dict[str, Any], comments: dict[str, str], buffer: list[int]) -> None:

@@ -8,6 +8,12 @@ every rank). With the nodes n_0 .. n_{N-1}, three rounds are timed for every siz
 * ``duplex``:   n_i -> n_{i+1 mod N}, a ring: every node sends and receives, with different
   peers (needs N >= 3).
 
+and, for every size of ``alltoall_sizes`` (default: 4 KiB doubling up to the largest size):
+
+* ``alltoall``: n_i -> n_{i-k mod N} for k = 1 .. N-1, every node to every other at once,
+  each node's sends posted in that order after its receives, as Open MPI's linear alltoall
+  posts them (needs N >= 3): every node has N - 1 senders (fan-in);
+
 and, for every size of ``fanout_sizes`` (default: 1 KiB doubling up to the largest size, at
 most 256 KiB):
 
@@ -23,7 +29,9 @@ same kernel as ``measure concurrent`` (samples with ``quantity = flow``).
 
 The fit (:mod:`commodel.fit.efficiency`) turns the flow times into the efficiency tables of
 the ``tcpflow`` model: e_x(m) = one-way flow time / time of an exchanging pair (its later
-flow), e_d(m) = one-way flow time / ring flow time, means over flows and repetitions.
+flow), e_d(m) = one-way flow time / ring flow time, means over flows and repetitions. The
+``alltoall`` rounds give the fan-in table e_f(m), fitted through the model itself once the
+platform's other sections are known (:mod:`commodel.fit.fanin`).
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ MiB = 1024 * KiB
 DEFAULTS: dict[str, Any] = {
     "sizes": [4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1 * MiB],
     "fanout_sizes": None,  # None: 1 KiB, 2 KiB, ... up to max(sizes), at most 256 KiB
+    "alltoall_sizes": None,  # None: 4 KiB, 8 KiB, ... up to max(sizes)
     "min_reps": 5,
     "max_reps": 15,
     "ci": 0.05,
@@ -60,6 +69,14 @@ def default_fanout_sizes(sizes: list[int]) -> list[int]:
     return out
 
 
+def default_alltoall_sizes(sizes: list[int]) -> list[int]:
+    """4 KiB doubling up to the largest of ``sizes`` (that size alone below 4 KiB)."""
+    out = [4 * KiB]
+    while out[-1] * 2 <= max(sizes):
+        out.append(out[-1] * 2)
+    return out if max(sizes) >= 4 * KiB else [max(sizes)]
+
+
 def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
     out = dict(DEFAULTS)
     out.update({k: v for k, v in opts.items() if v is not None})
@@ -72,6 +89,11 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
     if any(x < 1 for x in fan) or fan != sorted(set(fan)):
         raise CommodelError(f"--fanout-sizes must be increasing sizes >= 1 byte, got {fan}")
     out["fanout_sizes"] = fan
+    a2a = out.get("alltoall_sizes")
+    a2a = default_alltoall_sizes(sizes) if a2a is None else [int(x) for x in a2a]
+    if any(x < 1 for x in a2a) or a2a != sorted(set(a2a)):
+        raise CommodelError(f"--alltoall-sizes must be increasing sizes >= 1 byte, got {a2a}")
+    out["alltoall_sizes"] = a2a
     if int(out["min_reps"]) < 2:
         raise CommodelError(f"--min-reps must be >= 2, got {out['min_reps']}")
     if int(out["max_reps"]) < int(out["min_reps"]):
@@ -100,6 +122,13 @@ def flows(pattern: str, nodes: list[int]) -> list[tuple[int, int]]:
     if pattern == "duplex":
         n = len(nodes)
         return [(nodes[i], nodes[(i + 1) % n]) for i in range(n)] if n >= 3 else []
+    if pattern == "alltoall":
+        n = len(nodes)
+        return (
+            [(nodes[i], nodes[(i - k) % n]) for k in range(1, n) for i in range(n)]
+            if n >= 3
+            else []
+        )
     if pattern == "fanout":
         k = min(FANOUT_PEERS, len(nodes) - 1)
         return [(nodes[0], nodes[i]) for i in range(1, k + 1)] if k >= 2 else []
@@ -117,6 +146,8 @@ def procedure(opts: dict[str, Any]):
             for pattern in PATTERNS
             if (f := flows(pattern, nodes))
         ]
+        a2a = flows("alltoall", nodes)
+        rounds += [("alltoall", size, a2a) for size in opts["alltoall_sizes"] if a2a]
         fan = flows("fanout", nodes)
         rounds += [("fanout", size, fan) for size in opts["fanout_sizes"] if fan]
         ctx.progress.grow(len(rounds))

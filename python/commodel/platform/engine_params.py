@@ -290,6 +290,12 @@ def tcpflow_params(platform: Platform) -> dict[str, Any]:
             "exchange": list(e.exchange),
             "duplex": list(e.duplex),
         }
+        if e.fanin is not None:
+            params["efficiency"]["fanin"] = {
+                "peers": e.fanin.peers,
+                "sizes": list(e.fanin.sizes),
+                "e": list(e.fanin.e),
+            }
     if tcp is not None and tcp.fifo_limit is not None:
         params["fifo_limit"] = tcp.fifo_limit
     if tcp is not None and tcp.rto_rule == "buffer":

@@ -93,6 +93,17 @@ class TcpEfficiency:
     sizes: tuple[int, ...]  # bytes, increasing
     exchange: tuple[float, ...]  # dimensionless, in (0, 1]
     duplex: tuple[float, ...]  # dimensionless, in (0, 1]
+    fanin: TcpFanIn | None = None
+
+
+@dataclass(frozen=True)
+class TcpFanIn:
+    """e_f(m) of a flow into a node that ``peers`` nodes send to at once, measured in
+    all-to-all rounds (model ``tcpflow``; docs/models.md)."""
+
+    peers: int  # senders into each node in the rounds measured, >= 2
+    sizes: tuple[int, ...]  # bytes, increasing
+    e: tuple[float, ...]  # dimensionless, in (0, 1]
 
 
 @dataclass(frozen=True)
@@ -254,7 +265,7 @@ def _efficiency_value(at: At, value: Any) -> float:
 
 
 def validate_tcp_efficiency(at: At, value: Any) -> TcpEfficiency:
-    data = mapping(at, value, required=("sizes", "exchange", "duplex"))
+    data = mapping(at, value, required=("sizes", "exchange", "duplex"), optional=("fanin",))
     sizes_at = at.key("sizes")
     sizes = _increasing_sizes(sizes_at, data["sizes"])
     tables = {}
@@ -262,7 +273,23 @@ def validate_tcp_efficiency(at: At, value: Any) -> TcpEfficiency:
         values = number_list(at.key(key), data[key], _efficiency_value)
         same_length(at.key(key), values, sizes_at, sizes)
         tables[key] = tuple(values)
-    return TcpEfficiency(sizes=tuple(sizes), **tables)
+    fanin = data.get("fanin")
+    return TcpEfficiency(
+        sizes=tuple(sizes),
+        **tables,
+        fanin=None if fanin is None else validate_tcp_fanin(at.key("fanin"), fanin),
+    )
+
+
+def validate_tcp_fanin(at: At, value: Any) -> TcpFanIn:
+    data = mapping(at, value, required=("peers", "sizes", "e"))
+    sizes_at = at.key("sizes")
+    sizes = _increasing_sizes(sizes_at, data["sizes"])
+    e = number_list(at.key("e"), data["e"], _efficiency_value)
+    same_length(at.key("e"), e, sizes_at, sizes)
+    return TcpFanIn(
+        peers=integer(at.key("peers"), data["peers"], 2), sizes=tuple(sizes), e=tuple(e)
+    )
 
 
 def validate_tcp(at: At, value: Any) -> TCP:

@@ -33,6 +33,13 @@
 //!     posted at once arrive at k one-way times + one message's delay (the
 //!     stream rounds of docs/results/2026-11-26-duplex-stream).
 //!
+//!   - **fan-in** (`fanin`, optional): a flow into a node that k >= 2 other
+//!     nodes send to (flows not waiting in their sender's FIFO) adds
+//!     1/e - 1 to its delay as above, e = 1 - (1 - e_f(m))·(min(k, K) - 1)/(K - 1),
+//!     on top of e_x or e_d. e_f(m) is fitted from all-to-all rounds of K + 1
+//!     nodes (K senders into each): the expectation of the timeouts that TCP
+//!     windows overfilling the receiver's port cost (docs/models.md, *Fan-in*).
+//!
 //!   e is re-evaluated at every change, so a flow speeds up (or stops
 //!   accruing delay) when its reverse flow ends or its reverse path empties.
 //!   Capacity an exchange leaves unused through e_x < 1 is not handed to
@@ -74,37 +81,64 @@ use std::cmp::Reverse;
 /// of at most this size loses nothing both ways (see the module).
 pub const ONE_SEGMENT: u64 = 1448;
 
-/// Efficiency tables e_x(m), e_d(m) at `sizes` (each value in (0, 1]).
+/// Efficiency tables e_x(m), e_d(m) at `sizes` (each value in (0, 1]), and optionally
+/// e_f(m) of fan-in.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Efficiency {
     pub sizes: Vec<u64>,
     pub exchange: Vec<f64>,
     pub duplex: Vec<f64>,
+    pub fanin: Option<FanIn>,
+}
+
+/// e_f(m) at `sizes`: the efficiency of a flow into a node that `peers` nodes send to at
+/// once (measured in all-to-all rounds, every node sending to all `peers` others). With k
+/// senders into the flow's node, e = 1 - (1 - e_f(m))·(min(k, peers) - 1)/(peers - 1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FanIn {
+    pub peers: u64,
+    pub sizes: Vec<u64>,
+    pub e: Vec<f64>,
+}
+
+impl FanIn {
+    /// The efficiency of a flow of `m` bytes into a node with `k` senders.
+    fn at(&self, k: u32, m: u64) -> f64 {
+        if k < 2 || self.peers < 2 {
+            return 1.0;
+        }
+        let w = ((k as u64).min(self.peers) - 1) as f64 / (self.peers - 1) as f64;
+        1.0 - (1.0 - interpolate(&self.sizes, &self.e, m)) * w
+    }
+}
+
+/// Linear interpolation of `y` at `m` over `s`, constant above the largest size; below the
+/// smallest size s_0, 1 up to [`ONE_SEGMENT`] and linear from there to y(s_0) (y(s_0)
+/// itself where s_0 <= [`ONE_SEGMENT`]).
+fn interpolate(s: &[u64], y: &[f64], m: u64) -> f64 {
+    let i = s.partition_point(|&x| x <= m);
+    if i == 0 {
+        if s[0] <= ONE_SEGMENT {
+            return y[0];
+        }
+        if m <= ONE_SEGMENT {
+            return 1.0;
+        }
+        let t = (m - ONE_SEGMENT) as f64 / (s[0] - ONE_SEGMENT) as f64;
+        return 1.0 + t * (y[0] - 1.0);
+    }
+    if i == s.len() {
+        return y[s.len() - 1];
+    }
+    let (x0, x1) = (s[i - 1] as f64, s[i] as f64);
+    let t = (m as f64 - x0) / (x1 - x0);
+    y[i - 1] + t * (y[i] - y[i - 1])
 }
 
 impl Efficiency {
-    /// Linear interpolation of `y` at `m`, constant above the largest size; below the
-    /// smallest size s_0, 1 up to [`ONE_SEGMENT`] and linear from there to y(s_0)
-    /// (y(s_0) itself where s_0 <= [`ONE_SEGMENT`]).
+    /// `y` (a table of `sizes`) at `m`, as [`interpolate`].
     fn at(&self, y: &[f64], m: u64) -> f64 {
-        let s = &self.sizes;
-        let i = s.partition_point(|&x| x <= m);
-        if i == 0 {
-            if s[0] <= ONE_SEGMENT {
-                return y[0];
-            }
-            if m <= ONE_SEGMENT {
-                return 1.0;
-            }
-            let t = (m - ONE_SEGMENT) as f64 / (s[0] - ONE_SEGMENT) as f64;
-            return 1.0 + t * (y[0] - 1.0);
-        }
-        if i == s.len() {
-            return y[s.len() - 1];
-        }
-        let (x0, x1) = (s[i - 1] as f64, s[i] as f64);
-        let t = (m as f64 - x0) / (x1 - x0);
-        y[i - 1] + t * (y[i] - y[i - 1])
+        interpolate(&self.sizes, y, m)
     }
 }
 
@@ -177,6 +211,11 @@ pub struct TcpflowNet {
     bursts: Option<Bursts>,
     /// Scratch: the RTO events of an instant.
     rtos: Vec<XferEvent>,
+    /// Scratch (with a fan-in table): (receiving node, sending node) of the flows of
+    /// `work`, once each, and per node the number of nodes sending to it (zero between
+    /// recomputations).
+    pairs: Vec<(u32, u32)>,
+    senders: Vec<u32>,
 }
 
 impl TcpflowNet {
@@ -207,6 +246,8 @@ impl TcpflowNet {
             used: Vec::new(),
             bursts,
             rtos: Vec::new(),
+            pairs: Vec::new(),
+            senders: Vec::new(),
         }
     }
 
@@ -328,7 +369,8 @@ impl TcpflowNet {
 
     /// The efficiency of flow `id` in the network's present state, as (the factor on its
     /// rate, 1/e - 1: the delay its arrival accrues per second of its time alone); `load`:
-    /// the max-min rate carried by each resource (bytes/s, before efficiencies).
+    /// the max-min rate carried by each resource (bytes/s, before efficiencies). Fan-in
+    /// (`self.senders`, per node) adds its 1/e_f - 1 to the delay of either case.
     fn efficiency(&self, id: u32, load: &[f64]) -> (f64, f64) {
         let Some(eff) = &self.p.efficiency else {
             return (1.0, 0.0);
@@ -337,13 +379,17 @@ impl TcpflowNet {
         if m.src == m.dst {
             return (1.0, 0.0);
         }
+        let fanin = match &eff.fanin {
+            Some(f) => 1.0 / f.at(self.senders[m.dst as usize], m.bytes) - 1.0,
+            None => 0.0,
+        };
         let on = &self.fluid.on;
         let back = &on[self.topo.node_up(m.dst) as usize];
         if back.iter().any(|&o| {
             let r = &self.meta[o as usize];
             r.dst == m.src && !r.waiting
         }) {
-            return (eff.at(&eff.exchange, m.bytes), 0.0);
+            return (eff.at(&eff.exchange, m.bytes), fanin);
         }
         // The reverse path's busiest end: a's down link, b's up link.
         let u = [self.topo.node_down(m.src), self.topo.node_up(m.dst)]
@@ -352,7 +398,34 @@ impl TcpflowNet {
             .fold(0.0, f64::max)
             .min(1.0);
         let e = 1.0 - (1.0 - eff.at(&eff.duplex, m.bytes)) * u;
-        (1.0, 1.0 / e - 1.0)
+        (1.0, 1.0 / e - 1.0 + fanin)
+    }
+
+    /// Per node that a flow of `work` goes to, the number of other nodes sending to it
+    /// (flows that are not waiting) into `self.senders`; the pairs in `self.pairs`.
+    /// Every flow into a node shares its down link, so they are all in `work`.
+    fn count_senders(&mut self, work: &[u32]) {
+        self.pairs.clear();
+        for &id in work {
+            let m = &self.meta[id as usize];
+            if m.src != m.dst && !m.waiting {
+                self.pairs.push((m.dst, m.src));
+            }
+        }
+        self.pairs.sort_unstable();
+        self.pairs.dedup();
+        for &(dst, _) in &self.pairs {
+            if self.senders.len() <= dst as usize {
+                self.senders.resize(dst as usize + 1, 0);
+            }
+            self.senders[dst as usize] += 1;
+        }
+        for &id in work {
+            let dst = self.meta[id as usize].dst as usize;
+            if self.senders.len() <= dst {
+                self.senders.resize(dst + 1, 0);
+            }
+        }
     }
 
     /// Add to flow `id`'s debt what its lag accrued up to `now`.
@@ -373,6 +446,14 @@ impl TcpflowNet {
                 load[r as usize] += self.rates[k];
             }
         }
+        let fanin = self
+            .p
+            .efficiency
+            .as_ref()
+            .is_some_and(|e| e.fanin.is_some());
+        if fanin {
+            self.count_senders(work);
+        }
         for (k, &id) in work.iter().enumerate() {
             let (factor, lag) = self.efficiency(id, &load);
             self.rates[k] *= factor;
@@ -387,6 +468,11 @@ impl TcpflowNet {
         for &id in work {
             for &r in &self.fluid.flows[id as usize].route {
                 load[r as usize] = 0.0;
+            }
+        }
+        if fanin {
+            for &(dst, _) in &self.pairs {
+                self.senders[dst as usize] = 0;
             }
         }
         self.load = load;

@@ -1,0 +1,94 @@
+"""``tcp.efficiency.fanin``: e_f(m), what TCP loses into a node that many nodes send to.
+
+``measure efficiency``'s ``alltoall`` rounds send m bytes from every node to every other at
+once, as Open MPI's linear alltoall does: every node has N - 1 senders. Their TCP windows
+together overfill the port in front of the receiver, and a retransmission lost again costs
+a timeout (docs/results, *Alltoall on two-rack-8*, ``ports/``). The mean round time (the
+last flow's end) carries the expectation of those stalls.
+
+e_f(m) is fitted through the model itself: with the platform's other sections as they are
+(PLogP, the network, e_x, e_d, ``fifo_limit``, the tail-drop rule, ``cpu``), the value in
+(0, 1] with which ``tcpflow`` predicts the round (Open MPI's linear alltoall of N ranks,
+``alltoall-basic-linear``) at its measured mean, by bisection: the prediction grows as e_f
+falls. Where the model without fan-in predicts the round at or above its mean, e_f(m) = 1
+(the comment gives the ratio); so too where even e_f = 0.001 does not bring the prediction
+up to the mean: where small messages leave each NIC in posting order (``fifo_limit``), a
+linear alltoall's nodes mostly have one sender at a time in the model, and fan-in cannot
+say what the round lost. So e_f holds only what the rest of the model does not
+explain; ``tcpflow`` charges it to the flows into a node with k >= 2 senders, scaled by
+(k - 1)/(N - 2) (docs/models.md).
+"""
+
+from __future__ import annotations
+
+import copy
+import statistics
+from collections import defaultdict
+from typing import Any
+
+E_MIN = 1e-3  # the bisection's floor: a round 1000 times its fluid time is not TCP
+STEPS = 40
+
+
+def alltoall_spans(samples: list[dict[str, Any]]) -> tuple[int, dict[int, float]]:
+    """N, the nodes of the ``alltoall`` rounds, and per size the mean round time (each
+    repetition's last flow)."""
+    reps: dict[int, dict[int, float]] = defaultdict(dict)
+    nodes: set[int] = set()
+    for s in samples:
+        if s.get("phase") != "efficiency" or s.get("pattern") != "alltoall":
+            continue
+        if s.get("quantity") != "flow":
+            continue
+        m, r = int(s["size_bytes"]), int(s["repetition"])
+        reps[m][r] = max(reps[m].get(r, 0.0), float(s["value_s"]))
+        nodes.update((int(s["src"]), int(s["dst"])))
+    return len(nodes), {m: statistics.mean(v.values()) for m, v in sorted(reps.items())}
+
+
+def _predicted(doc: dict[str, Any], n: int, m: int, fanin: dict[str, Any] | None) -> float:
+    from ..platform import platform_from_dict
+    from ..prediction import predict
+    from ..schedules import collective
+
+    d = copy.deepcopy(doc)
+    eff = d["tcp"]["efficiency"]
+    eff.pop("fanin", None)
+    if fanin is not None:
+        eff["fanin"] = fanin
+    sched = collective("alltoall-basic-linear", n, m)
+    return predict(sched, platform_from_dict(d), "tcpflow", record_messages=False).makespan_s
+
+
+def fanin_section(doc: dict[str, Any], n: int, spans: dict[int, float]) -> tuple[dict, str]:
+    """The ``fanin`` table for platform document ``doc`` (which has ``plogp``, ``network``
+    and ``tcp.efficiency``) from the mean round times ``spans`` of N = ``n`` nodes, and a
+    comment: per size the measured mean, the prediction without fan-in and e_f."""
+    sizes, values, cells = [], [], []
+    for m, measured in spans.items():
+        base = _predicted(doc, n, m, None)
+        floor = {"peers": n - 1, "sizes": [m], "e": [E_MIN]}
+        if base >= measured:
+            e, why = 1.0, ""
+        elif _predicted(doc, n, m, floor) < measured:
+            # the model serves these messages so that few nodes ever have two senders at
+            # once (small messages leave their NIC in posting order): fan-in cannot say it
+            e, why = 1.0, ", not reached by fan-in"
+        else:
+            lo, hi = E_MIN, 1.0  # predicted(lo) >= measured > predicted(hi)
+            for _ in range(STEPS):
+                mid = (lo * hi) ** 0.5
+                table = {"peers": n - 1, "sizes": [m], "e": [mid]}
+                if _predicted(doc, n, m, table) >= measured:
+                    lo = mid
+                else:
+                    hi = mid
+            e, why = hi, ""
+        sizes.append(m)
+        values.append(round(e, 4))
+        cells.append(
+            f"{m} B {measured * 1e3:.3f} ms (without fan-in {base / measured:.2f}x{why}) "
+            f"e_f {e:.3f}"
+        )
+    note = f"fanin: all-to-all rounds of {n} nodes, mean round time and e_f: " + "; ".join(cells)
+    return {"peers": n - 1, "sizes": sizes, "e": values}, note
