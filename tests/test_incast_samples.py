@@ -90,3 +90,25 @@ def test_samples_need_the_many_to_one_section(cli, tmp_path) -> None:
         "predict", goal, "--platform", "loggopsim-default", "--model", "plogp", "--samples", "3"
     )
     assert result.code == 2 and "many_to_one" in result.err
+
+
+@needs_engine
+def test_the_measured_escalations_stand_for_tcpflow_fan_in() -> None:
+    # A gather's 3 senders into rank 0 are fan-in for tcpflow (e_f = 0.2 doubles and more
+    # their time); with the incast rule the measured escalations stand for those losses,
+    # so the samples are those of the platform without the fan-in table.
+    doc = copy.deepcopy(PLATFORM)
+    doc["network"] = {"topology": "crossbar", "nodes": 8, "nic": 1e8}
+    doc["tcp"] = {"efficiency": {"sizes": [8000], "exchange": [1.0], "duplex": [1.0]}}
+    plain = platform_from_dict(copy.deepcopy(doc), "i.yaml")
+    doc["tcp"]["efficiency"]["fanin"] = {"peers": 3, "sizes": [8000], "e": [0.2]}
+    fan = platform_from_dict(doc, "i.yaml")
+    from commodel.prediction import predict
+
+    assert (
+        predict(gather(4, 8000), fan, "tcpflow").makespan_s
+        > predict(gather(4, 8000), plain, "tcpflow").makespan_s * 1.5
+    )
+    a = predict_samples(gather(4, 8000), fan, "tcpflow", samples=20, seed=1)
+    b = predict_samples(gather(4, 8000), plain, "tcpflow", samples=20, seed=1)
+    assert a.makespans_s == b.makespans_s

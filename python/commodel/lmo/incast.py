@@ -121,8 +121,11 @@ def predict_samples(
     params = dict(platform.engine_params(spec.name))
     params.update(placement_params(platform))
     if spec.name == "tcpflow":
-        # the measured escalations stand for the losses at full ports: no tail drops on top
+        # the measured escalations stand for the losses at full ports: no tail drops and
+        # no fan-in delay on top
         params["rto_rule"] = "plogpt"
+        if params.get("efficiency"):
+            params["efficiency"] = {k: v for k, v in params["efficiency"].items() if k != "fanin"}
     incast = incast_table(platform, schedule)
     makespans, escalated = [], 0
     for i in range(samples):

@@ -11,7 +11,8 @@ plogp      >= 2      ``plogp``: L, o_s(m), o_r(m), g(m), uni- and bidirectional
 tree       2^D       ``network``: binary tree b(h), d(h)
 lmo        >= 3      ``lmo``: C_i, t_i, beta_ij
 many-to-one >= 3     ``many_to_one``: escalation levels and frequencies
-efficiency >= 2      ``tcp.efficiency``: e_x(m), e_d(m) of traffic both ways (tcpflow)
+efficiency >= 2      ``tcp.efficiency``: e_x(m), e_d(m) of traffic both ways, e_f(m)
+                     of fan-in from all-to-all rounds (>= 3; tcpflow)
 ========== ========= ============================================================
 
 A part that the rank count cannot run is skipped with a note (a tree needs a power of two
