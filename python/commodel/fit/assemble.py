@@ -196,9 +196,8 @@ def _add_fanin(sections: dict[str, Any], comments: dict[str, str], samples: list
             + " section"
         )
         return
-    doc = {"commodel_platform": 1, "name": "fanin-fit", "nodes": n, **sections}
-    if "network" in sections:
-        doc["nodes"] = sections["network"]["nodes"]
+    doc = {"commodel_platform": 1, "name": "fanin-fit", **sections}
+    doc["nodes"] = sections["network"]["nodes"]
     table, note = fanin_section(doc, n, spans)
     sections["tcp"]["efficiency"]["fanin"] = table
     comments["tcp"] = comments.get("tcp", "") + "\n" + note

@@ -212,8 +212,8 @@ pub struct TcpflowNet {
     /// Scratch: the RTO events of an instant.
     rtos: Vec<XferEvent>,
     /// Scratch (with a fan-in table): (receiving node, sending node) of the flows of
-    /// `work`, once each, and per node the number of nodes sending to it (zero between
-    /// recomputations).
+    /// `work`, once each, and per node of the topology the number of nodes sending to it
+    /// (zero between recomputations).
     pairs: Vec<(u32, u32)>,
     senders: Vec<u32>,
 }
@@ -223,6 +223,7 @@ impl TcpflowNet {
         let fluid = Fluid::new(&topo);
         let filler = Filler::new(topo.num_resources());
         let bursts = p.burst.clone().map(|b| Bursts::new(b, &topo));
+        let topo_nodes = topo.nodes() as usize;
         TcpflowNet {
             topo,
             node,
@@ -247,7 +248,7 @@ impl TcpflowNet {
             bursts,
             rtos: Vec::new(),
             pairs: Vec::new(),
-            senders: Vec::new(),
+            senders: vec![0; topo_nodes],
         }
     }
 
@@ -415,16 +416,7 @@ impl TcpflowNet {
         self.pairs.sort_unstable();
         self.pairs.dedup();
         for &(dst, _) in &self.pairs {
-            if self.senders.len() <= dst as usize {
-                self.senders.resize(dst as usize + 1, 0);
-            }
             self.senders[dst as usize] += 1;
-        }
-        for &id in work {
-            let dst = self.meta[id as usize].dst as usize;
-            if self.senders.len() <= dst {
-                self.senders.resize(dst + 1, 0);
-            }
         }
     }
 
