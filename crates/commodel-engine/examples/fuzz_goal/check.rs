@@ -4,8 +4,8 @@
 //! clean error, under every model; a prediction is self-consistent.
 
 use commodel_engine::params::{
-    Common, CpuParams, HockneyParams, IncastParams, IncastRow, LogGopsParams, MaxminParams,
-    PlogpParams, PlogptParams, RtoRule, TcpflowParams, TopologySpec, ZhuParams,
+    Common, CpuParams, Efficiency, FanIn, HockneyParams, IncastParams, IncastRow, LogGopsParams,
+    MaxminParams, PlogpParams, PlogptParams, RtoRule, TcpflowParams, TopologySpec, ZhuParams,
 };
 use commodel_engine::{goal, predict, ModelParams, OpKind, Schedule, SimError};
 
@@ -81,6 +81,28 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
             ..Common::default()
         },
     };
+    // tcpflow with its efficiencies both ways and into nodes with several senders
+    let tcpflow_efficiency = TcpflowParams {
+        topology: crossbar.clone(),
+        L: 20_000_000,
+        sizes: vec![0, 4096],
+        g: vec![3_000_000, 40_000_000],
+        efficiency: Some(Efficiency {
+            sizes: vec![1024, 8192],
+            exchange: vec![0.5, 0.7],
+            duplex: vec![0.8, 0.9],
+            fanin: Some(FanIn {
+                peers: 3,
+                sizes: vec![2048],
+                e: vec![0.25],
+            }),
+        }),
+        fifo_limit: None,
+        rto: None,
+        rto_rule: RtoRule::Plogpt,
+        buffer: None,
+        common: rendezvous_above(Some(16384)),
+    };
     let mut incast = MaxminParams::new(crossbar.clone(), true);
     incast.common.incast = Some(IncastParams {
         levels: vec![200_000_000_000, 1_000_000],
@@ -145,6 +167,7 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
         ModelParams::Zhu(zhu_fair),
         ModelParams::Maxmin(incast),
         ModelParams::Tcpflow(tcpflow),
+        ModelParams::Tcpflow(tcpflow_efficiency),
     ]
 }
 
