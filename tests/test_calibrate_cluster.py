@@ -68,3 +68,11 @@ def test_calibrate_on_one_rack_of_two_rack_8(tmp_path):
     assert eff.sizes == (4096, 16384, 65536)
     assert all(0 < e <= 1 for e in eff.exchange + eff.duplex)
     assert eff.exchange[-1] < 0.9, eff
+    # fan-in: all-to-all rounds of the 4 nodes at 4 KiB doubling to 64 KiB, fitted through
+    # tcpflow with the sections above; the comment gives each size's mean and e_f
+    assert eff.fanin is not None and eff.fanin.peers == 3, eff
+    assert eff.fanin.sizes == (4096, 8192, 16384, 32768, 65536)
+    with open(out) as handle:
+        assert "fanin: all-to-all rounds of 4 nodes, mean round time and e_f: 4096 B" in (
+            handle.read()
+        )
