@@ -362,3 +362,10 @@ def test_bad_escalation_names_the_field(escalation, field, problem, cli, tmp_pat
               "--model", "plogp")  # fmt: skip
     assert res.code == 2, res.err
     assert f"bad.yaml: {field}" in res.err and problem in res.err, res.err
+
+
+def test_the_rendezvous_threshold_is_open_mpis_tcp_eager_limit():
+    from commodel.fit.assemble import rendezvous_threshold
+
+    assert rendezvous_threshold("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4") == 65535
+    assert rendezvous_threshold("MPICH Version: 4.0.2") is None

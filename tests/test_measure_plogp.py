@@ -116,6 +116,9 @@ def test_fit_reproduces_the_same_platform_file(campaign, tmp_path):
         monotone_fit(fit.g_bidirectional, weights), rel=1e-5, abs=1e-11
     )
     assert plat.nodes == 2
+    # measured with Open MPI: from 64 KiB a message goes by rendezvous
+    assert plat.plogp.S == 65535
+    assert "S = 65535: Open MPI's TCP eager limit" in a.read_text()
 
 
 def test_db_list_and_plot(campaign, tmp_path):

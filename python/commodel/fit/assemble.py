@@ -35,6 +35,13 @@ def _fit_plogp(db: ResultsDB, camp: Campaign) -> dict[str, Any]:
     fit = fit_plogp(db.samples(camp.id), camp.options, ranks=camp.ranks)
     out: dict[str, Any] = {"plogp": plogp_section(fit)}
     notes = []
+    S = rendezvous_threshold(camp.mpi_library)
+    if S is not None:
+        out["plogp"]["S"] = S
+        notes.append(
+            f"S = {S}: Open MPI's TCP eager limit (btl_tcp_eager_limit, 64 KiB with its "
+            "headers, its default): from 64 KiB a message waits for its receive (rendezvous)"
+        )
     if 1 in fit.sizes:
         t1 = fit.table1()
         notes.append(
@@ -51,6 +58,16 @@ def _fit_plogp(db: ResultsDB, camp: Campaign) -> dict[str, Any]:
     if notes:
         out["__comment__"] = "\n".join(notes)
     return out
+
+
+def rendezvous_threshold(mpi_library: str) -> int | None:
+    """PLogP's S for the MPI library a campaign ran with (``Campaign.mpi_library``, as
+    ``MPI_Get_library_version`` gives it): Open MPI over TCP sends a message of 64 KiB or
+    more by rendezvous (its default ``btl_tcp_eager_limit``, headers included), so S =
+    64 KiB - 1; None (every message eager) for other libraries."""
+    from .cpu import EAGER_LIMIT
+
+    return EAGER_LIMIT - 1 if mpi_library.startswith("Open MPI") else None
 
 
 def _load_optional_fitters() -> None:
