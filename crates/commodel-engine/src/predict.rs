@@ -142,28 +142,18 @@ fn table(model: &'static str, field: &str, sizes: &[u64], y: &[Time]) -> Result<
     Table::new(sizes.to_vec(), y.to_vec()).map_err(|e| SimError::bad(model, field, e))
 }
 
-/// Efficiency tables: sizes increasing, one value per size in each table, each in (0, 1].
+/// Efficiency tables: sizes increasing, one value per size in each table, each in (0, 1];
+/// a fan-in table likewise, measured with at least 2 senders.
 fn efficiency(model: &'static str, e: &Efficiency) -> Result<Efficiency, SimError> {
-    if e.sizes.is_empty() || e.sizes.windows(2).any(|w| w[0] >= w[1]) {
-        return Err(SimError::bad(
-            model,
-            "efficiency.sizes",
-            "must be a non-empty list of increasing sizes".to_string(),
-        ));
-    }
-    for (field, y) in [
-        ("efficiency.exchange", &e.exchange),
-        ("efficiency.duplex", &e.duplex),
-    ] {
-        if y.len() != e.sizes.len() {
-            return Err(SimError::bad(
-                model,
-                field,
-                format!("has {} values for {} sizes", y.len(), e.sizes.len()),
-            ));
-        }
-        unit_interval(model, field, y)?;
-    }
+    unit_tables(
+        model,
+        "efficiency.sizes",
+        &e.sizes,
+        &[
+            ("efficiency.exchange", &e.exchange),
+            ("efficiency.duplex", &e.duplex),
+        ],
+    )?;
     if let Some(f) = &e.fanin {
         if f.peers < 2 {
             return Err(SimError::bad(
@@ -175,35 +165,47 @@ fn efficiency(model: &'static str, e: &Efficiency) -> Result<Efficiency, SimErro
                 ),
             ));
         }
-        if f.sizes.is_empty() || f.sizes.windows(2).any(|w| w[0] >= w[1]) {
-            return Err(SimError::bad(
-                model,
-                "efficiency.fanin.sizes",
-                "must be a non-empty list of increasing sizes".to_string(),
-            ));
-        }
-        if f.e.len() != f.sizes.len() {
-            return Err(SimError::bad(
-                model,
-                "efficiency.fanin.e",
-                format!("has {} values for {} sizes", f.e.len(), f.sizes.len()),
-            ));
-        }
-        unit_interval(model, "efficiency.fanin.e", &f.e)?;
+        unit_tables(
+            model,
+            "efficiency.fanin.sizes",
+            &f.sizes,
+            &[("efficiency.fanin.e", &f.e)],
+        )?;
     }
     Ok(e.clone())
 }
 
-/// Every value of `y` in (0, 1].
-fn unit_interval(model: &'static str, field: &str, y: &[f64]) -> Result<(), SimError> {
-    match y.iter().find(|&&v| !(v > 0.0 && v <= 1.0)) {
-        Some(v) => Err(SimError::bad(
+/// `sizes` non-empty and increasing; each table one value per size, every value in (0, 1].
+fn unit_tables(
+    model: &'static str,
+    sizes_field: &str,
+    sizes: &[u64],
+    tables: &[(&str, &[f64])],
+) -> Result<(), SimError> {
+    if sizes.is_empty() || sizes.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(SimError::bad(
             model,
-            field,
-            format!("values must be in (0, 1], got {v}"),
-        )),
-        None => Ok(()),
+            sizes_field,
+            "must be a non-empty list of increasing sizes".to_string(),
+        ));
     }
+    for &(field, y) in tables {
+        if y.len() != sizes.len() {
+            return Err(SimError::bad(
+                model,
+                field,
+                format!("has {} values for {} sizes", y.len(), sizes.len()),
+            ));
+        }
+        if let Some(v) = y.iter().find(|&&v| !(v > 0.0 && v <= 1.0)) {
+            return Err(SimError::bad(
+                model,
+                field,
+                format!("values must be in (0, 1], got {v}"),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The `buffer` of [`RtoRule::Buffer`], one capacity (bytes) per height h = 1..`heights`.

@@ -46,31 +46,31 @@ def alltoall_spans(samples: list[dict[str, Any]]) -> tuple[int, dict[int, float]
     return len(nodes), {m: statistics.mean(v.values()) for m, v in sorted(reps.items())}
 
 
-def _predicted(doc: dict[str, Any], n: int, m: int, fanin: dict[str, Any] | None) -> float:
+def _predicted(doc: dict[str, Any], schedule: Any, e: float) -> float:
+    """The makespan of ``schedule`` under ``tcpflow`` on ``doc`` with e_f = ``e`` at every
+    size (e = 1: as without fan-in), K = its ranks - 1."""
     from ..platform import platform_from_dict
     from ..prediction import predict
-    from ..schedules import collective
 
     d = copy.deepcopy(doc)
-    eff = d["tcp"]["efficiency"]
-    eff.pop("fanin", None)
-    if fanin is not None:
-        eff["fanin"] = fanin
-    sched = collective("alltoall-basic-linear", n, m)
-    return predict(sched, platform_from_dict(d), "tcpflow", record_messages=False).makespan_s
+    n = schedule.num_ranks
+    d["tcp"]["efficiency"]["fanin"] = {"peers": n - 1, "sizes": [1], "e": [e]}
+    return predict(schedule, platform_from_dict(d), "tcpflow", record_messages=False).makespan_s
 
 
 def fanin_section(doc: dict[str, Any], n: int, spans: dict[int, float]) -> tuple[dict, str]:
     """The ``fanin`` table for platform document ``doc`` (which has ``plogp``, ``network``
     and ``tcp.efficiency``) from the mean round times ``spans`` of N = ``n`` nodes, and a
     comment: per size the measured mean, the prediction without fan-in and e_f."""
+    from ..schedules import collective
+
     sizes, values, cells = [], [], []
     for m, measured in spans.items():
-        base = _predicted(doc, n, m, None)
-        floor = {"peers": n - 1, "sizes": [m], "e": [E_MIN]}
+        sched = collective("alltoall-basic-linear", n, m)
+        base = _predicted(doc, sched, 1.0)
         if base >= measured:
             e, why = 1.0, ""
-        elif _predicted(doc, n, m, floor) < measured:
+        elif _predicted(doc, sched, E_MIN) < measured:
             # the model serves these messages so that few nodes ever have two senders at
             # once (small messages leave their NIC in posting order): fan-in cannot say it
             e, why = 1.0, ", not reached by fan-in"
@@ -78,8 +78,7 @@ def fanin_section(doc: dict[str, Any], n: int, spans: dict[int, float]) -> tuple
             lo, hi = E_MIN, 1.0  # predicted(lo) >= measured > predicted(hi)
             for _ in range(STEPS):
                 mid = (lo * hi) ** 0.5
-                table = {"peers": n - 1, "sizes": [m], "e": [mid]}
-                if _predicted(doc, n, m, table) >= measured:
+                if _predicted(doc, sched, mid) >= measured:
                     lo = mid
                 else:
                     hi = mid
