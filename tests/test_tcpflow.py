@@ -8,7 +8,14 @@ import pytest
 import commodel
 from commodel.db import ResultsDB
 from commodel.errors import PlatformError
-from commodel.fit.efficiency import efficiency_section, fifo_limit, flows_by_round
+from commodel.fit.efficiency import (
+    efficiency_section,
+    fifo_limit,
+    flows_by_round,
+    model_oneway,
+    rebase_efficiency,
+    round_schedule,
+)
 from commodel.measure import efficiency as E
 from commodel.platform import default_model, load_platform, platform_from_dict
 from mpirun import commodel as commodel_cmd
@@ -185,6 +192,41 @@ def test_fit_takes_the_expected_pair_and_ring_flow_times():
     assert section["duplex"] == [0.8, 1.0]
     assert "written as 1: exchange(65536 B) = 1.111" in note
     assert "exchanging pair 15.000 ms (round 20.000 ms)" in note
+
+
+def test_efficiency_is_rebased_on_the_models_own_one_way_time():
+    # A token-bucket-like PLogP: g(4 KiB) = 10 us, far below the wire time 4096 B / 100 MB/s
+    # = 40.96 us, so a lone flow is charged m / b: T_m = 40.96 + L (50) = 90.96 us. The
+    # rounds ran faster than that one way (T_ow 30 us) and 30 us slower both ways: e_x =
+    # T_m / (T_m + 30 us), not T_ow / T = 0.5; the ring's 15 us: e_d = T_m / (T_m + 15).
+    m = 4096
+    doc = {
+        **PLATFORM,
+        "plogp": {"L": 50e-6, "sizes": [1, m], "o_s": [0, 0], "o_r": [0, 0], "g": [1e-8, 1e-5]},
+    }  # fmt: skip
+    rows = (
+        flow_rows("oneway", m, [{(0, 1): 20e-6, (2, 3): 40e-6}])
+        + flow_rows("exchange", m, [{(0, 1): 60e-6, (1, 0): 50e-6, (2, 3): 55e-6, (3, 2): 60e-6}])
+        + flow_rows("duplex", m, [{(0, 1): 45e-6, (1, 2): 45e-6, (2, 3): 45e-6, (3, 0): 45e-6}])
+    )  # fmt: skip
+    section, _ = efficiency_section(rows)
+    assert section["exchange"] == [0.5] and section["duplex"] == [round(30 / 45, 4)]
+    base = model_oneway(doc, rows)
+    t_m = m / 1e8 + 50e-6
+    assert base == {m: pytest.approx(t_m, rel=1e-9)}
+    rebased, note = rebase_efficiency({**section, "fanin": "kept"}, rows, base)
+    assert rebased["exchange"] == [round(t_m / (t_m + 30e-6), 4)]
+    assert rebased["duplex"] == [round(t_m / (t_m + 15e-6), 4)]
+    assert rebased["fanin"] == "kept" and section["exchange"] == [0.5]  # not changed in place
+    assert "4096 B 0.091 ms, exchange 0.500 -> 0.752, duplex 0.667 -> 0.858" in note
+    # the model's exchange with the rebased e_x takes about the measured excess more than
+    # its one-way time (the excess is charged to the flow's time on the wire, not to L)
+    doc["tcp"] = {"efficiency": {"sizes": [m], "exchange": rebased["exchange"], "duplex": [1.0]}}
+    ex = commodel.predict(
+        round_schedule([(0, 1), (1, 0)], m, 4), platform_from_dict(doc), "tcpflow"
+    )
+    wire = m / 1e8
+    assert ex.makespan_s == pytest.approx(t_m + 30e-6 * wire / t_m, rel=1e-3)
 
 
 def test_fit_without_rounds_is_an_error():

@@ -453,7 +453,8 @@ def run_efficiency(args: argparse.Namespace) -> int:
         tcp, note = tcp_section(rows)
         print(note)
         section = tcp["efficiency"]
-        print("size [B]   e_x (exchange)   e_d (duplex)")
+        print("size [B]   e_x (exchange)   e_d (duplex)   (T_ow / T; `fit` with plogp and network "
+              "takes them against tcpflow's own one-way time)")  # fmt: skip
         for m, ex, ed in zip(section["sizes"], section["exchange"], section["duplex"]):
             print(f"{m:>9}   {ex:>14.3f}   {ed:>12.3f}")
         from ..fit.fanin import alltoall_spans

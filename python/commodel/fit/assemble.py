@@ -177,7 +177,9 @@ def fit_platform(
             add_buffer(sections, comments, buffer)
         eff_camps = [c for c in camps if c.benchmark == "efficiency"]
         if eff_camps:
-            _add_fanin(sections, comments, db.samples(eff_camps[-1].id))
+            samples = db.samples(eff_camps[-1].id)
+            _rebase_efficiency(sections, comments, samples)
+            _add_fanin(sections, comments, samples)
     doc: dict[str, Any] = {
         "commodel_platform": 1,
         "name": name or f"measured-{hosts[0] if hosts else 'cluster'}",
@@ -194,6 +196,21 @@ def fit_platform(
         if key not in doc:
             doc[key] = sections[key]
     return doc, comments
+
+
+def _rebase_efficiency(sections: dict[str, Any], comments: dict[str, str], samples: list) -> None:
+    """``tcp.efficiency`` taken against ``tcpflow``'s own one-way time where the platform has
+    what the model needs (``plogp``, ``network``; :func:`commodel.fit.efficiency.rebase_efficiency`)."""
+    from .efficiency import model_oneway, rebase_efficiency
+
+    eff = sections.get("tcp", {}).get("efficiency")
+    if eff is None or "plogp" not in sections or "network" not in sections:
+        return
+    doc = {"commodel_platform": 1, "name": "efficiency-fit", **sections}
+    doc["nodes"] = sections["network"]["nodes"]
+    table, note = rebase_efficiency(eff, samples, model_oneway(doc, samples))
+    sections["tcp"]["efficiency"] = table
+    comments["tcp"] = comments.get("tcp", "") + "\n" + note
 
 
 def _add_fanin(sections: dict[str, Any], comments: dict[str, str], samples: list) -> None:
