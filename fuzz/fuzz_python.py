@@ -302,6 +302,7 @@ yaml_values = st.recursive(
                     "e",
                     "rto_rule",
                     "buffer",
+                    "bucket",
                     "escalation",
                     "x",
                 ]

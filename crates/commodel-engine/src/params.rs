@@ -13,7 +13,7 @@
 //! | `plogpt` | [`PlogptParams`] | topology with b(h), d(h); L, g(m), optional g_bidir(m); RTO rule from eps_S, eps_T (ps) and T_RTO (ps, default 200 ms) when the topology has d(h); `rto_rule` picks eq. 14's P_B or the measured port buffers `buffer` (bytes per height) |
 //! | `maxmin`, `maxmin-plain` | [`MaxminParams`] | topology; `rtt_weights` (false: plain) |
 //! | `zhu`, `zhu-fair` | [`ZhuParams`] | topology; `asymmetric` (false: fairness only) |
-//! | `tcpflow` | [`TcpflowParams`] | topology; L (ps), g(m) at `sizes` (ps); optional efficiency e_x(m), e_d(m) and fan-in e_f(m) with its `peers` (dimensionless, in (0, 1]); optional FIFO limit (bytes); `rto_rule` buffer: tail drops at full ports from `buffer` (bytes per height), T_RTO `rto` (ps, default 200 ms) |
+//! | `tcpflow` | [`TcpflowParams`] | topology; L (ps), g(m) at `sizes` (ps); optional efficiency e_x(m), e_d(m) and fan-in e_f(m) with its `peers` (dimensionless, in (0, 1]); optional FIFO limit (bytes); optional token bucket `bucket` (bytes); `rto_rule` buffer: tail drops at full ports from `buffer` (bytes per height), T_RTO `rto` (ps, default 200 ms) |
 //!
 //! Every message-level model (all but `loggops`) has [`Common`] fields: the
 //! rendezvous threshold S, the rank placement `rank_to_node`, the optional
@@ -234,6 +234,8 @@ pub struct TcpflowParams {
     /// Port buffer per height h = 1..D (index h - 1) or one for all, bytes; required by
     /// [`RtoRule::Buffer`].
     pub buffer: Option<Vec<u64>>,
+    /// B, bytes: the token bucket of every node's own link, each direction; None: none.
+    pub bucket: Option<u64>,
     pub common: Common,
 }
 

@@ -98,6 +98,7 @@ pub fn run(
                     None => None,
                 },
                 fifo_limit: p.fifo_limit,
+                bucket: p.bucket.filter(|&b| b > 0),
                 burst: match p.rto_rule {
                     RtoRule::Plogpt => None,
                     RtoRule::Buffer => Some(BurstParams {

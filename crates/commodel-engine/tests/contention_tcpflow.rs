@@ -31,6 +31,7 @@ fn params(nodes: u64, eff: Option<(f64, f64)>) -> ModelParams {
         rto: None,
         rto_rule: RtoRule::Plogpt,
         buffer: None,
+        bucket: None,
         common: Common::default(),
     })
 }
@@ -96,6 +97,7 @@ fn one_flow_across_racks_equals_plogp_or_the_wire_at_every_size() {
             rto: None,
             rto_rule: RtoRule::Plogpt,
             buffer: None,
+            bucket: None,
             common: Common::default(),
         });
         let p = ModelParams::Plogp(PlogpParams {
@@ -379,18 +381,7 @@ fn small_messages_into_one_port_take_their_bytes_at_its_rate() {
         b.recv(0, s, 2048, 0);
     }
     let s = b.build().unwrap();
-    let t = ModelParams::Tcpflow(TcpflowParams {
-        topology: TopologySpec::crossbar(8, NIC),
-        L,
-        sizes: vec![2048, 65536],
-        g: vec![1, 655_360 * US / 1000],
-        efficiency: None,
-        fifo_limit: None,
-        rto: None,
-        rto_rule: RtoRule::Plogpt,
-        buffer: None,
-        common: Common::default(),
-    });
+    let t = bucketed(None);
     let o = run(&s, &t, true).unwrap();
     let wire = (7.0 * 2048.0 / NIC * 1e12) as u64;
     for m in &o.messages {
@@ -410,6 +401,60 @@ fn small_messages_into_one_port_take_their_bytes_at_its_rate() {
     assert!(o.makespan.abs_diff(20_480_000 + L) <= 1, "{}", o.makespan);
 }
 
+/// The token-bucket table above (g = 1 ps up to 2 KiB) with a bucket of `bucket` bytes
+/// on every link direction, on a crossbar of 8 nodes.
+fn bucketed(bucket: Option<u64>) -> ModelParams {
+    ModelParams::Tcpflow(TcpflowParams {
+        topology: TopologySpec::crossbar(8, NIC),
+        L,
+        sizes: vec![2048, 65536],
+        g: vec![1, 655_360 * US / 1000],
+        efficiency: None,
+        fifo_limit: None,
+        rto: None,
+        rto_rule: RtoRule::Plogpt,
+        buffer: None,
+        bucket,
+        common: Common::default(),
+    })
+}
+
+#[test]
+fn a_token_bucket_lets_what_fits_through_at_once() {
+    let t = bucketed(Some(3000));
+    // One 2 KiB message alone fits: g(m) + L, as PLogP measured it (20.48 us + L without).
+    let mut b = ScheduleBuilder::new(8);
+    b.send(1, 0, 2048, 0);
+    b.recv(0, 1, 2048, 0);
+    let one = b.build().unwrap();
+    assert_eq!(run(&one, &t, true).unwrap().makespan, 1 + L);
+    let o = run(&one, &bucketed(None), true).unwrap();
+    assert!(o.makespan.abs_diff(20_480_000 + L) <= 1, "{}", o.makespan);
+    // Seven into node 0 at once: its down link passes its 3000 bytes at once and the rest
+    // at its rate, so the last ends at (7 * 2048 - 3000) B / NIC + L = 113.36 us + L (the
+    // first gets 2048 B, the second the 952 left, the others none).
+    let mut b = ScheduleBuilder::new(8);
+    for s in 1..8 {
+        b.send(s, 0, 2048, 0);
+        b.recv(0, s, 2048, 0);
+    }
+    let o = run(&b.build().unwrap(), &t, true).unwrap();
+    assert!(o.makespan.abs_diff(113_360_000 + L) <= 2, "{}", o.makespan);
+    // The bucket refills at the link's rate: a second message 10 us after the first (which
+    // took 1 ps) finds 2048 - 1000 B still held, gets 1952 B through at once and sends the
+    // other 96 B in 0.96 us, ending at 10.96 us + 1 ps + L.
+    let mut b = ScheduleBuilder::new(8);
+    let s1 = b.send(1, 0, 2048, 0);
+    let c = b.calc(1, 10_000);
+    b.requires(c, s1);
+    let s2 = b.send(1, 0, 2048, 1);
+    b.requires(s2, c);
+    b.recv(0, 1, 2048, 0);
+    b.recv(0, 1, 2048, 1);
+    let o = run(&b.build().unwrap(), &t, true).unwrap();
+    assert!(o.makespan.abs_diff(10_960_001 + L) <= 2, "{}", o.makespan);
+}
+
 /// A message that fits TCP's initial window (10 segments of 1448 bytes): sent whole
 /// without waiting for acknowledgements. 100 us on the wire at B.
 const W: u64 = 10_000;
@@ -427,6 +472,7 @@ fn burst(topology: TopologySpec, buffer: Vec<u64>) -> ModelParams {
         rto: Some(200 * MS),
         rto_rule: RtoRule::Buffer,
         buffer: Some(buffer),
+        bucket: None,
         common: Common::default(),
     })
 }

@@ -92,6 +92,7 @@ pub fn model_params(model: &str, d: &Bound<'_, PyDict>) -> PyResult<ModelParams>
             rto: f.opt_uint("rto")?,
             rto_rule: rto_rule(&f)?,
             buffer: f.opt_uints("buffer")?,
+            bucket: f.opt_uint("bucket")?,
             common: common(&f)?,
         }),
         _ => ModelParams::Zhu(ZhuParams {

@@ -175,6 +175,13 @@ def fit_platform(
             nodes = sections["network"]["nodes"]
         if buffer is not None:
             add_buffer(sections, comments, buffer)
+        if "plogp" in sections and "network" in sections:
+            from .bucket import bucket
+
+            value, note = bucket(sections["plogp"], sections["network"])
+            if value is not None:
+                sections["network"]["bucket"] = value
+            comments["network"] = comments.get("network", "") + "\n" + note
         eff_camps = [c for c in camps if c.benchmark == "efficiency"]
         if eff_camps:
             samples = db.samples(eff_camps[-1].id)

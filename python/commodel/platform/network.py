@@ -20,7 +20,10 @@ Topologies (``network.topology``, see docs/formats.md):
 Every topology but ``binary-tree`` may give ``d`` (s per height: 1 for node links, 2 for
 rack uplinks), PlogPT's buffer delays, which ``plogpt``'s RTO rule needs. Every topology may
 give ``buffer`` (bytes): the measured capacity of the switch port feeding a link of height h,
-one value per height or one for all, which ``tcp.rto_rule: buffer`` needs (``plogpt``, ``tcpflow``).
+one value per height or one for all, which ``tcp.rto_rule: buffer`` needs (``plogpt``, ``tcpflow``),
+and ``bucket`` (bytes): the token bucket of every node's own link, each direction, which
+``tcpflow`` lets a small message pass at once (``fit`` writes it from PLogP's g(m); 0 or
+absent: none).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class BinaryTree:
     bidirectional: TreeLevels | None = None
     latency: tuple[float, ...] | None = None
     buffer: tuple[int, ...] | None = None  # B per height h = 1..D (port buffer capacity)
+    bucket: int | None = None  # B, token bucket of every node's own link (tcpflow)
 
 
 @dataclass(frozen=True)
@@ -70,6 +74,7 @@ class TreeNetwork:
     oversubscription: float = 1.0
     d: tuple[float, ...] | None = None  # s per height (PlogPT buffer delays)
     buffer: tuple[int, ...] | None = None  # B per height (port buffer capacity)
+    bucket: int | None = None  # B, token bucket of every node's own link (tcpflow)
 
 
 # The validated ``network`` section.
@@ -104,7 +109,7 @@ def _binary_tree(at: At, value: dict[str, Any]) -> BinaryTree:
         at,
         value,
         required=("topology",),
-        optional=("nodes", "unidirectional", "bidirectional", "latency", "buffer"),
+        optional=("nodes", "unidirectional", "bidirectional", "latency", "buffer", "bucket"),
     )
     for key in ("nodes", "unidirectional"):
         if key not in data:
@@ -130,6 +135,7 @@ def _binary_tree(at: At, value: dict[str, Any]) -> BinaryTree:
         else _tree_levels(at.key("bidirectional"), bidirectional, height),
         latency=latency,
         buffer=_buffer(at.key("buffer"), data.get("buffer"), height),
+        bucket=_bucket(at.key("bucket"), data.get("bucket")),
     )
 
 
@@ -140,7 +146,7 @@ def _at_least_one(at: At, value: Any) -> float:
 
 
 def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
-    common = ("topology", "nodes", "nic", "nic_bidir", "d", "buffer")
+    common = ("topology", "nodes", "nic", "nic_bidir", "d", "buffer", "bucket")
     if topology == "crossbar":
         data = mapping(at, value, required=("nic",), optional=(*common, "latency"))
         nodes = data.get("nodes")
@@ -223,7 +229,13 @@ def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
         oversubscription=over,
         d=d,
         buffer=_buffer(at.key("buffer"), data.get("buffer"), 1 if topology == "crossbar" else 2),
+        bucket=_bucket(at.key("bucket"), data.get("bucket")),
     )
+
+
+def _bucket(at: At, value: Any) -> int | None:
+    """``bucket``: token bucket in bytes (>= 0; 0: none)."""
+    return None if value is None else size(at, value)
 
 
 def _buffer(at: At, value: Any, heights: int) -> tuple[int, ...] | None:

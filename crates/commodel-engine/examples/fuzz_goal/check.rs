@@ -70,6 +70,7 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
         rto: Some(200_000_000_000),
         rto_rule: RtoRule::Buffer,
         buffer: Some(vec![3072]),
+        bucket: None,
         common: Common {
             S: Some(4096),
             cpu: Some(CpuParams {
@@ -101,6 +102,8 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
         rto: None,
         rto_rule: RtoRule::Plogpt,
         buffer: None,
+        // token buckets of 3 KB at every node's link: small messages pass at g(m)
+        bucket: Some(3000),
         common: rendezvous_above(Some(16384)),
     };
     let mut incast = MaxminParams::new(crossbar.clone(), true);

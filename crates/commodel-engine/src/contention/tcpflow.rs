@@ -13,6 +13,13 @@
 //!   burst through at once, so its measured g(m) of a few KiB can be below
 //!   m/b_a (0 up to 2 KiB on two-rack-16); a gap below the wire time
 //!   would let many such messages into one port faster than its rate.
+//!   With a token bucket of B bytes on every link direction (`bucket`), the
+//!   tokens T of its route when it is posted (the fewest of its links') go
+//!   through at once: its work is max(b_a·g(m), m - min(T, m)), so a lone
+//!   message that fits is charged g(m), as PLogP measured it. A link's tokens
+//!   are max(0, B - V), V what was posted into it and its rate c has not
+//!   drained, V(t) = max(0, V - c·dt) plus every message posted into it: a
+//!   stream of messages runs at c once its first B bytes are through.
 //! * **Sharing, as max-min.** Flows get rates by progressive filling on the
 //!   link directions of their routes (every flow weight 1; TCP flows of one
 //!   LAN have similar round-trip times), recomputed whenever a flow starts or
@@ -156,6 +163,8 @@ pub struct TcpflowParams {
     pub fifo_limit: Option<u64>,
     /// Tail drops at full ports (of the messages up to `fifo_limit`); None: no RTO.
     pub burst: Option<BurstParams>,
+    /// B, bytes: the token bucket of every link direction (None: none).
+    pub bucket: Option<u64>,
 }
 
 /// What the network knows of a flow: its message size and end nodes.
@@ -176,6 +185,9 @@ struct Meta {
     /// r_1: the rate the flow has alone (its route's narrowest link), bytes/s; set where
     /// there is an efficiency table.
     alone: f64,
+    /// The bytes of its message that the buckets of its sender's and receiver's links let
+    /// through at once when it was posted: its work's floor is m less these.
+    credit: u64,
 }
 
 /// The `tcpflow` network.
@@ -216,6 +228,9 @@ pub struct TcpflowNet {
     /// (zero between recomputations).
     pairs: Vec<(u32, u32)>,
     senders: Vec<u32>,
+    /// With a bucket: per resource (link direction), the bytes posted into it that its
+    /// rate has not yet drained, and when that was last brought up to date.
+    held: Vec<(f64, Time)>,
 }
 
 impl TcpflowNet {
@@ -249,7 +264,33 @@ impl TcpflowNet {
             rtos: Vec::new(),
             pairs: Vec::new(),
             senders: vec![0; topo_nodes],
+            held: Vec::new(),
         }
+    }
+
+    /// The bytes of a message of `bytes` posted at `now` on `self.route` that the tokens of
+    /// its route's link directions let through at once. Each holds what was posted into it
+    /// less what its rate c has drained since (a virtual queue V, V(t) = max(0, V - c·dt)),
+    /// so its tokens are max(0, B - V); the message gets the fewest along its route, at most
+    /// its size, and is added to every V of its route.
+    fn credit(&mut self, now: Time, bytes: u64) -> u64 {
+        let Some(cap) = self.p.bucket else {
+            return 0;
+        };
+        if self.held.is_empty() {
+            self.held = vec![(0.0, 0); self.topo.num_resources()];
+        }
+        let mut tokens = cap as f64;
+        for &r in &self.route.resources {
+            let c = self.topo.capacity(r, false);
+            let (v, t) = &mut self.held[r as usize];
+            let dt = now.saturating_sub(*t) as f64 / PS_PER_S as f64;
+            *v = (*v - c * dt).max(0.0);
+            *t = now;
+            tokens = tokens.min((cap as f64 - *v).max(0.0));
+            *v += bytes as f64;
+        }
+        (tokens as u64).min(bytes)
     }
 
     /// Is flow `id` a message of at most `fifo_limit` bytes between two nodes (served in posting order)?
@@ -489,8 +530,9 @@ impl TcpflowNet {
             let b = self.topo.node_capacity(m.src, false);
             let mut remaining = b * g as f64 / PS_PER_S as f64;
             if m.src != m.dst {
-                // No link carries data above its rate: m bytes are at least m bytes of work.
-                remaining = remaining.max(m.bytes as f64);
+                // No link carries data above its rate: m bytes are at least m bytes of work,
+                // less what the buckets at its ends let through at once.
+                remaining = remaining.max((m.bytes - m.credit) as f64);
             }
             self.fluid.flows[id as usize].remaining = remaining;
         }
@@ -533,7 +575,9 @@ impl Network for TcpflowNet {
         if self.meta.len() <= id {
             self.meta.resize(id + 1, Meta::default());
         }
+        let credit = if a != b { self.credit(now, bytes) } else { 0 };
         self.meta[id] = Meta {
+            credit,
             bytes,
             src: a,
             dst: b,
