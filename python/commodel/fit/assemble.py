@@ -205,6 +205,17 @@ def fit_platform(
     return doc, comments
 
 
+def _model_doc(sections: dict[str, Any]) -> dict[str, Any]:
+    """A platform document of the sections fitted so far (with ``network``), for the fits
+    that go through the model."""
+    return {
+        "commodel_platform": 1,
+        "name": "fit",
+        **sections,
+        "nodes": sections["network"]["nodes"],
+    }
+
+
 def _rebase_efficiency(sections: dict[str, Any], comments: dict[str, str], samples: list) -> None:
     """``tcp.efficiency`` taken against ``tcpflow``'s own one-way time where the platform has
     what the model needs (``plogp``, ``network``; :func:`commodel.fit.efficiency.rebase_efficiency`)."""
@@ -213,9 +224,7 @@ def _rebase_efficiency(sections: dict[str, Any], comments: dict[str, str], sampl
     eff = sections.get("tcp", {}).get("efficiency")
     if eff is None or "plogp" not in sections or "network" not in sections:
         return
-    doc = {"commodel_platform": 1, "name": "efficiency-fit", **sections}
-    doc["nodes"] = sections["network"]["nodes"]
-    table, note = rebase_efficiency(eff, samples, model_oneway(doc, samples))
+    table, note = rebase_efficiency(eff, samples, model_oneway(_model_doc(sections), samples))
     sections["tcp"]["efficiency"] = table
     comments["tcp"] = comments.get("tcp", "") + "\n" + note
 
@@ -237,9 +246,7 @@ def _add_fanin(sections: dict[str, Any], comments: dict[str, str], samples: list
             + " section"
         )
         return
-    doc = {"commodel_platform": 1, "name": "fanin-fit", **sections}
-    doc["nodes"] = sections["network"]["nodes"]
-    table, note = fanin_section(doc, n, spans)
+    table, note = fanin_section(_model_doc(sections), n, spans)
     sections["tcp"]["efficiency"]["fanin"] = table
     comments["tcp"] = comments.get("tcp", "") + "\n" + note
 
