@@ -8,8 +8,8 @@ at every such size; below B it is about m. On a port that serializes every frame
 m / b and m - b·g(m) <= 0.
 
 B is the median of v(m) = m - b·g(m) over PLogP's sizes from 1 KiB (below, g is mostly the
-per-message cost) to Open MPI's eager limit (64
-KiB: above it g holds the rendezvous round trip) where v(m) < m / 2, the sizes at least
+per-message cost) to Open MPI's eager limit (64 KiB: above it g holds the rendezvous round
+trip) where v(m) < m / 2, the sizes at least
 twice the bucket (the part of the table that rises at the wire rate); b is the fitted
 network's node link (``unidirectional.b[0]``, or ``nic``). None when no size qualifies or
 the median is not positive: the links serialize.
@@ -20,7 +20,7 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-EAGER = 65536  # Open MPI's TCP eager limit with headers: below it PLogP's g is one message
+from .cpu import EAGER_LIMIT
 
 
 def node_rate(network: dict[str, Any]) -> float | None:
@@ -39,7 +39,7 @@ def bucket(plogp: dict[str, Any], network: dict[str, Any]) -> tuple[int | None, 
     v = [
         (m, m - b * g)
         for m, g in zip(plogp["sizes"], plogp["g"])
-        if 1024 <= m < EAGER and m - b * g < m / 2
+        if 1024 <= m < EAGER_LIMIT and m - b * g < m / 2
     ]
     if not v:
         return None, "bucket: none (no PLogP size below 64 KiB with m - b g(m) < m / 2)"

@@ -18,7 +18,7 @@ when the platform has ``plogp`` and ``network``): the one-way rounds can run fas
 idle port's burst at once, so a lone 4 KiB flow there takes 0.14 ms where the model, which
 charges every flow at least its wire time m / b, takes 0.35 ms. The ratio T_ow / T then
 charges the model's wire-time flow the buckets' head start as if it were TCP's loss (e_x(4
-KiB) = 0.52 on two-rack-8, and a 4 KiB exchange predicted at 0.68 ms against 0.27 ms
+KiB) = 0.52 on two-rack-8, and a 4 KiB exchange predicted at 0.70 ms against 0.27 ms
 measured). What both ways cost is the excess T - T_ow; with T_m the mean flow time
 ``tcpflow`` predicts for the one-way round itself (without the efficiency tables), e = T_m /
 (T_m + T - T_ow), the value that makes the model's flow take the measured excess more than
@@ -94,6 +94,19 @@ def fifo_limit(rounds: dict[tuple[str, int], list[Flows]]) -> tuple[int | None, 
     return limit, "fanout, first / last peer's time: " + ", ".join(cells)
 
 
+def round_means(rounds: dict[tuple[str, int], list[Flows]], m: int) -> tuple[float, float, float]:
+    """At size ``m``: T_ow, the mean one-way flow; T_x, the mean of the exchanging pairs'
+    later flows; T_d, the mean ring flow (T_x without ring rounds)."""
+    t_ow = statistics.mean(t for f in rounds[("oneway", m)] for t in f.values())
+    pairs = pair_times(rounds[("exchange", m)])
+    if not pairs:
+        raise CommodelError(f"the exchange rounds of {m} B have no pair with both flows")
+    t_x = statistics.mean(pairs)
+    ring = rounds.get(("duplex", m))
+    t_d = statistics.mean(t for f in ring for t in f.values()) if ring else t_x
+    return t_ow, t_x, t_d
+
+
 def efficiency_section(samples: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
     """The ``efficiency`` part of the ``tcp`` section and a comment with the means."""
     rounds = flows_by_round(samples)
@@ -103,19 +116,13 @@ def efficiency_section(samples: list[dict[str, Any]]) -> tuple[dict[str, Any], s
     table: dict[str, list[float]] = {"exchange": [], "duplex": []}
     notes, capped = [], []
     for m in sizes:
-        t_ow = statistics.mean(t for f in rounds[("oneway", m)] for t in f.values())
-        pairs = pair_times(rounds[("exchange", m)])
-        if not pairs:
-            raise CommodelError(f"the exchange rounds of {m} B have no pair with both flows")
-        t_x = statistics.mean(pairs)
-        ring = rounds.get(("duplex", m))
-        t_d = statistics.mean(t for f in ring for t in f.values()) if ring else t_x
+        t_ow, t_x, t_d = round_means(rounds, m)
         span = statistics.mean(max(f.values()) for f in rounds[("exchange", m)])
         line = (
             f"{m} B: one-way flow {t_ow * 1e3:.3f} ms, exchanging pair {t_x * 1e3:.3f} ms "
             f"(round {span * 1e3:.3f} ms)"
         )
-        if ring:
+        if ("duplex", m) in rounds:
             line += f", ring flow {t_d * 1e3:.3f} ms"
         notes.append(line)
         for key, t in (("exchange", t_x), ("duplex", t_d)):
@@ -182,10 +189,7 @@ def rebase_efficiency(
     for key in ("exchange", "duplex"):
         out[key] = list(section[key])
     for i, m in enumerate(section["sizes"]):
-        t_ow = statistics.mean(t for f in rounds[("oneway", m)] for t in f.values())
-        t_x = statistics.mean(pair_times(rounds[("exchange", m)]))
-        ring = rounds.get(("duplex", m))
-        t_d = statistics.mean(t for f in ring for t in f.values()) if ring else t_x
+        t_ow, t_x, t_d = round_means(rounds, m)
         t_m = base[m]
         cell = f"{m} B {t_m * 1e3:.3f} ms"
         for key, t in (("exchange", t_x), ("duplex", t_d)):

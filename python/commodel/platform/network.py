@@ -21,7 +21,7 @@ Every topology but ``binary-tree`` may give ``d`` (s per height: 1 for node link
 rack uplinks), PlogPT's buffer delays, which ``plogpt``'s RTO rule needs. Every topology may
 give ``buffer`` (bytes): the measured capacity of the switch port feeding a link of height h,
 one value per height or one for all, which ``tcp.rto_rule: buffer`` needs (``plogpt``, ``tcpflow``),
-and ``bucket`` (bytes): the token bucket of every node's own link, each direction, which
+and ``bucket`` (bytes): the token bucket of every link direction, through which
 ``tcpflow`` lets a small message pass at once (``fit`` writes it from PLogP's g(m); 0 or
 absent: none).
 """
@@ -54,7 +54,7 @@ class BinaryTree:
     bidirectional: TreeLevels | None = None
     latency: tuple[float, ...] | None = None
     buffer: tuple[int, ...] | None = None  # B per height h = 1..D (port buffer capacity)
-    bucket: int | None = None  # B, token bucket of every node's own link (tcpflow)
+    bucket: int | None = None  # B, token bucket of every link direction (tcpflow)
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class TreeNetwork:
     oversubscription: float = 1.0
     d: tuple[float, ...] | None = None  # s per height (PlogPT buffer delays)
     buffer: tuple[int, ...] | None = None  # B per height (port buffer capacity)
-    bucket: int | None = None  # B, token bucket of every node's own link (tcpflow)
+    bucket: int | None = None  # B, token bucket of every link direction (tcpflow)
 
 
 # The validated ``network`` section.
@@ -135,7 +135,7 @@ def _binary_tree(at: At, value: dict[str, Any]) -> BinaryTree:
         else _tree_levels(at.key("bidirectional"), bidirectional, height),
         latency=latency,
         buffer=_buffer(at.key("buffer"), data.get("buffer"), height),
-        bucket=_bucket(at.key("bucket"), data.get("bucket")),
+        bucket=size(at.key("bucket"), data.get("bucket"), allow_none=True),
     )
 
 
@@ -229,13 +229,8 @@ def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
         oversubscription=over,
         d=d,
         buffer=_buffer(at.key("buffer"), data.get("buffer"), 1 if topology == "crossbar" else 2),
-        bucket=_bucket(at.key("bucket"), data.get("bucket")),
+        bucket=size(at.key("bucket"), data.get("bucket"), allow_none=True),
     )
-
-
-def _bucket(at: At, value: Any) -> int | None:
-    """``bucket``: token bucket in bytes (>= 0; 0: none)."""
-    return None if value is None else size(at, value)
 
 
 def _buffer(at: At, value: Any, heights: int) -> tuple[int, ...] | None:

@@ -185,8 +185,8 @@ struct Meta {
     /// r_1: the rate the flow has alone (its route's narrowest link), bytes/s; set where
     /// there is an efficiency table.
     alone: f64,
-    /// The bytes of its message that the buckets of its sender's and receiver's links let
-    /// through at once when it was posted: its work's floor is m less these.
+    /// The bytes of its message that the buckets of its route's links let through at once
+    /// when it was posted: its work's floor is m less these.
     credit: u64,
 }
 
@@ -239,6 +239,10 @@ impl TcpflowNet {
         let filler = Filler::new(topo.num_resources());
         let bursts = p.burst.clone().map(|b| Bursts::new(b, &topo));
         let topo_nodes = topo.nodes() as usize;
+        let held = match p.bucket {
+            Some(_) => vec![(0.0, 0); topo.num_resources()],
+            None => Vec::new(),
+        };
         TcpflowNet {
             topo,
             node,
@@ -264,7 +268,7 @@ impl TcpflowNet {
             rtos: Vec::new(),
             pairs: Vec::new(),
             senders: vec![0; topo_nodes],
-            held: Vec::new(),
+            held,
         }
     }
 
@@ -277,9 +281,6 @@ impl TcpflowNet {
         let Some(cap) = self.p.bucket else {
             return 0;
         };
-        if self.held.is_empty() {
-            self.held = vec![(0.0, 0); self.topo.num_resources()];
-        }
         let mut tokens = cap as f64;
         for &r in &self.route.resources {
             let c = self.topo.capacity(r, false);
@@ -531,7 +532,7 @@ impl TcpflowNet {
             let mut remaining = b * g as f64 / PS_PER_S as f64;
             if m.src != m.dst {
                 // No link carries data above its rate: m bytes are at least m bytes of work,
-                // less what the buckets at its ends let through at once.
+                // less what the buckets on its route let through at once.
                 remaining = remaining.max((m.bytes - m.credit) as f64);
             }
             self.fluid.flows[id as usize].remaining = remaining;
