@@ -1,4 +1,4 @@
-"""``network.bucket``: the token bucket of the nodes' links, from PLogP's g(m).
+"""``network.bucket``: the token bucket of the links (every direction), from PLogP's g(m).
 
 A token-bucket shaper (Linux ``tbf``, a cloud instance's rate limit, the emulated cluster's
 default ``shaping: tbf``) lets a port that has been idle pass B bytes at once and holds the
