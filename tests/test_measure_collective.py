@@ -7,7 +7,14 @@ import time
 
 import pytest
 
-from commodel.measure.collective import forced_algorithm, run_mca, sweep_algorithms
+from commodel.measure.collective import (
+    batch_reps,
+    forced_algorithm,
+    run_mca,
+    sweep_algorithms,
+    validate_options,
+)
+from commodel.measure.concurrent import ci_ok
 from mpirun import commodel, connect_when_released, env, kill_group, needs_mpi, start
 
 
@@ -77,6 +84,59 @@ def test_forced_runs_segment_as_the_generators_and_rules_files_do():
         "coll_tuned_bcast_algorithm": "2",
     }
     assert mca("bcast", 0) == {}
+
+
+def test_batch_reps_goes_past_the_cap_only_on_a_budget():
+    opts = {"min_reps": 5, "max_reps": 8, "ci": 0.02}
+    wide = [1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0]  # CI far from 2%
+    steady = [1.0] * 5
+    assert batch_reps([], 0.0, opts) == 5
+    assert batch_reps(steady, 0.1, opts) == 0  # interval met at min_reps
+    assert batch_reps(wide[:5], 0.1, opts) == 2  # half as many, up to the cap
+    assert batch_reps(wide[:6], 0.1, opts) == 2  # 3, cut to the cap's 8
+    assert batch_reps(wide[:8], 0.1, opts) == 0  # at the cap, no budget
+    budget = {**opts, "budget": 1.0}
+    assert batch_reps(wide[:8], 0.1, budget) == 4  # half as many
+    assert batch_reps(wide[:8], 0.9, budget) == 1  # what 0.1 s holds at 0.1125 s a rep
+    assert batch_reps(wide[:12], 0.5, budget) == 6  # 0.5 s holds 12 more, half is 6
+    assert batch_reps(wide[:8], 1.0, budget) == 0  # spent
+    assert batch_reps(wide[:8], 0.0, budget) == 0  # no pace to go by
+    assert batch_reps(steady + steady, 0.1, budget) == 0  # the interval still ends it
+
+
+def test_budget_is_recorded_only_when_given_and_checked():
+    from commodel.errors import CommodelError
+
+    plain = validate_options({"collective": "bcast"}, environ={})
+    assert "budget" not in plain  # campaigns from before the option keep their options
+    assert validate_options({"collective": "bcast", "budget": 0}, environ={}) == plain
+    assert validate_options({"collective": "bcast", "budget": 2}, environ={})["budget"] == 2.0
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(CommodelError, match="--budget: expected seconds >= 0"):
+            validate_options({"collective": "bcast", "budget": bad}, environ={})
+
+
+@pytest.mark.mpi
+@needs_mpi
+def test_a_budget_takes_a_noisy_size_to_its_interval(tmp_path):
+    # a 2-rank barrier over loopback takes about a microsecond and spreads far more than
+    # 2% (one preemption outweighs thousands of samples): with --max-reps 5 alone it stops
+    # at 5, with a budget it goes on until its interval is met or the budget spent
+    db = tmp_path / "b.duckdb"
+    common = ["measure", "collective", "--db", str(db), "--collective", "barrier",
+              "--min-reps", "5", "--max-reps", "5", "--quiet"]  # fmt: skip
+    began = time.monotonic()
+    res = run_env({}, 2, *common, "--budget", "2")
+    took = time.monotonic() - began
+    assert res.returncode == 0, res.stderr
+    rows, camps = samples(db)
+    [(_cid, opts, status)] = camps
+    assert status == "complete" and opts["budget"] == 2.0
+    times = [r[4] for r in rows]
+    assert len(times) > 5 or ci_ok(times, 0.02)
+    assert ci_ok(times, 0.02) or took >= 2.0
+    bad = run_env({}, 2, *common, "--budget", "-1")
+    assert bad.returncode == 2 and "--budget: expected seconds >= 0" in bad.stderr
 
 
 def run_env(extra: dict[str, str], n: int, *args: str):

@@ -4,7 +4,8 @@
 # allgather and allreduce at 1 KiB..1 MiB with that platform. Writes into two-rack-P/.
 # Usage (root, from this directory, the venv active): bash run.sh 8; bash run.sh 16
 # (bash run.sh P -fair, from another directory: the same on two-rack-P-fair.yaml, into
-# two-rack-P-fair/ there; ../2026-11-26-fair-hosts/run.sh; OUT=DIR: into DIR instead)
+# two-rack-P-fair/ there; ../2026-11-26-fair-hosts/run.sh; OUT=DIR: into DIR instead;
+# COLLS="c ...": those collectives only; REPS=N: --max-reps (8); BUDGET=S: --budget S)
 set -u
 P=${1:?usage: run.sh 8|16 [SUFFIX]}
 SUFFIX=${2:-}
@@ -24,7 +25,7 @@ for c in ${COLLS:-alltoall bcast allgather allreduce}; do
   date -u +"%H:%M:%S start $c"
   commodel advise --platform platform.yaml --collective $c --ranks $P --sizes 1KiB..1MiB \
     --rules $c.rules --verify verify-$c.duckdb --mpirun "commodel cluster mpirun --name $N --" \
-    --max-reps ${REPS:-8} --rounds 2 --quiet --plot $c-verify.png -o $c-verify.txt > $c.log 2>&1
+    --max-reps ${REPS:-8} ${BUDGET:+--budget $BUDGET} --rounds 2 --quiet --plot $c-verify.png -o $c-verify.txt > $c.log 2>&1
   echo "exit $?"
 done
 date -u +"%H:%M:%S done"

@@ -107,6 +107,7 @@ def verify(
     quiet: bool = False,
     python: str | None = None,
     rounds: int = 1,
+    budget: float | None = None,
 ) -> tuple[list[VerifiedPoint], dict[tuple[int, int], float], list[str]]:
     """Measure every run of every P in ``adv`` (see the module text). Returns the verified
     points, the measured split-gather times {(P, m): mean s} and the failed runs.
@@ -133,6 +134,7 @@ def verify(
             "root": root,
             "min_reps": min_reps,
             "max_reps": max_reps,
+            "budget": budget,
         }
         base = [SweepRun(0), SweepRun("rules", 0, rules_file)]
         base += [SweepRun(a, a) for a in sweep_algorithms(coll, p) if a]

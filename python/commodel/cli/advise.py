@@ -157,6 +157,14 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--max-reps", type=positive_int, help="with --verify: repetition cap per size (100)"
     )
     parser.add_argument(
+        "--budget",
+        type=float,
+        metavar="SECONDS",
+        help="with --verify: a size whose 95%% interval is still wider than 2%% goes on past "
+        "--max-reps until its repetitions have taken SECONDS of wall time in that mpirun "
+        "(cheap sizes reach their interval; 0: off, the default)",
+    )
+    parser.add_argument(
         "--rounds",
         type=positive_int,
         default=1,
@@ -250,7 +258,7 @@ def run_verify(args: argparse.Namespace, adv) -> int:
     print(f"rules: {path}")
     points, split_times, failed = measured.verify(
         adv, args.verify, path, mpirun, root=args.root, min_reps=args.min_reps,
-        max_reps=args.max_reps, quiet=args.quiet, rounds=args.rounds,
+        max_reps=args.max_reps, quiet=args.quiet, rounds=args.rounds, budget=args.budget,
     )  # fmt: skip
     if points:
         report = measured.format_verified(adv.collective, points, adv, split_times)

@@ -270,6 +270,14 @@ def _collective_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--min-reps", type=int, help="repetitions before the CI test (5)")
     p.add_argument("--max-reps", type=int, help="repetition cap per size (100)")
     p.add_argument(
+        "--budget",
+        type=float,
+        metavar="SECONDS",
+        help="a size whose 95%% interval is still wider than 2%% goes on past --max-reps "
+        "until its repetitions have taken SECONDS of wall time (cheap sizes reach their "
+        "interval; 0: off, the default)",
+    )
+    p.add_argument(
         "--splits",
         type=int,
         metavar="K",
@@ -499,6 +507,7 @@ def _collective_given(args: argparse.Namespace) -> dict[str, Any]:
         "root": args.root,
         "min_reps": args.min_reps,
         "max_reps": args.max_reps,
+        "budget": args.budget,
         "splits": args.splits,
         "round": getattr(args, "round", None),
     }

@@ -19,12 +19,20 @@ generators count them (``commodel schedule --list``): bytes to each rank (alltoa
 each rank contributes or gets (allgather, gather, scatter), the whole buffer (bcast,
 allreduce; allreduce reduces MPI_BYTE with MPI_BOR, commutative as every algorithm allows);
 barrier has one size, 0. Repetitions of a size continue until the 95% confidence interval
-of the mean is within ``ci`` of the mean (Zhu section 3.1) or ``max_reps``.
+of the mean is within ``ci`` of the mean (Zhu section 3.1) or ``max_reps``; with a
+``budget`` of B seconds, a size whose interval is still wider goes on past ``max_reps``
+until its repetitions have taken B seconds of wall time (rank 0's clock, the
+synchronisation included; a resumed batch counts the sum of its samples). A cap on the
+repetitions is what keeps a 1 MiB alltoall affordable; the budget is what lets a 1 KiB
+bcast, whose samples spread by 25% on a shared machine, reach its interval in a
+fraction of a second.
 """
 
 from __future__ import annotations
 
+import math
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -151,6 +159,11 @@ def validate_options(
     out["sizes"] = sizes
     if int(out["max_reps"]) < int(out["min_reps"]):
         raise CommodelError(f"--max-reps must be >= {out['min_reps']}, got {out['max_reps']}")
+    budget = out.pop("budget", 0.0) or 0.0
+    if not (isinstance(budget, (int, float)) and math.isfinite(budget) and budget >= 0):
+        raise CommodelError(f"--budget: expected seconds >= 0, got {str(budget)[:40]!r}")
+    if budget > 0:  # recorded only when given, so that campaigns without it keep their options
+        out["budget"] = float(budget)
     splits = int(out.pop("splits", 1) or 1)
     if splits < 1 or (splits > 1 and out["collective"] != "gather"):
         raise CommodelError(f"--splits {splits}: only gather splits, into K >= 1 sub-gathers")
@@ -250,6 +263,26 @@ def _k_run(ctx: Context, p: dict) -> list[float]:
     return out[warm:]
 
 
+def batch_reps(times: list[float], spent: float, opts: dict[str, Any]) -> int:
+    """The repetitions of a size's next batch after ``times`` (its samples so far, s) took
+    ``spent`` seconds of wall time; 0 when the size is done. The first batch is
+    ``min_reps``, each later one half as many as there are; done when the 95% interval is
+    within ``ci`` of the mean (from ``min_reps`` on), or at ``max_reps``, or past it once
+    the ``budget`` (s, 0: none) is spent; past ``max_reps`` a batch holds about what is
+    left of the budget at the pace so far."""
+    n, lo, cap = len(times), int(opts["min_reps"]), int(opts["max_reps"])
+    budget = float(opts.get("budget", 0.0))
+    if n == 0:
+        return min(lo, cap)
+    if n >= lo and ci_ok(times, float(opts["ci"])):
+        return 0
+    if n < cap:
+        return min(max(1, n // 2), cap - n)
+    if not 0 < spent < budget:
+        return 0
+    return max(1, min(n // 2, math.ceil((budget - spent) * n / spent)))
+
+
 def procedure(opts: dict[str, Any]):
     coll, alg = opts["collective"], int(opts["algorithm"])
     label = algorithm_label(coll, alg)
@@ -287,10 +320,10 @@ def procedure(opts: dict[str, Any]):
             for m in sizes:
                 times: list[float] = []
                 batch = 0
-                while True:
-                    reps = int(opts["min_reps"]) if batch == 0 else max(1, len(times) // 2)
-                    reps = min(reps, int(opts["max_reps"]) - len(times))
+                spent = 0.0  # wall time of this size's batches, s
+                while reps := batch_reps(times, spent, opts):
                     first = len(times)
+                    began = time.monotonic()
 
                     def rows(outs, m=m, first=first):
                         extra = {
@@ -331,16 +364,14 @@ def procedure(opts: dict[str, Any]):
                     )
                     if res.replayed:
                         times += res.per_rank[0]
+                        spent += sum(res.per_rank[0])
                     else:
                         times += [
                             max(res.per_rank[r][k] for r in range(ctx.size)) for k in range(reps)
                         ]
+                        spent += time.monotonic() - began
                     ctx.progress.advance(reps, f"{coll} {label} {m} B reps {len(times)}")
                     batch += 1
-                    if len(times) >= int(opts["max_reps"]) or (
-                        len(times) >= int(opts["min_reps"]) and ci_ok(times, float(opts["ci"]))
-                    ):
-                        break
                 results.append(
                     {
                         "size": m,
@@ -433,7 +464,7 @@ def _command(
 
 def _measure_args(db_path: str, opts: dict[str, Any], quiet: bool) -> list[str]:
     out = ["--db", db_path, "--sizes", ",".join(str(m) for m in opts["sizes"])]
-    for key in ("root", "min_reps", "max_reps", "splits", "round"):
+    for key in ("root", "min_reps", "max_reps", "budget", "splits", "round"):
         if key in opts:
             out += ["--" + key.replace("_", "-"), str(opts[key])]
     return out + (["--quiet"] if quiet else [])
