@@ -455,6 +455,40 @@ fn a_token_bucket_lets_what_fits_through_at_once() {
     assert!(o.makespan.abs_diff(10_960_001 + L) <= 2, "{}", o.makespan);
 }
 
+#[test]
+fn a_faster_link_holds_its_rate_s_worth_of_tokens() {
+    // Racks of 3, backbone twice the NIC: B = 3000 at the nodes' links, 6000 at the
+    // backbone's. Three 2 KiB messages across at once: the first two fit (the backbone
+    // has 6000 - 2048 left for the second), the third gets the 1904 B left and sends
+    // 144 B at the NIC's rate: 1.44 us + L (with 3000 B at the backbone too, the second
+    // would get 952 B and the third none).
+    let p = |bucket| {
+        ModelParams::Tcpflow(TcpflowParams {
+            topology: TopologySpec::racks(&[3, 3], NIC, 2.0 * NIC),
+            L,
+            sizes: vec![2048, 65536],
+            g: vec![1, 655_360 * US / 1000],
+            efficiency: None,
+            fifo_limit: None,
+            rto: None,
+            rto_rule: RtoRule::Plogpt,
+            buffer: None,
+            bucket,
+            common: Common::default(),
+        })
+    };
+    let mut b = ScheduleBuilder::new(6);
+    for s in 0..3 {
+        b.send(s, s + 3, 2048, 0);
+        b.recv(s + 3, s, 2048, 0);
+    }
+    let s = b.build().unwrap();
+    let o = run(&s, &p(Some(3000)), true).unwrap();
+    assert!(o.makespan.abs_diff(1_440_000 + L) <= 2, "{}", o.makespan);
+    let ends: Vec<u64> = o.messages.iter().map(|m| m.end).collect();
+    assert_eq!(ends.iter().filter(|&&e| e <= 2 + L).count(), 2, "{ends:?}");
+}
+
 /// A message that fits TCP's initial window (10 segments of 1448 bytes): sent whole
 /// without waiting for acknowledgements. 100 us on the wire at B.
 const W: u64 = 10_000;

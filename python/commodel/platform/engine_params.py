@@ -299,7 +299,7 @@ def tcpflow_params(platform: Platform) -> dict[str, Any]:
     if tcp is not None and tcp.fifo_limit is not None:
         params["fifo_limit"] = tcp.fifo_limit
     bucket = platform.section("network", "tcpflow").bucket
-    if bucket:  # token buckets on every link direction (docs/models.md)
+    if bucket:  # token buckets: B at a node's link, as many seconds at faster ones (docs/models.md)
         params["bucket"] = bucket
     if tcp is not None and tcp.rto_rule == "buffer":
         # tail drops at full ports (docs/models.md): T_RTO and the port buffers

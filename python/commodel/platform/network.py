@@ -21,8 +21,8 @@ Every topology but ``binary-tree`` may give ``d`` (s per height: 1 for node link
 rack uplinks), PlogPT's buffer delays, which ``plogpt``'s RTO rule needs. Every topology may
 give ``buffer`` (bytes): the measured capacity of the switch port feeding a link of height h,
 one value per height or one for all, which ``tcp.rto_rule: buffer`` needs (``plogpt``, ``tcpflow``),
-and ``bucket`` (bytes): the token bucket of every link direction, through which
-``tcpflow`` lets a small message pass at once (``fit`` writes it from PLogP's g(m); 0 or
+and ``bucket`` (bytes): the token bucket of a node's link (a faster link holds as many
+seconds of its rate), through which ``tcpflow`` lets a small message pass at once (``fit`` writes it from PLogP's g(m); 0 or
 absent: none).
 """
 
@@ -54,7 +54,7 @@ class BinaryTree:
     bidirectional: TreeLevels | None = None
     latency: tuple[float, ...] | None = None
     buffer: tuple[int, ...] | None = None  # B per height h = 1..D (port buffer capacity)
-    bucket: int | None = None  # B, token bucket of every link direction (tcpflow)
+    bucket: int | None = None  # B, token bucket of a node's link (tcpflow)
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ class TreeNetwork:
     oversubscription: float = 1.0
     d: tuple[float, ...] | None = None  # s per height (PlogPT buffer delays)
     buffer: tuple[int, ...] | None = None  # B per height (port buffer capacity)
-    bucket: int | None = None  # B, token bucket of every link direction (tcpflow)
+    bucket: int | None = None  # B, token bucket of a node's link (tcpflow)
 
 
 # The validated ``network`` section.

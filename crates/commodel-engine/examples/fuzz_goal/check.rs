@@ -102,7 +102,7 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
         rto: None,
         rto_rule: RtoRule::Plogpt,
         buffer: None,
-        // token buckets of 3 KB on every link direction: small messages pass at g(m)
+        // token buckets of 3 KB at the nodes' links: small messages pass at g(m)
         bucket: Some(3000),
         common: rendezvous_above(Some(16384)),
     };

@@ -13,13 +13,15 @@
 //!   burst through at once, so its measured g(m) of a few KiB can be below
 //!   m/b_a (0 up to 2 KiB on two-rack-16); a gap below the wire time
 //!   would let many such messages into one port faster than its rate.
-//!   With a token bucket of B bytes on every link direction (`bucket`), the
-//!   tokens T of its route when it is posted (the fewest of its links') go
-//!   through at once: its work is max(b_a·g(m), m - min(T, m)), so a lone
-//!   message that fits is charged g(m), as PLogP measured it. A link's tokens
-//!   are max(0, B - V), V what was posted into it and its rate c has not
-//!   drained, V(t) = max(0, V - c·dt) plus every message posted into it: a
-//!   stream of messages runs at c once its first B bytes are through.
+//!   With token buckets (`bucket`: B bytes at a node's link, and at a link
+//!   of capacity c the same time's worth, B_c = B·max(1, c / b_min), b_min
+//!   the slowest node link's capacity), the tokens T of its route when it is
+//!   posted (the fewest of its links') go through at once: its work is
+//!   max(b_a·g(m), m - min(T, m)), so a lone message that fits is charged
+//!   g(m), as PLogP measured it. A link's tokens are max(0, B_c - V), V what
+//!   was posted into it and its rate c has not drained, V(t) = max(0, V -
+//!   c·dt) plus every message posted into it: a stream of messages runs at c
+//!   once its first B_c bytes are through.
 //! * **Sharing, as max-min.** Flows get rates by progressive filling on the
 //!   link directions of their routes (every flow weight 1; TCP flows of one
 //!   LAN have similar round-trip times), recomputed whenever a flow starts or
@@ -163,7 +165,8 @@ pub struct TcpflowParams {
     pub fifo_limit: Option<u64>,
     /// Tail drops at full ports (of the messages up to `fifo_limit`); None: no RTO.
     pub burst: Option<BurstParams>,
-    /// B, bytes: the token bucket of every link direction (None: none).
+    /// B, bytes: the token bucket of a node's link; a link of capacity c holds
+    /// B·max(1, c / b_min), b_min the slowest node link's (None: no buckets).
     pub bucket: Option<u64>,
 }
 
@@ -231,6 +234,8 @@ pub struct TcpflowNet {
     /// With a bucket: per resource (link direction), the bytes posted into it that its
     /// rate has not yet drained, and when that was last brought up to date.
     held: Vec<(f64, Time)>,
+    /// With a bucket: per resource, its bucket B_c, bytes.
+    caps: Vec<f64>,
 }
 
 impl TcpflowNet {
@@ -239,9 +244,17 @@ impl TcpflowNet {
         let filler = Filler::new(topo.num_resources());
         let bursts = p.burst.clone().map(|b| Bursts::new(b, &topo));
         let topo_nodes = topo.nodes() as usize;
-        let held = match p.bucket {
-            Some(_) => vec![(0.0, 0); topo.num_resources()],
-            None => Vec::new(),
+        let (held, caps) = match p.bucket {
+            Some(b) => {
+                let slowest = (0..topo.nodes())
+                    .map(|n| topo.node_capacity(n, false))
+                    .fold(f64::INFINITY, f64::min);
+                let caps = (0..topo.num_resources() as u32)
+                    .map(|r| b as f64 * (topo.capacity(r, false) / slowest).max(1.0))
+                    .collect();
+                (vec![(0.0, 0); topo.num_resources()], caps)
+            }
+            None => (Vec::new(), Vec::new()),
         };
         TcpflowNet {
             topo,
@@ -269,29 +282,30 @@ impl TcpflowNet {
             pairs: Vec::new(),
             senders: vec![0; topo_nodes],
             held,
+            caps,
         }
     }
 
     /// The bytes of a message of `bytes` posted at `now` on `self.route` that the tokens of
     /// its route's link directions let through at once. Each holds what was posted into it
     /// less what its rate c has drained since (a virtual queue V, V(t) = max(0, V - c·dt)),
-    /// so its tokens are max(0, B - V); the message gets the fewest along its route, at most
-    /// its size, and is added to every V of its route.
+    /// so its tokens are max(0, B_c - V); the message gets the fewest along its route, at
+    /// most its size, and is added to every V of its route.
     fn credit(&mut self, now: Time, bytes: u64) -> u64 {
-        let Some(cap) = self.p.bucket else {
+        if self.p.bucket.is_none() {
             return 0;
-        };
-        let mut tokens = cap as f64;
+        }
+        let mut tokens = f64::INFINITY;
         for &r in &self.route.resources {
             let c = self.topo.capacity(r, false);
             let (v, t) = &mut self.held[r as usize];
             let dt = now.saturating_sub(*t) as f64 / PS_PER_S as f64;
             *v = (*v - c * dt).max(0.0);
             *t = now;
-            tokens = tokens.min((cap as f64 - *v).max(0.0));
+            tokens = tokens.min((self.caps[r as usize] - *v).max(0.0));
             *v += bytes as f64;
         }
-        (tokens as u64).min(bytes)
+        (tokens.min(bytes as f64)) as u64
     }
 
     /// Is flow `id` a message of at most `fifo_limit` bytes between two nodes (served in posting order)?
