@@ -402,10 +402,15 @@ fn small_messages_into_one_port_take_their_bytes_at_its_rate() {
 }
 
 /// The token-bucket table above (g = 1 ps up to 2 KiB) with a bucket of `bucket` bytes
-/// on every link direction, on a crossbar of 8 nodes.
+/// at the nodes' links, on a crossbar of 8 nodes.
 fn bucketed(bucket: Option<u64>) -> ModelParams {
+    bucketed_on(TopologySpec::crossbar(8, NIC), bucket)
+}
+
+/// [`bucketed`] on `topology`.
+fn bucketed_on(topology: TopologySpec, bucket: Option<u64>) -> ModelParams {
     ModelParams::Tcpflow(TcpflowParams {
-        topology: TopologySpec::crossbar(8, NIC),
+        topology,
         L,
         sizes: vec![2048, 65536],
         g: vec![1, 655_360 * US / 1000],
@@ -462,28 +467,14 @@ fn a_faster_link_holds_its_rate_s_worth_of_tokens() {
     // has 6000 - 2048 left for the second), the third gets the 1904 B left and sends
     // 144 B at the NIC's rate: 1.44 us + L (with 3000 B at the backbone too, the second
     // would get 952 B and the third none).
-    let p = |bucket| {
-        ModelParams::Tcpflow(TcpflowParams {
-            topology: TopologySpec::racks(&[3, 3], NIC, 2.0 * NIC),
-            L,
-            sizes: vec![2048, 65536],
-            g: vec![1, 655_360 * US / 1000],
-            efficiency: None,
-            fifo_limit: None,
-            rto: None,
-            rto_rule: RtoRule::Plogpt,
-            buffer: None,
-            bucket,
-            common: Common::default(),
-        })
-    };
+    let p = bucketed_on(TopologySpec::racks(&[3, 3], NIC, 2.0 * NIC), Some(3000));
     let mut b = ScheduleBuilder::new(6);
     for s in 0..3 {
         b.send(s, s + 3, 2048, 0);
         b.recv(s + 3, s, 2048, 0);
     }
     let s = b.build().unwrap();
-    let o = run(&s, &p(Some(3000)), true).unwrap();
+    let o = run(&s, &p, true).unwrap();
     assert!(o.makespan.abs_diff(1_440_000 + L) <= 2, "{}", o.makespan);
     let ends: Vec<u64> = o.messages.iter().map(|m| m.end).collect();
     assert_eq!(ends.iter().filter(|&&e| e <= 2 + L).count(), 2, "{ends:?}");

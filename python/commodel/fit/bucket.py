@@ -1,4 +1,5 @@
-"""``network.bucket``: the token bucket of the links (every direction), from PLogP's g(m).
+"""``network.bucket``: the token bucket of a node's link, from PLogP's g(m) (``tcpflow``
+gives a faster link as many seconds of its rate, docs/models.md).
 
 A token-bucket shaper (Linux ``tbf``, a cloud instance's rate limit, the emulated cluster's
 default ``shaping: tbf``) lets a port that has been idle pass B bytes at once and holds the
@@ -8,8 +9,7 @@ at every such size; below B it is about m. On a port that serializes every frame
 m / b and m - b·g(m) <= 0.
 
 B is the median of v(m) = m - b·g(m) over PLogP's sizes from 1 KiB (below, g is mostly the
-per-message cost) to Open MPI's eager limit (64 KiB: above it g holds the rendezvous round
-trip) where v(m) < m / 2, the sizes at least
+per-message cost) to Open MPI's eager limit (64 KiB: above it g holds the rendezvous round trip) where v(m) < m / 2, the sizes at least
 twice the bucket (the part of the table that rises at the wire rate); b is the fitted
 network's node link (``unidirectional.b[0]``, or ``nic``). None when no size qualifies or
 the median is not positive: the links serialize.

@@ -23,10 +23,9 @@ of the mean is within ``ci`` of the mean (Zhu section 3.1) or ``max_reps``; with
 ``budget`` of B seconds, a size whose interval is still wider goes on past ``max_reps``
 until its repetitions have taken B seconds of wall time (rank 0's clock, the
 synchronisation included; the first batch, whose wall time holds the warm-up call, and a
-resumed batch count the sum of their samples). A cap on the
-repetitions is what keeps a 1 MiB alltoall affordable; the budget is what lets a 1 KiB
-bcast, whose samples spread by 25% on a shared machine, reach its interval in a
-fraction of a second.
+resumed batch count the sum of their samples). A cap on the repetitions is what keeps a
+1 MiB alltoall affordable; the budget is what lets a 1 KiB bcast, whose samples spread by
+25% on a shared machine, reach its interval in about a second.
 """
 
 from __future__ import annotations

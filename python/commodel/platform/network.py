@@ -20,10 +20,10 @@ Topologies (``network.topology``, see docs/formats.md):
 Every topology but ``binary-tree`` may give ``d`` (s per height: 1 for node links, 2 for
 rack uplinks), PlogPT's buffer delays, which ``plogpt``'s RTO rule needs. Every topology may
 give ``buffer`` (bytes): the measured capacity of the switch port feeding a link of height h,
-one value per height or one for all, which ``tcp.rto_rule: buffer`` needs (``plogpt``, ``tcpflow``),
-and ``bucket`` (bytes): the token bucket of a node's link (a faster link holds as many
-seconds of its rate), through which ``tcpflow`` lets a small message pass at once (``fit`` writes it from PLogP's g(m); 0 or
-absent: none).
+one value per height or one for all, which ``tcp.rto_rule: buffer`` needs (``plogpt``,
+``tcpflow``), and ``bucket`` (bytes): the token bucket of a node's link (a faster link
+holds as many seconds of its rate), through which ``tcpflow`` lets a small message pass at
+once (``fit`` writes it from PLogP's g(m); 0 or absent: none).
 """
 
 from __future__ import annotations

@@ -231,11 +231,17 @@ pub struct TcpflowNet {
     /// (zero between recomputations).
     pairs: Vec<(u32, u32)>,
     senders: Vec<u32>,
-    /// With a bucket: per resource (link direction), the bytes posted into it that its
-    /// rate has not yet drained, and when that was last brought up to date.
-    held: Vec<(f64, Time)>,
-    /// With a bucket: per resource, its bucket B_c, bytes.
-    caps: Vec<f64>,
+    /// With a bucket: per resource (link direction), its token bucket; empty without.
+    buckets: Vec<Bucket>,
+}
+
+/// A link direction's token bucket: it holds `cap` bytes (B_c); `held` bytes (V) were
+/// posted into it and its rate has not yet drained them as of `at`.
+#[derive(Clone, Copy, Debug)]
+struct Bucket {
+    cap: f64,
+    held: f64,
+    at: Time,
 }
 
 impl TcpflowNet {
@@ -244,17 +250,20 @@ impl TcpflowNet {
         let filler = Filler::new(topo.num_resources());
         let bursts = p.burst.clone().map(|b| Bursts::new(b, &topo));
         let topo_nodes = topo.nodes() as usize;
-        let (held, caps) = match p.bucket {
+        let buckets = match p.bucket {
             Some(b) => {
                 let slowest = (0..topo.nodes())
                     .map(|n| topo.node_capacity(n, false))
                     .fold(f64::INFINITY, f64::min);
-                let caps = (0..topo.num_resources() as u32)
-                    .map(|r| b as f64 * (topo.capacity(r, false) / slowest).max(1.0))
-                    .collect();
-                (vec![(0.0, 0); topo.num_resources()], caps)
+                (0..topo.num_resources() as u32)
+                    .map(|r| Bucket {
+                        cap: b as f64 * (topo.capacity(r, false) / slowest).max(1.0),
+                        held: 0.0,
+                        at: 0,
+                    })
+                    .collect()
             }
-            None => (Vec::new(), Vec::new()),
+            None => Vec::new(),
         };
         TcpflowNet {
             topo,
@@ -281,8 +290,7 @@ impl TcpflowNet {
             rtos: Vec::new(),
             pairs: Vec::new(),
             senders: vec![0; topo_nodes],
-            held,
-            caps,
+            buckets,
         }
     }
 
@@ -292,20 +300,20 @@ impl TcpflowNet {
     /// so its tokens are max(0, B_c - V); the message gets the fewest along its route, at
     /// most its size, and is added to every V of its route.
     fn credit(&mut self, now: Time, bytes: u64) -> u64 {
-        if self.p.bucket.is_none() {
+        if self.buckets.is_empty() {
             return 0;
         }
-        let mut tokens = f64::INFINITY;
+        let mut tokens = bytes as f64;
         for &r in &self.route.resources {
             let c = self.topo.capacity(r, false);
-            let (v, t) = &mut self.held[r as usize];
-            let dt = now.saturating_sub(*t) as f64 / PS_PER_S as f64;
-            *v = (*v - c * dt).max(0.0);
-            *t = now;
-            tokens = tokens.min((self.caps[r as usize] - *v).max(0.0));
-            *v += bytes as f64;
+            let k = &mut self.buckets[r as usize];
+            let dt = now.saturating_sub(k.at) as f64 / PS_PER_S as f64;
+            k.held = (k.held - c * dt).max(0.0);
+            k.at = now;
+            tokens = tokens.min((k.cap - k.held).max(0.0));
+            k.held += bytes as f64;
         }
-        (tokens.min(bytes as f64)) as u64
+        tokens as u64
     }
 
     /// Is flow `id` a message of at most `fifo_limit` bytes between two nodes (served in posting order)?
