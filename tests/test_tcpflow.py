@@ -167,10 +167,11 @@ def flow_rows(pattern, size, reps):
 
 
 def test_fit_takes_the_expected_pair_and_ring_flow_times():
-    # one-way flows: mean 10 ms. Exchanges: pairs (0, 1), (2, 3); the later flow of each
-    # pair: 10, 20 (rep 0), 20, 10 (rep 1): mean 15 ms, e_x = 10 / 15. Ring flows: mean
-    # 12.5 ms, e_d = 0.8. At 64 KiB the exchange is faster than one way: written as 1,
-    # and with no ring e_d = e_x.
+    # one-way flows: mean 10 ms, the later of a repetition's two 11 ms. Exchanges: pairs
+    # (0, 1), (2, 3); the later flow of each pair: 10, 20 (rep 0), 20, 10 (rep 1): mean
+    # 15 ms, e_x = 11 / 15 (later against later). Ring flows: mean 12.5 ms, e_d = 10 /
+    # 12.5 = 0.8. At 64 KiB (one flow a repetition) the exchange is faster than one way:
+    # written as 1, and with no ring e_d = e_x.
     ow = {(0, 1): 0.009, (2, 3): 0.011}
     rows = (
         flow_rows("oneway", 4096, [ow, ow])
@@ -188,17 +189,22 @@ def test_fit_takes_the_expected_pair_and_ring_flow_times():
     )
     section, note = efficiency_section(rows)
     assert section["sizes"] == [4096, 65536]
-    assert section["exchange"] == [round(10 / 15, 4), 1.0]
+    assert section["exchange"] == [round(11 / 15, 4), 1.0]
     assert section["duplex"] == [0.8, 1.0]
     assert "written as 1: exchange(65536 B) = 1.111" in note
-    assert "exchanging pair 15.000 ms (round 20.000 ms)" in note
+    assert (
+        "one-way flow 10.000 ms (two 11.000 ms), exchanging pair 15.000 ms (round 20.000 ms)"
+        in note
+    )
 
 
 def test_efficiency_is_rebased_on_the_models_own_one_way_time():
     # A token-bucket-like PLogP: g(4 KiB) = 10 us, far below the wire time 4096 B / 100 MB/s
     # = 40.96 us, so a lone flow is charged m / b: T_m = 40.96 + L (50) = 90.96 us. The
-    # rounds ran faster than that one way (T_ow 30 us) and 30 us slower both ways: e_x =
-    # T_m / (T_m + 30 us), not T_ow / T = 0.5; the ring's 15 us: e_d = T_m / (T_m + 15).
+    # rounds ran faster than that one way (T_ow 30 us, the later of two 40 us); both ways
+    # the pairs' later flows took 20 us more than the later of two one-way flows: e_x =
+    # T_m / (T_m + 20 us), not T_ow2 / T = 0.667; the ring 15 us more than a one-way flow:
+    # e_d = T_m / (T_m + 15).
     m = 4096
     doc = {
         **PLATFORM,
@@ -210,23 +216,24 @@ def test_efficiency_is_rebased_on_the_models_own_one_way_time():
         + flow_rows("duplex", m, [{(0, 1): 45e-6, (1, 2): 45e-6, (2, 3): 45e-6, (3, 0): 45e-6}])
     )  # fmt: skip
     section, _ = efficiency_section(rows)
-    assert section["exchange"] == [0.5] and section["duplex"] == [round(30 / 45, 4)]
+    assert section["exchange"] == [round(40 / 60, 4)] and section["duplex"] == [round(30 / 45, 4)]
     base = model_oneway(doc, rows)
     t_m = m / 1e8 + 50e-6
     assert base == {m: pytest.approx(t_m, rel=1e-9)}
     rebased, note = rebase_efficiency({**section, "fanin": "kept"}, rows, base)
-    assert rebased["exchange"] == [round(t_m / (t_m + 30e-6), 4)]
+    assert rebased["exchange"] == [round(t_m / (t_m + 20e-6), 4)]
     assert rebased["duplex"] == [round(t_m / (t_m + 15e-6), 4)]
-    assert rebased["fanin"] == "kept" and section["exchange"] == [0.5]  # not changed in place
-    assert "4096 B 0.091 ms, exchange 0.500 -> 0.752, duplex 0.667 -> 0.858" in note
-    # the model's exchange with the rebased e_x takes about the measured excess more than
-    # its one-way time (the excess is charged to the flow's time on the wire, not to L)
+    assert rebased["fanin"] == "kept" and section["exchange"] == [0.6667]  # not in place
+    assert "4096 B 0.091 ms, exchange 0.667 -> 0.820, duplex 0.667 -> 0.858" in note
+    # the model's exchange with the rebased e_x takes about the measured excess (20 us)
+    # more than its one-way time (the excess is charged to the flow's time on the wire,
+    # not to L)
     doc["tcp"] = {"efficiency": {"sizes": [m], "exchange": rebased["exchange"], "duplex": [1.0]}}
     ex = commodel.predict(
         round_schedule([(0, 1), (1, 0)], m, 4), platform_from_dict(doc), "tcpflow"
     )
     wire = m / 1e8
-    assert ex.makespan_s == pytest.approx(t_m + 30e-6 * wire / t_m, rel=1e-3)
+    assert ex.makespan_s == pytest.approx(t_m + 20e-6 * wire / t_m, rel=1e-3)
 
 
 def test_fit_without_rounds_is_an_error():

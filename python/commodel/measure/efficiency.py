@@ -28,8 +28,9 @@ interval of every flow's mean is within ``ci`` of it, or ``max_reps``. The flows
 same kernel as ``measure concurrent`` (samples with ``quantity = flow``).
 
 The fit (:mod:`commodel.fit.efficiency`) turns the flow times into the efficiency tables of
-the ``tcpflow`` model: e_x(m) = one-way flow time / time of an exchanging pair (its later
-flow), e_d(m) = one-way flow time / ring flow time, means over flows and repetitions. The
+the ``tcpflow`` model: e_x(m) = the later of two one-way flows of a repetition / the later
+flow of an exchanging pair, e_d(m) = one-way flow time / ring flow time, means over flows
+and repetitions. The
 ``alltoall`` rounds give the fan-in table e_f(m), fitted through the model itself once the
 platform's other sections are known (:mod:`commodel.fit.fanin`).
 """
