@@ -234,7 +234,8 @@ pub struct TcpflowParams {
     /// Port buffer per height h = 1..D (index h - 1) or one for all, bytes; required by
     /// [`RtoRule::Buffer`].
     pub buffer: Option<Vec<u64>>,
-    /// B, bytes: the token bucket of a node's link (a faster link holds B·c / b_min); None (or 0): none.
+    /// B, bytes: the token bucket of a node's link (a faster link holds B·c / b_min);
+    /// None (or 0): none.
     pub bucket: Option<u64>,
     pub common: Common,
 }

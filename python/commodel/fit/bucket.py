@@ -9,8 +9,9 @@ at every such size; below B it is about m. On a port that serializes every frame
 m / b and m - b·g(m) <= 0.
 
 B is the median of v(m) = m - b·g(m) over PLogP's sizes from 1 KiB (below, g is mostly the
-per-message cost) to Open MPI's eager limit (64 KiB: above it g holds the rendezvous round trip) where v(m) < m / 2, the sizes at least
-twice the bucket (the part of the table that rises at the wire rate); b is the fitted
+per-message cost) to Open MPI's eager limit (64 KiB: above it g holds the rendezvous round
+trip) where v(m) < m / 2, the sizes at least twice the bucket (the part of the table that
+rises at the wire rate); b is the fitted
 network's node link (``unidirectional.b[0]``, or ``nic``). None when no size qualifies or
 the median is not positive: the links serialize.
 """

@@ -30,8 +30,8 @@ measured). What both ways cost is the excess T - T_1 (T_1 = T_ow2 for e_x, T_ow 
 with T_m the mean flow time ``tcpflow`` predicts for the one-way round itself (without the
 efficiency tables), e = T_m / (T_m + T - T_1), the value that makes the model's flow take
 the measured excess more than its own one-way time. Where T_m = T_1 this is the ratio
-above; the two part where g(m) < m / b. With two nodes there is no ring; e_d is then e_x, which ``tcpflow`` never
-uses on two nodes. The spread between the flows of one round (stragglers) is not part of
+above; the two part where g(m) < m / b. With two nodes there is no ring; e_d is then e_x,
+which ``tcpflow`` never uses on two nodes. The spread between the flows of one round (stragglers) is not part of
 e: the comment gives the mean round time (the last flow's end) beside it.
 
 ``fifo_limit`` comes from the ``fanout`` rounds (one node posts k messages at once): a size
@@ -48,7 +48,7 @@ from __future__ import annotations
 import itertools
 import statistics
 from collections import defaultdict
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import CommodelError
 from .assemble import fitter
@@ -102,13 +102,25 @@ def fifo_limit(rounds: dict[tuple[str, int], list[Flows]]) -> tuple[int | None, 
     return limit, "fanout, first / last peer's time: " + ", ".join(cells)
 
 
-def round_means(
-    rounds: dict[tuple[str, int], list[Flows]], m: int
-) -> tuple[float, float, float, float]:
-    """At size ``m``: T_ow, the mean one-way flow; T_ow2, the mean of the later of two one-way
+class RoundMeans(NamedTuple):
+    """At one size: T_ow, the mean one-way flow; T_ow2, the mean of the later of two one-way
     flows of one repetition (every two of them; T_ow with one flow a repetition); T_x, the
     mean of the exchanging pairs' later flows; T_d, the mean ring flow (T_x without ring
     rounds)."""
+
+    t_ow: float
+    t_ow2: float
+    t_x: float
+    t_d: float
+
+    def both_ways(self) -> tuple[tuple[str, float, float], ...]:
+        """Per table, (key, T both ways, T_1 one way to set it against): later against later
+        for ``exchange``, a flow against a flow for ``duplex``."""
+        return (("exchange", self.t_x, self.t_ow2), ("duplex", self.t_d, self.t_ow))
+
+
+def round_means(rounds: dict[tuple[str, int], list[Flows]], m: int) -> RoundMeans:
+    """The :class:`RoundMeans` of the rounds of size ``m``."""
     oneway = rounds[("oneway", m)]
     t_ow = statistics.mean(t for f in oneway for t in f.values())
     later = [max(a, b) for f in oneway for a, b in itertools.combinations(f.values(), 2)]
@@ -119,7 +131,7 @@ def round_means(
     t_x = statistics.mean(pairs)
     ring = rounds.get(("duplex", m))
     t_d = statistics.mean(t for f in ring for t in f.values()) if ring else t_x
-    return t_ow, t_ow2, t_x, t_d
+    return RoundMeans(t_ow, t_ow2, t_x, t_d)
 
 
 def efficiency_section(samples: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
@@ -131,17 +143,16 @@ def efficiency_section(samples: list[dict[str, Any]]) -> tuple[dict[str, Any], s
     table: dict[str, list[float]] = {"exchange": [], "duplex": []}
     notes, capped = [], []
     for m in sizes:
-        t_ow, t_ow2, t_x, t_d = round_means(rounds, m)
+        means = round_means(rounds, m)
         span = statistics.mean(max(f.values()) for f in rounds[("exchange", m)])
         line = (
-            f"{m} B: one-way flow {t_ow * 1e3:.3f} ms (two {t_ow2 * 1e3:.3f} ms), "
-            f"exchanging pair {t_x * 1e3:.3f} ms "
-            f"(round {span * 1e3:.3f} ms)"
+            f"{m} B: one-way flow {means.t_ow * 1e3:.3f} ms (two {means.t_ow2 * 1e3:.3f} ms), "
+            f"exchanging pair {means.t_x * 1e3:.3f} ms (round {span * 1e3:.3f} ms)"
         )
         if ("duplex", m) in rounds:
-            line += f", ring flow {t_d * 1e3:.3f} ms"
+            line += f", ring flow {means.t_d * 1e3:.3f} ms"
         notes.append(line)
-        for key, t, t_1 in (("exchange", t_x, t_ow2), ("duplex", t_d, t_ow)):
+        for key, t, t_1 in means.both_ways():
             e = t_1 / t
             if e > 1:
                 capped.append(f"{key}({m} B) = {e:.3f}")
@@ -198,18 +209,17 @@ def rebase_efficiency(
 ) -> tuple[dict[str, Any], str]:
     """The efficiency tables taken against the model's one-way time ``base`` (size -> T_m,
     :func:`model_oneway`): e = T_m / (T_m + T - T_1), at most 1, T_1 = T_ow2 for e_x and
-    T_ow for e_d (module docstring); the
-    ``fanin`` entry is kept. And a comment with T_m and the values before and after."""
+    T_ow for e_d (module docstring); the ``fanin`` entry is kept. And a comment with T_m and
+    the values before and after."""
     rounds = flows_by_round(samples)
     out = dict(section)
     cells = []
     for key in ("exchange", "duplex"):
         out[key] = list(section[key])
     for i, m in enumerate(section["sizes"]):
-        t_ow, t_ow2, t_x, t_d = round_means(rounds, m)
         t_m = base[m]
         cell = f"{m} B {t_m * 1e3:.3f} ms"
-        for key, t, t_1 in (("exchange", t_x, t_ow2), ("duplex", t_d, t_ow)):
+        for key, t, t_1 in round_means(rounds, m).both_ways():
             e = min(1.0, t_m / (t_m + max(0.0, t - t_1)))
             cell += f", {key} {section[key][i]:.3f} -> {e:.3f}"
             out[key][i] = round(e, 4)

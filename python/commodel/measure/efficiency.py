@@ -30,9 +30,8 @@ same kernel as ``measure concurrent`` (samples with ``quantity = flow``).
 The fit (:mod:`commodel.fit.efficiency`) turns the flow times into the efficiency tables of
 the ``tcpflow`` model: e_x(m) = the later of two one-way flows of a repetition / the later
 flow of an exchanging pair, e_d(m) = one-way flow time / ring flow time, means over flows
-and repetitions. The
-``alltoall`` rounds give the fan-in table e_f(m), fitted through the model itself once the
-platform's other sections are known (:mod:`commodel.fit.fanin`).
+and repetitions. The ``alltoall`` rounds give the fan-in table e_f(m), fitted through the
+model itself once the platform's other sections are known (:mod:`commodel.fit.fanin`).
 """
 
 from __future__ import annotations
