@@ -118,3 +118,123 @@ def test_progress_bar_and_eta():
     q.close()
     assert quiet.getvalue() == ""
     assert common.format_eta(3725) == "1:02:05"
+
+
+# --- ranks that sit a kernel out leave real-time scheduling ----------------------------------
+# Setting SCHED_RR needs root (or CAP_SYS_NICE); CI runs as root. Elsewhere these skip.
+
+REALTIME = textwrap.dedent(
+    """
+    import os, threading, time
+    from commodel.measure.common import out_of_realtime
+
+    def policies():
+        return sorted({os.sched_getscheduler(int(t)) for t in os.listdir("/proc/self/task")})
+
+    stop = threading.Event()
+    short = threading.Thread(target=lambda: time.sleep(0.2))
+    long = threading.Thread(target=stop.wait)
+    short.start(); long.start()
+    try:
+        for t in os.listdir("/proc/self/task"):
+            os.sched_setscheduler(int(t), os.SCHED_RR, os.sched_param(1))
+    except PermissionError:
+        print("no-rt"); stop.set(); raise SystemExit(0)
+    before = policies()
+    with out_of_realtime():
+        inside = policies()
+        short.join()  # a thread that ends inside the block
+    after = policies()
+    stop.set(); long.join()
+    print(before == [os.SCHED_RR], inside == [os.SCHED_OTHER], after == [os.SCHED_RR])
+    """
+)
+
+
+def test_out_of_realtime_drops_and_restores_every_thread(tmp_path):
+    import subprocess
+
+    path = tmp_path / "rt.py"
+    path.write_text(REALTIME)
+    res = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0, res.stderr
+    if res.stdout.strip() == "no-rt":
+        pytest.skip("SCHED_RR is not permitted here (needs root)")
+    assert res.stdout.split() == ["True", "True", "True"]
+
+
+def test_out_of_realtime_leaves_other_policies_alone():
+    import os
+
+    before = os.sched_getscheduler(0)
+    with common.out_of_realtime():
+        inside = os.sched_getscheduler(0)
+    assert before == inside == os.sched_getscheduler(0) == os.SCHED_OTHER
+
+
+SITS_OUT = textwrap.dedent(
+    """
+    import os, sys, time
+    os.environ["OMPI_MCA_mpi_yield_when_idle"] = "1"  # as `cluster mpirun` runs ranks
+    from commodel.measure.common import kernel, run_campaign
+
+    def policies(pid):
+        return sorted({os.sched_getscheduler(int(t)) for t in os.listdir(f"/proc/{pid}/task")})
+
+    @kernel("test.realtime")
+    def _realtime(ctx, p):
+        try:
+            for t in os.listdir("/proc/self/task"):
+                os.sched_setscheduler(int(t), os.SCHED_RR, os.sched_param(1))
+        except PermissionError:
+            return None
+        return os.getpid()
+
+    @kernel("test.policies")
+    def _policies(ctx, p):
+        return policies(os.getpid())
+
+    @kernel("test.watch", sits_out=lambda ctx: ctx.rank == 2)
+    def _watch(ctx, p):
+        # rank 0 watches rank 2 leave real-time scheduling while this kernel runs
+        if ctx.rank != 0:
+            return None
+        end = time.monotonic() + 20
+        while time.monotonic() < end:
+            if policies(p["pid"]) == [os.SCHED_OTHER]:
+                return True
+            time.sleep(0.001)
+        return False
+
+    def rows(outs):
+        return [{"phase": "t", "quantity": "q", "value_s": 0.0}]
+
+    def procedure(ctx):
+        pids = ctx.step("rt", "test.realtime", {}, rows=rows).per_rank
+        if None in pids:
+            return "no-rt"
+        before = ctx.step("p1", "test.policies", {}, rows=rows).per_rank
+        seen = ctx.step("w", "test.watch", {"pid": pids[2]}, rows=rows).per_rank[0]
+        after = ctx.step("p2", "test.policies", {}, rows=rows).per_rank
+        rr = [[os.SCHED_RR]] * 3
+        return f"{before == rr} {seen} {after == rr}"
+
+    code, result = run_campaign("test", {}, sys.argv[1], procedure, progress=False)
+    if result is not None:
+        print("result", result)
+    sys.exit(code)
+    """
+)
+
+
+@pytest.mark.mpi
+@needs_mpi
+def test_a_rank_that_sits_a_kernel_out_waits_outside_realtime(tmp_path):
+    path = tmp_path / "sits_out.py"
+    path.write_text(SITS_OUT)
+    res = run(3, str(path), str(tmp_path / "r.duckdb"), module=False)
+    assert res.returncode == 0, res.stderr
+    if "result no-rt" in res.stdout:
+        pytest.skip("SCHED_RR is not permitted here (needs root)")
+    # real-time before, rank 2 seen under SCHED_OTHER during the kernel, real-time after
+    assert "result True True True" in res.stdout, res.stdout + res.stderr

@@ -21,6 +21,7 @@ calls ``MPI_Abort(2)``, which ends every rank with exit code 2.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
@@ -135,16 +136,32 @@ class StepResult:
 
 
 # A kernel: prepare(ctx, params) -> state (may raise), run(ctx, state) -> picklable output.
-Kernel = tuple[Callable[["Context", dict], Any], Callable[["Context", Any], Any]]
+@dataclass(frozen=True)
+class Kernel:
+    """A registered kernel: ``prepare(ctx, params) -> state``, ``run(ctx, state) -> output``
+    and, for kernels that only some ranks take part in, ``sits_out(ctx) -> bool``."""
+
+    prepare: Callable[[Context, dict], Any]
+    run: Callable[[Context, Any], Any]
+    sits_out: Callable[[Context], bool] | None = None
+
 
 KERNELS: dict[str, Kernel] = {}
 
 
-def kernel(name: str, prepare: Callable[[Context, dict], Any] | None = None):
-    """Register ``run(ctx, state)`` as kernel ``name`` (prepare defaults to passing params)."""
+def kernel(
+    name: str,
+    prepare: Callable[[Context, dict], Any] | None = None,
+    sits_out: Callable[[Context], bool] | None = None,
+):
+    """Register ``run(ctx, state)`` as kernel ``name`` (prepare defaults to passing params).
+
+    ``sits_out(ctx)`` names the ranks that take no part in the kernel: they wait for it
+    outside real-time scheduling (see :func:`out_of_realtime`).
+    """
 
     def wrap(run: Callable[[Context, Any], Any]):
-        KERNELS[name] = (prepare or (lambda ctx, params: params), run)
+        KERNELS[name] = Kernel(prepare or (lambda ctx, params: params), run, sits_out)
         return run
 
     return wrap
@@ -253,11 +270,11 @@ def _describe(exc: BaseException) -> str:
 
 def _execute(ctx: Context, kernel_name: str, params: dict) -> list[Any]:
     """Every rank: prepare, agree that all prepared, run; rank 0 gets the outputs."""
-    prepare, run = KERNELS[kernel_name]
+    k = KERNELS[kernel_name]
     error = None
     state = None
     try:
-        state = prepare(ctx, params)
+        state = k.prepare(ctx, params)
     except Exception as exc:  # reported by rank 0 below
         error = _describe(exc)
     errors = ctx.comm.gather(error, root=0)
@@ -271,12 +288,59 @@ def _execute(ctx: Context, kernel_name: str, params: dict) -> list[Any]:
         if ctx.rank == 0:
             raise CommodelError(f"{kernel_name}: {verdict}")
         raise _Stop()
-    try:
-        out = run(ctx, state)
-    except Exception as exc:
-        _abort(ctx, f"{kernel_name}: {_describe(exc)}", exc)
-    polite_barrier(ctx.comm)
+    if k.sits_out is not None and k.sits_out(ctx):
+        with out_of_realtime():
+            polite_barrier(ctx.comm)
+        out = None
+    else:
+        try:
+            out = k.run(ctx, state)
+        except Exception as exc:
+            _abort(ctx, f"{kernel_name}: {_describe(exc)}", exc)
+        polite_barrier(ctx.comm)
+    if k.sits_out is not None:
+        polite_barrier(ctx.comm)  # every rank back in its scheduling class before anyone spins
     return ctx.comm.gather(out, root=0)
+
+
+@contextlib.contextmanager
+def out_of_realtime():
+    """Run the block with this process's threads under SCHED_OTHER, if they were real-time.
+
+    ``cluster mpirun`` runs the ranks under SCHED_RR (less noise on a machine of 2 cores).
+    A real-time rank that waits for a kernel it takes no part in still wakes and runs
+    when a measuring rank yields, and on two-rack-16 the 14 idle ranks doubled to
+    quintupled PLogP's o_r (docs/results/2026-11-27-idle-ranks-tests; without real-time
+    ranks the 16-rank o_r is within 1 us of the 2-rank one). Outside real-time scheduling
+    they get no core while the measuring ranks work. The block must only wait politely
+    (sleeping, as :func:`polite_barrier` does), and the caller must see to it that no
+    real-time rank spins on this one until it has left the block: a real-time task that
+    spins starves it (its yields go to real-time tasks only).
+    """
+    saved = {}
+    for tid in _threads():
+        try:
+            policy = os.sched_getscheduler(tid)
+            if policy in (os.SCHED_RR, os.SCHED_FIFO):
+                saved[tid] = (policy, os.sched_getparam(tid).sched_priority)
+                os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
+        except (ProcessLookupError, PermissionError):
+            continue  # a thread that ended meanwhile, or one we may not change
+    try:
+        yield
+    finally:
+        for tid, (policy, priority) in saved.items():
+            try:
+                os.sched_setscheduler(tid, policy, os.sched_param(priority))
+            except (ProcessLookupError, PermissionError):
+                continue
+
+
+def _threads() -> list[int]:
+    try:
+        return [int(t) for t in os.listdir("/proc/self/task")]
+    except OSError:
+        return [0]  # no /proc: this thread only
 
 
 def polite_barrier(comm) -> None:

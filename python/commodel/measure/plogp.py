@@ -78,7 +78,11 @@ def _prepare(ctx: Context, params: dict) -> dict:
     return params
 
 
-@kernel("plogp.saturation", _prepare)
+def _sits_out(ctx: Context) -> bool:
+    return ctx.rank not in (MEASURE, MIRROR)
+
+
+@kernel("plogp.saturation", _prepare, _sits_out)
 def _k_saturation(ctx: Context, p: dict) -> Any:
     """n messages of m bytes in a row, then one empty reply; returns RTT_n per repetition."""
     if ctx.rank not in (MEASURE, MIRROR):
@@ -121,7 +125,7 @@ def _k_saturation(ctx: Context, p: dict) -> Any:
     return out if ctx.rank == MEASURE else None
 
 
-@kernel("plogp.roundtrip", _prepare)
+@kernel("plogp.roundtrip", _prepare, _sits_out)
 def _k_roundtrip(ctx: Context, p: dict) -> Any:
     """Kielmann Fig. 1 (right): per repetition (RTT(m), o_s(m), o_r(m)).
 
