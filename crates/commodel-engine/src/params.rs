@@ -13,7 +13,7 @@
 //! | `plogpt` | [`PlogptParams`] | topology with b(h), d(h); L, g(m), optional g_bidir(m); RTO rule from eps_S, eps_T (ps) and T_RTO (ps, default 200 ms) when the topology has d(h); `rto_rule` picks eq. 14's P_B or the measured port buffers `buffer` (bytes per height) |
 //! | `maxmin`, `maxmin-plain` | [`MaxminParams`] | topology; `rtt_weights` (false: plain) |
 //! | `zhu`, `zhu-fair` | [`ZhuParams`] | topology; `asymmetric` (false: fairness only) |
-//! | `tcpflow` | [`TcpflowParams`] | topology; L (ps), g(m) at `sizes` (ps); optional efficiency e_x(m), e_d(m) and fan-in e_f(m) with its `peers` (dimensionless, in (0, 1]); optional FIFO limit (bytes); optional token bucket `bucket` (bytes); `rto_rule` buffer: tail drops at full ports from `buffer` (bytes per height), T_RTO `rto` (ps, default 200 ms) |
+//! | `tcpflow` | [`TcpflowParams`] | topology; L (ps), g(m) at `sizes` (ps); optional efficiency e_x(m), e_d(m) and fan-in e_f(m) with its `peers` (dimensionless, in (0, 1]); optional FIFO limit (bytes); optional token bucket `bucket`, wire overhead `overhead` h and acknowledgement bytes `ack` a (bytes); `rto_rule` buffer: tail drops at full ports from `buffer` (bytes per height), T_RTO `rto` (ps, default 200 ms) |
 //!
 //! Every message-level model (all but `loggops`) has [`Common`] fields: the
 //! rendezvous threshold S, the rank placement `rank_to_node`, the optional
@@ -237,6 +237,11 @@ pub struct TcpflowParams {
     /// B, bytes: the token bucket of a node's link (a faster link holds B·c / b_min);
     /// None (or 0): none.
     pub bucket: Option<u64>,
+    /// h, bytes: what a message puts on the wire beyond its m bytes (None: 0).
+    pub overhead: Option<u64>,
+    /// a, bytes: what a message's acknowledgements put into the reverse direction's token
+    /// buckets (None: 0).
+    pub ack: Option<u64>,
     pub common: Common,
 }
 

@@ -99,6 +99,8 @@ pub fn run(
                 },
                 fifo_limit: p.fifo_limit,
                 bucket: p.bucket.filter(|&b| b > 0),
+                overhead: p.overhead.unwrap_or(0),
+                ack: p.ack.unwrap_or(0),
                 burst: match p.rto_rule {
                     RtoRule::Plogpt => None,
                     RtoRule::Buffer => Some(BurstParams {

@@ -32,6 +32,8 @@ fn params(nodes: u64, eff: Option<(f64, f64)>) -> ModelParams {
         rto_rule: RtoRule::Plogpt,
         buffer: None,
         bucket: None,
+        overhead: None,
+        ack: None,
         common: Common::default(),
     })
 }
@@ -98,6 +100,8 @@ fn one_flow_across_racks_equals_plogp_or_the_wire_at_every_size() {
             rto_rule: RtoRule::Plogpt,
             buffer: None,
             bucket: None,
+            overhead: None,
+            ack: None,
             common: Common::default(),
         });
         let p = ModelParams::Plogp(PlogpParams {
@@ -420,6 +424,8 @@ fn bucketed_on(topology: TopologySpec, bucket: Option<u64>) -> ModelParams {
         rto_rule: RtoRule::Plogpt,
         buffer: None,
         bucket,
+        overhead: None,
+        ack: None,
         common: Common::default(),
     })
 }
@@ -480,6 +486,84 @@ fn a_faster_link_holds_its_rate_s_worth_of_tokens() {
     assert_eq!(ends.iter().filter(|&&e| e <= 2 + L).count(), 2, "{ends:?}");
 }
 
+/// [`bucketed`] with each message's wire overhead h and acknowledgement bytes a.
+fn wired(bucket: Option<u64>, h: u64, a: u64) -> ModelParams {
+    match bucketed(bucket) {
+        ModelParams::Tcpflow(mut p) => {
+            p.overhead = Some(h);
+            p.ack = Some(a);
+            ModelParams::Tcpflow(p)
+        }
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn a_message_puts_its_headers_on_the_wire() {
+    // h = 100 B: seven 2 KiB messages into node 0 put 7 * 2148 B into its down link, which
+    // passes 3000 at once: the last ends at (15036 - 3000) B / NIC + L = 120.36 us + L
+    // (113.36 us without h).
+    let mut b = ScheduleBuilder::new(8);
+    for s in 1..8 {
+        b.send(s, 0, 2048, 0);
+        b.recv(0, s, 2048, 0);
+    }
+    let seven = b.build().unwrap();
+    let o = run(&seven, &wired(Some(3000), 100, 0), true).unwrap();
+    assert!(o.makespan.abs_diff(120_360_000 + L) <= 2, "{}", o.makespan);
+    // A lone message that fits with its headers still costs g(m): 1 ps + L.
+    let mut b = ScheduleBuilder::new(8);
+    b.send(1, 0, 2048, 0);
+    b.recv(0, 1, 2048, 0);
+    let one = b.build().unwrap();
+    assert_eq!(
+        run(&one, &wired(Some(3000), 100, 0), true)
+            .unwrap()
+            .makespan,
+        1 + L
+    );
+    // Without buckets every byte goes at the rate: (2048 + 100) B / NIC = 21.48 us + L.
+    let o = run(&one, &wired(None, 100, 0), true).unwrap();
+    assert!(o.makespan.abs_diff(21_480_000 + L) <= 1, "{}", o.makespan);
+}
+
+#[test]
+fn acknowledgements_take_tokens_in_the_reverse_direction() {
+    // a = 1000 B: node 1 sends 2 KiB to node 0, and node 0 (posted next, at the same
+    // instant) 2 KiB to node 2. The first's acknowledgements hold 1000 B of node 0's up
+    // link, so the second gets 2000 B through at once and sends 48 B at the rate: it ends
+    // at 0.48 us + L, the first at 1 ps + L (without a, both at 1 ps + L).
+    let mut b = ScheduleBuilder::new(8);
+    b.send(1, 0, 2048, 0);
+    b.recv(0, 1, 2048, 0);
+    b.send(0, 2, 2048, 1);
+    b.recv(2, 0, 2048, 1);
+    let s = b.build().unwrap();
+    let o = run(&s, &wired(Some(3000), 0, 1000), true).unwrap();
+    assert!(o.makespan.abs_diff(480_000 + L) <= 2, "{}", o.makespan);
+    assert_eq!(
+        run(&s, &wired(Some(3000), 0, 0), true).unwrap().makespan,
+        1 + L
+    );
+    // They go the other way only: a message from node 3 into node 0, on node 0's down
+    // link as the first one's data, gets the 952 B left there with a or without, and ends
+    // at (2048 - 952) B / NIC + L = 10.96 us + L.
+    let mut b = ScheduleBuilder::new(8);
+    b.send(1, 0, 2048, 0);
+    b.recv(0, 1, 2048, 0);
+    b.send(3, 0, 2048, 1);
+    b.recv(0, 3, 2048, 1);
+    let s = b.build().unwrap();
+    let with = run(&s, &wired(Some(3000), 0, 1000), true).unwrap();
+    let without = run(&s, &wired(Some(3000), 0, 0), true).unwrap();
+    assert_eq!(with.makespan, without.makespan);
+    assert!(
+        with.makespan.abs_diff(10_960_000 + L) <= 2,
+        "{}",
+        with.makespan
+    );
+}
+
 /// A message that fits TCP's initial window (10 segments of 1448 bytes): sent whole
 /// without waiting for acknowledgements. 100 us on the wire at B.
 const W: u64 = 10_000;
@@ -498,6 +582,8 @@ fn burst(topology: TopologySpec, buffer: Vec<u64>) -> ModelParams {
         rto_rule: RtoRule::Buffer,
         buffer: Some(buffer),
         bucket: None,
+        overhead: None,
+        ack: None,
         common: Common::default(),
     })
 }

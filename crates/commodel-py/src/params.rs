@@ -93,6 +93,8 @@ pub fn model_params(model: &str, d: &Bound<'_, PyDict>) -> PyResult<ModelParams>
             rto_rule: rto_rule(&f)?,
             buffer: f.opt_uints("buffer")?,
             bucket: f.opt_uint("bucket")?,
+            overhead: f.opt_uint("overhead")?,
+            ack: f.opt_uint("ack")?,
             common: common(&f)?,
         }),
         _ => ModelParams::Zhu(ZhuParams {

@@ -298,9 +298,13 @@ def tcpflow_params(platform: Platform) -> dict[str, Any]:
             }
     if tcp is not None and tcp.fifo_limit is not None:
         params["fifo_limit"] = tcp.fifo_limit
-    bucket = platform.section("network", "tcpflow").bucket
-    if bucket:  # token buckets: B at a node's link, as many seconds at faster ones (docs/models.md)
-        params["bucket"] = bucket
+    network = platform.section("network", "tcpflow")
+    if network.bucket:  # token buckets: B at a node's link, as many seconds at faster ones
+        params["bucket"] = network.bucket  # (docs/models.md)
+    if network.overhead:  # h: a message's wire bytes beyond m (docs/models.md)
+        params["overhead"] = network.overhead
+    if network.ack:  # a: its acknowledgements' bytes in the reverse direction's buckets
+        params["ack"] = network.ack
     if tcp is not None and tcp.rto_rule == "buffer":
         # tail drops at full ports (docs/models.md): T_RTO and the port buffers
         params["rto"] = ps(tcp.rto)

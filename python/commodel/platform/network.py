@@ -23,7 +23,10 @@ give ``buffer`` (bytes): the measured capacity of the switch port feeding a link
 one value per height or one for all, which ``tcp.rto_rule: buffer`` needs (``plogpt``,
 ``tcpflow``), and ``bucket`` (bytes): the token bucket of a node's link (a faster link
 holds as many seconds of its rate), through which ``tcpflow`` lets a small message pass at
-once (``fit`` writes it from PLogP's g(m); 0 or absent: none).
+once (``fit`` writes it from PLogP's g(m); 0 or absent: none), with ``overhead`` h and
+``ack`` a (bytes): what a message puts on the wire beyond its payload, and what its
+acknowledgements put into the reverse direction's buckets (``fit`` writes them from
+``measure efficiency``'s streams; absent: 0).
 """
 
 from __future__ import annotations
@@ -55,6 +58,8 @@ class BinaryTree:
     latency: tuple[float, ...] | None = None
     buffer: tuple[int, ...] | None = None  # B per height h = 1..D (port buffer capacity)
     bucket: int | None = None  # B, token bucket of a node's link (tcpflow)
+    overhead: int | None = None  # h, wire bytes of a message beyond its payload (tcpflow)
+    ack: int | None = None  # a, its acknowledgements' bytes the other way (tcpflow)
 
 
 @dataclass(frozen=True)
@@ -75,6 +80,8 @@ class TreeNetwork:
     d: tuple[float, ...] | None = None  # s per height (PlogPT buffer delays)
     buffer: tuple[int, ...] | None = None  # B per height (port buffer capacity)
     bucket: int | None = None  # B, token bucket of a node's link (tcpflow)
+    overhead: int | None = None  # h, wire bytes of a message beyond its payload (tcpflow)
+    ack: int | None = None  # a, its acknowledgements' bytes the other way (tcpflow)
 
 
 # The validated ``network`` section.
@@ -109,7 +116,16 @@ def _binary_tree(at: At, value: dict[str, Any]) -> BinaryTree:
         at,
         value,
         required=("topology",),
-        optional=("nodes", "unidirectional", "bidirectional", "latency", "buffer", "bucket"),
+        optional=(
+            "nodes",
+            "unidirectional",
+            "bidirectional",
+            "latency",
+            "buffer",
+            "bucket",
+            "overhead",
+            "ack",
+        ),
     )
     for key in ("nodes", "unidirectional"):
         if key not in data:
@@ -136,6 +152,8 @@ def _binary_tree(at: At, value: dict[str, Any]) -> BinaryTree:
         latency=latency,
         buffer=_buffer(at.key("buffer"), data.get("buffer"), height),
         bucket=size(at.key("bucket"), data.get("bucket"), allow_none=True),
+        overhead=size(at.key("overhead"), data.get("overhead"), allow_none=True),
+        ack=size(at.key("ack"), data.get("ack"), allow_none=True),
     )
 
 
@@ -146,7 +164,7 @@ def _at_least_one(at: At, value: Any) -> float:
 
 
 def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
-    common = ("topology", "nodes", "nic", "nic_bidir", "d", "buffer", "bucket")
+    common = ("topology", "nodes", "nic", "nic_bidir", "d", "buffer", "bucket", "overhead", "ack")
     if topology == "crossbar":
         data = mapping(at, value, required=("nic",), optional=(*common, "latency"))
         nodes = data.get("nodes")
@@ -230,6 +248,8 @@ def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
         d=d,
         buffer=_buffer(at.key("buffer"), data.get("buffer"), 1 if topology == "crossbar" else 2),
         bucket=size(at.key("bucket"), data.get("bucket"), allow_none=True),
+        overhead=size(at.key("overhead"), data.get("overhead"), allow_none=True),
+        ack=size(at.key("ack"), data.get("ack"), allow_none=True),
     )
 
 

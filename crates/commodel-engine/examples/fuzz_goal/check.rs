@@ -71,6 +71,8 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
         rto_rule: RtoRule::Buffer,
         buffer: Some(vec![3072]),
         bucket: None,
+        overhead: None,
+        ack: None,
         common: Common {
             S: Some(4096),
             cpu: Some(CpuParams {
@@ -104,6 +106,9 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
         buffer: None,
         // token buckets of 3 KB at the nodes' links: small messages pass at g(m)
         bucket: Some(3000),
+        // and its frames' headers and acknowledgements in the buckets
+        overhead: Some(60),
+        ack: Some(120),
         common: rendezvous_above(Some(16384)),
     };
     let mut incast = MaxminParams::new(crossbar.clone(), true);

@@ -22,6 +22,15 @@
 //!   was posted into it and its rate c has not drained, V(t) = max(0, V -
 //!   c·dt) plus every message posted into it: a stream of messages runs at c
 //!   once its first B_c bytes are through.
+//! * **Bytes on the wire** (`overhead` h and `ack` a, bytes, measured by
+//!   `measure efficiency`'s streams). A message puts m + h bytes into the links
+//!   of its route (its frames' headers beyond what the fitted capacity holds:
+//!   h matters for one-segment messages, whose headers are a larger share), so
+//!   its work's floor is m + h less its tokens; and its acknowledgements put a
+//!   bytes into the reverse direction of its route, which take tokens there
+//!   (they go into the V of those links; a stream both ways empties its buckets
+//!   sooner). A ring of 1 KiB messages on the emulated cluster's token buckets
+//!   puts about 1250 bytes through each uplink a message, where m counts 1024.
 //! * **Sharing, as max-min.** Flows get rates by progressive filling on the
 //!   link directions of their routes (every flow weight 1; TCP flows of one
 //!   LAN have similar round-trip times), recomputed whenever a flow starts or
@@ -168,6 +177,11 @@ pub struct TcpflowParams {
     /// B, bytes: the token bucket of a node's link; a link of capacity c holds
     /// B·max(1, c / b_min), b_min the slowest node link's (None: no buckets).
     pub bucket: Option<u64>,
+    /// h, bytes: what a message puts on the wire beyond its m bytes (0: none).
+    pub overhead: u64,
+    /// a, bytes: what a message's acknowledgements put into the reverse direction's
+    /// token buckets (0, or no buckets: none).
+    pub ack: u64,
 }
 
 /// What the network knows of a flow: its message size and end nodes.
@@ -189,7 +203,7 @@ struct Meta {
     /// there is an efficiency table.
     alone: f64,
     /// The bytes of its message that the buckets of its route's links let through at once
-    /// when it was posted: its work's floor is m less these.
+    /// when it was posted: its work's floor is m + h less these.
     credit: u64,
 }
 
@@ -242,6 +256,15 @@ struct Bucket {
     cap: f64,
     held: f64,
     at: Time,
+}
+
+impl Bucket {
+    /// What its rate `c` (bytes/s) has drained of V since it was last looked at, up to `now`.
+    fn drain(&mut self, c: f64, now: Time) {
+        let dt = now.saturating_sub(self.at) as f64 / PS_PER_S as f64;
+        self.held = (self.held - c * dt).max(0.0);
+        self.at = now;
+    }
 }
 
 impl TcpflowNet {
@@ -305,15 +328,28 @@ impl TcpflowNet {
         }
         let mut tokens = bytes as f64;
         for &r in &self.route.resources {
-            let c = self.topo.capacity(r, false);
             let k = &mut self.buckets[r as usize];
-            let dt = now.saturating_sub(k.at) as f64 / PS_PER_S as f64;
-            k.held = (k.held - c * dt).max(0.0);
-            k.at = now;
+            k.drain(self.topo.capacity(r, false), now);
             tokens = tokens.min((k.cap - k.held).max(0.0));
             k.held += bytes as f64;
         }
         tokens as u64
+    }
+
+    /// A message from node `a` to node `b` posted at `now`: its acknowledgements' a bytes
+    /// go into the buckets of the reverse route, b to a.
+    fn acknowledge(&mut self, now: Time, a: u32, b: u32) {
+        if self.buckets.is_empty() || self.p.ack == 0 {
+            return;
+        }
+        let mut reverse = std::mem::take(&mut self.route);
+        self.topo.route_into(b, a, &mut reverse);
+        for &r in &reverse.resources {
+            let k = &mut self.buckets[r as usize];
+            k.drain(self.topo.capacity(r, false), now);
+            k.held += self.p.ack as f64;
+        }
+        self.route = reverse;
     }
 
     /// Is flow `id` a message of at most `fifo_limit` bytes between two nodes (served in posting order)?
@@ -553,9 +589,10 @@ impl TcpflowNet {
             let b = self.topo.node_capacity(m.src, false);
             let mut remaining = b * g as f64 / PS_PER_S as f64;
             if m.src != m.dst {
-                // No link carries data above its rate: m bytes are at least m bytes of work,
-                // less what the buckets on its route let through at once.
-                remaining = remaining.max((m.bytes - m.credit) as f64);
+                // No link carries data above its rate: m bytes are at least m + h bytes of
+                // work, less what the buckets on its route let through at once.
+                remaining =
+                    remaining.max((m.bytes.saturating_add(self.p.overhead) - m.credit) as f64);
             }
             self.fluid.flows[id as usize].remaining = remaining;
         }
@@ -598,7 +635,11 @@ impl Network for TcpflowNet {
         if self.meta.len() <= id {
             self.meta.resize(id + 1, Meta::default());
         }
-        let credit = if a != b { self.credit(now, bytes) } else { 0 };
+        let credit = if a != b {
+            self.credit(now, bytes.saturating_add(self.p.overhead))
+        } else {
+            0
+        };
         self.meta[id] = Meta {
             credit,
             bytes,
@@ -624,6 +665,9 @@ impl Network for TcpflowNet {
             if let Some(bursts) = &mut self.bursts {
                 bursts.post(now, xfer, a, &self.route.resources, bytes, &self.topo);
             }
+        }
+        if a != b {
+            self.acknowledge(now, a, b);
         }
         self.started_at = Some(now);
         Ok(())
