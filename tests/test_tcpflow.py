@@ -298,19 +298,6 @@ def test_measure_efficiency_on_three_ranks(tmp_path):
     assert {k for k in reps if k[0] == "alltoall"} == {("alltoall", 16384)}
     assert sum(1 for r in rows if r["pattern"] == "alltoall") == 3 * 6
     assert "all-to-all rounds of 3 nodes" in res.stdout
-    # the streams: 8 and 32 messages a flow at 512 B and 1 KiB, one way (one pair of the 3
-    # nodes) and in the ring (3 flows), each flow timed to its last message
-    streams: dict[tuple, int] = {}
-    for r in rows:
-        if r["phase"] == "stream":
-            key = (r["pattern"], r["size_bytes"], r["extra"]["count"], r["n_msgs"])
-            streams[key] = streams.get(key, 0) + 1
-    assert streams == {
-        (p, m, k, n * k): 3 * n
-        for p, n in (("oneway", 1), ("duplex", 3))
-        for m in (512, 1024)
-        for k in (8, 32)
-    }, streams
     out = tmp_path / "fitted.yaml"
     fit = commodel_cmd("fit", "--db", str(db), "-o", str(out))
     assert fit.returncode == 0, fit.stderr

@@ -1,5 +1,6 @@
 """``tcpflow``'s bytes on the wire: ``network.overhead`` h and ``network.ack`` a in platform
-files, their fit from ``measure efficiency``'s streams, and what they do to a prediction."""
+files, and what they do to a prediction (the engine's closed forms are in
+crates/commodel-engine/tests/contention_tcpflow.rs)."""
 
 from __future__ import annotations
 
@@ -7,58 +8,8 @@ import pytest
 
 import commodel
 from commodel.errors import PlatformError
-from commodel.fit.wire import wire
 from commodel.platform import platform_from_dict
 from commodel.platform.engine_params import tcpflow_params
-
-B = 1e7  # B/s, the nodes' links
-
-
-def stream_rows(pattern: str, m: int, k: int, w: float, flows: list[tuple[int, int]]):
-    """Three repetitions of a stream round whose flows take 1 ms + k w / B (w bytes a
-    message), the first two 0.1 ms apart around it."""
-    t = 1e-3 + k * w / B
-    return [
-        {"phase": "stream", "quantity": "flow", "pattern": pattern, "size_bytes": m,
-         "repetition": r, "src": s, "dst": d, "value_s": t + dt, "extra": {"flow": i, "count": k}}
-        for r, dt in enumerate((-1e-4, 1e-4, 0.0))
-        for i, (s, d) in enumerate(flows)
-    ]  # fmt: skip
-
-
-def streams(ow: dict[int, float], ring: dict[int, float]) -> list[dict]:
-    rows = []
-    for m, w in ow.items():
-        for k in (8, 32):
-            rows += stream_rows("oneway", m, k, w, [(0, 1), (2, 3)])
-    for m, w in ring.items():
-        for k in (8, 32):
-            rows += stream_rows("duplex", m, k, w, [(0, 1), (1, 2), (2, 3), (3, 0)])
-    return rows
-
-
-NETWORK = {"topology": "crossbar", "nodes": 4, "nic": B, "bucket": 3000}
-
-
-def test_fit_takes_the_bytes_a_message_adds_one_way_and_in_the_ring():
-    # per message one way 612 B at 512 B and 1124 B at 1 KiB (h = 100); in the ring 732
-    # and 1244 (a = 120). At 4 KiB the one-way stream runs faster than m / b (per-message
-    # CPU would set its pace): left out, and with it its ring's 9999.
-    rows = streams({512: 612, 1024: 1124, 4096: 1000}, {512: 732, 1024: 1244, 4096: 9999})
-    h, a, note = wire(rows, NETWORK)
-    assert (h, a) == (100, 120)
-    assert "512 B: one way 61.2 us (h 100 B), ring 73.2 us (a 120 B)" in note
-    assert "4096 B: 100.0 us a message one way, below m / b (left out)" in note
-    # medians over the sizes: h of 60 and 100 at two sizes and 140 at a third -> 100
-    rows = streams({512: 572, 1024: 1124, 2048: 2188}, {})
-    assert wire(rows, NETWORK)[:2] == (100, None)
-    # none below 0: a ring faster than one way is noise
-    assert wire(streams({1024: 1124}, {1024: 1100}), NETWORK)[:2] == (100, 0)
-    # no stream rounds, or only one message count: nothing
-    assert wire([], NETWORK)[:2] == (None, None)
-    one_count = [r for r in streams({1024: 1124}, {}) if r["extra"]["count"] == 8]
-    assert wire(one_count, NETWORK)[:2] == (None, None)
-
 
 PLATFORM = {
     "commodel_platform": 1,

@@ -196,18 +196,6 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         help="sizes of the all-to-all rounds (4KiB doubling up to the largest --sizes)",
     )
     p.add_argument(
-        "--stream-sizes",
-        type=size_list,
-        help="sizes of the stream rounds, k messages per flow one way and in a ring, from "
-        "which fit takes each message's wire bytes (512,1KiB)",
-    )
-    p.add_argument(
-        "--stream-counts",
-        type=int_list,
-        metavar="K1,K2",
-        help="messages per flow of the stream rounds (8,32)",
-    )
-    p.add_argument(
         "--min-reps", type=int, help="repetitions per round and size before the CI test (5)"
     )
     p.add_argument("--max-reps", type=int, help="repetition cap per round and size (15)")
@@ -460,8 +448,6 @@ def run_efficiency(args: argparse.Namespace) -> int:
             "sizes": args.sizes,
             "fanout_sizes": args.fanout_sizes,
             "alltoall_sizes": args.alltoall_sizes,
-            "stream_sizes": args.stream_sizes,
-            "stream_counts": args.stream_counts,
             "min_reps": args.min_reps,
             "max_reps": args.max_reps,
         }

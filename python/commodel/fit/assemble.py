@@ -185,7 +185,6 @@ def fit_platform(
         eff_camps = [c for c in camps if c.benchmark == "efficiency"]
         if eff_camps:
             samples = db.samples(eff_camps[-1].id)
-            _add_wire(sections, comments, samples)
             _rebase_efficiency(sections, comments, samples)
             _add_fanin(sections, comments, samples)
     doc: dict[str, Any] = {
@@ -215,22 +214,6 @@ def _model_doc(sections: dict[str, Any]) -> dict[str, Any]:
         **sections,
         "nodes": sections["network"]["nodes"],
     }
-
-
-def _add_wire(sections: dict[str, Any], comments: dict[str, str], samples: list) -> None:
-    """``network.overhead`` and ``network.ack`` from the efficiency campaign's streams, where
-    the network has a bucket (:mod:`commodel.fit.wire`)."""
-    network = sections.get("network")
-    if network is None or not network.get("bucket"):
-        return
-    from .wire import wire
-
-    h, a, note = wire(samples, network)
-    if h:
-        network["overhead"] = h
-    if a:
-        network["ack"] = a
-    comments["network"] = comments.get("network", "") + "\n" + note
 
 
 def _rebase_efficiency(sections: dict[str, Any], comments: dict[str, str], samples: list) -> None:

@@ -80,49 +80,36 @@ def plan(
 
 def _prepare(ctx: Context, p: dict) -> dict:
     p = dict(p)
-    size, count = int(p["size"]), int(p.get("count", 1))
-    if count < 1:
-        raise CommodelError(f"messages per flow must be >= 1, got {count}")
+    size = int(p["size"])
     mine = [f for f in p["flows"] if ctx.rank in f]
     p["buf"] = ctx.buffer(size if any(s == ctx.rank for s, _ in mine) else 0, "send")
     n_in = sum(1 for _, d in mine if d == ctx.rank)
-    p["rbuf"] = ctx.buffer(size * count * max(n_in, 1) if n_in else 0, "recv")
+    p["rbuf"] = ctx.buffer(size * max(n_in, 1) if n_in else 0, "recv")
     return p
 
 
 @kernel("zhu.flows", _prepare)
 def _k_flows(ctx: Context, p: dict) -> Any:
-    """Per repetition, the seconds each flow this rank receives took (until its last
-    message, with ``count`` messages per flow): [(flow, s), ...]."""
+    """Per repetition, the seconds each flow this rank receives took: [(flow, s), ...]."""
     comm, MPI = ctx.comm, ctx.MPI
     size, reps, flows = int(p["size"]), int(p["reps"]), p["flows"]
-    count = int(p.get("count", 1))
     incoming = [(i, s) for i, (s, d) in enumerate(flows) if d == ctx.rank]
     outgoing = [(i, d) for i, (s, d) in enumerate(flows) if s == ctx.rank]
-    # receive j of incoming flow f lands in its own slice of rbuf
-    slots = [(f, src) for f, (_, src) in enumerate(incoming) for _ in range(count)]
     out = []
     for _ in range(reps):
         sync_start(comm)
         t0 = MPI.Wtime()
         rreqs = [
             comm.Irecv([p["rbuf"][j * size : (j + 1) * size], size, MPI.BYTE], src, TAG_FLOW)
-            for j, (_, src) in enumerate(slots)
+            for j, (_, src) in enumerate(incoming)
         ]
-        sreqs = [
-            comm.Isend([p["buf"], size, MPI.BYTE], dst, TAG_FLOW)
-            for _, dst in outgoing
-            for _ in range(count)
-        ]
+        sreqs = [comm.Isend([p["buf"], size, MPI.BYTE], dst, TAG_FLOW) for _, dst in outgoing]
         times: dict[int, float] = {}
-        left = [count] * len(incoming)
         pending = list(range(len(rreqs)))
         while pending:
             idx = MPI.Request.Waitany([rreqs[j] for j in pending])
-            f = slots[pending.pop(idx)][0]
-            left[f] -= 1
-            if left[f] == 0:
-                times[incoming[f][0]] = MPI.Wtime() - t0
+            j = pending.pop(idx)
+            times[incoming[j][0]] = MPI.Wtime() - t0
         MPI.Request.Waitall(sreqs)
         out.append(sorted(times.items()))
     return out
@@ -138,14 +125,11 @@ def flows_step(
     reps: int,
     first: int,
     n_msgs: int,
-    count: int = 1,
 ) -> Any:
     """One step of the ``zhu.flows`` kernel: ``reps`` repetitions of ``flows`` (src, dst;
-    ``count`` messages of ``size`` bytes each, posted at once) from a synchronized start.
-    Stores one ``flow`` sample per flow and repetition (numbered from ``first``; with
-    ``count`` > 1 its ``extra`` says so), the time of the flow's last message;
-    ``per_rank`` of the result holds, per rank and repetition, [(flow index, seconds)] of
-    the flows the rank received (replayed: one list)."""
+    ``size`` bytes each) from a synchronized start. Stores one ``flow`` sample per flow and
+    repetition (numbered from ``first``); ``per_rank`` of the result holds, per rank and
+    repetition, [(flow index, seconds)] of the flows the rank received (replayed: one list)."""
     n_ranks = len({r for f in flows for r in f})
 
     def rows(outs):
@@ -167,7 +151,7 @@ def flows_step(
                             "src": s,
                             "dst": d,
                             "hosts": f"{ctx.hosts[s]},{ctx.hosts[d]}",
-                            "extra": {"flow": i, **({"count": count} if count > 1 else {})},
+                            "extra": {"flow": i},
                         }
                     )
         return out
@@ -181,7 +165,7 @@ def flows_step(
     return ctx.step(
         key,
         "zhu.flows",
-        {"flows": flows, "size": size, "reps": reps, **({"count": count} if count > 1 else {})},
+        {"flows": flows, "size": size, "reps": reps},
         rows=rows,
         replay=replay,
     )

@@ -22,16 +22,6 @@ most 256 KiB):
   (the peers finish at about 1, 2, 3 message times) or shares itself among them (all at
   about k).
 
-and, for every size of ``stream_sizes`` (default 512 B and 1 KiB, one TCP segment each) and
-each of the two ``stream_counts`` k1 < k2 (default 8 and 32), streams (phase ``stream``):
-
-* ``oneway`` and ``duplex`` as above, with k messages per flow posted at once, each flow
-  timed to its last message. The time per message between k1 and k2, when the buckets of
-  token-bucket ports have long run dry, is what a message puts on the wire: its payload and
-  headers one way, and in the ring also the acknowledgements of the messages each node
-  receives, which leave through the same link as its own (``fit``: ``network.overhead``
-  and ``network.ack``, :mod:`commodel.fit.wire`).
-
 Each repetition starts from a synchronized barrier; every flow is timed from there to its
 receive's end. Repetitions continue until the 95% confidence
 interval of every flow's mean is within ``ci`` of it, or ``max_reps``. The flows are the
@@ -59,15 +49,12 @@ DEFAULTS: dict[str, Any] = {
     "sizes": [4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1 * MiB],
     "fanout_sizes": None,  # None: 1 KiB, 2 KiB, ... up to max(sizes), at most 256 KiB
     "alltoall_sizes": None,  # None: 4 KiB, 8 KiB, ... up to max(sizes)
-    "stream_sizes": [512, 1024],  # streams of one-segment messages (network.overhead, ack)
-    "stream_counts": [8, 32],  # messages per flow: the slope between them is per message
     "min_reps": 5,
     "max_reps": 15,
     "ci": 0.05,
 }
 
 PATTERNS = ("oneway", "exchange", "duplex")
-STREAM_PATTERNS = ("oneway", "duplex")
 FANOUT_PEERS = 3
 
 
@@ -107,16 +94,6 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
     if any(x < 1 for x in a2a) or a2a != sorted(set(a2a)):
         raise CommodelError(f"--alltoall-sizes must be increasing sizes >= 1 byte, got {a2a}")
     out["alltoall_sizes"] = a2a
-    streams = [int(x) for x in out["stream_sizes"]]
-    if any(x < 1 for x in streams) or streams != sorted(set(streams)):
-        raise CommodelError(f"--stream-sizes must be increasing sizes >= 1 byte, got {streams}")
-    out["stream_sizes"] = streams
-    counts = [int(x) for x in out["stream_counts"]]
-    if len(counts) != 2 or not 1 <= counts[0] < counts[1]:
-        raise CommodelError(
-            f"--stream-counts must be two message counts k1 < k2 (>= 1), got {counts}"
-        )
-    out["stream_counts"] = counts
     if int(out["min_reps"]) < 2:
         raise CommodelError(f"--min-reps must be >= 2, got {out['min_reps']}")
     if int(out["max_reps"]) < int(out["min_reps"]):
@@ -173,38 +150,21 @@ def procedure(opts: dict[str, Any]):
         rounds += [("alltoall", size, a2a) for size in opts["alltoall_sizes"] if a2a]
         fan = flows("fanout", nodes)
         rounds += [("fanout", size, fan) for size in opts["fanout_sizes"] if fan]
-        streams = [
-            (pattern, size, f, k)
-            for size in opts["stream_sizes"]
-            for pattern in STREAM_PATTERNS
-            if (f := flows(pattern, nodes))
-            for k in opts["stream_counts"]
-        ]
-        ctx.progress.grow(len(rounds) + len(streams))
+        ctx.progress.grow(len(rounds))
         with ctx.phase("efficiency"):
             for pattern, size, fl in rounds:
                 _round(ctx, opts, pattern, size, fl)
                 ctx.progress.advance(1, f"efficiency {pattern} {size} B")
-            for pattern, size, fl, k in streams:
-                _round(ctx, opts, pattern, size, fl, count=k)
-                ctx.progress.advance(1, f"stream {pattern} {k} x {size} B")
         return {"campaign": ctx.campaign, "nodes": len(nodes)}
 
     return run
 
 
 def _round(
-    ctx: Context,
-    opts: dict[str, Any],
-    pattern: str,
-    size: int,
-    fl: list[tuple[int, int]],
-    count: int = 1,
+    ctx: Context, opts: dict[str, Any], pattern: str, size: int, fl: list[tuple[int, int]]
 ) -> list[float]:
     """Repeat one round until every flow's mean has converged; the round times (the last
-    flow's end), one per repetition. With ``count`` > 1 a stream round (phase ``stream``):
-    ``count`` messages per flow posted at once, each flow timed to its last message."""
-    phase = "efficiency" if count == 1 else "stream"
+    flow's end), one per repetition."""
     per_flow: dict[int, list[float]] = {i: [] for i in range(len(fl))}
     spans: list[float] = []
     batch = 0
@@ -212,9 +172,9 @@ def _round(
         reps = int(opts["min_reps"]) if batch == 0 else 1
         first = len(spans)
 
-        key = f"{phase}/{pattern}/m={size}/" + (f"k={count}/" if count > 1 else "") + f"b={batch}"
         res = flows_step(
-            ctx, key, phase, pattern, size, fl, reps, first, n_msgs=len(fl) * count, count=count,
+            ctx, f"efficiency/{pattern}/m={size}/b={batch}", "efficiency", pattern, size, fl,
+            reps, first, n_msgs=len(fl),
         )  # fmt: skip
         by_rep: dict[int, float] = {}
         for rank_out in res.per_rank:

@@ -22,8 +22,8 @@
 //!   was posted into it and its rate c has not drained, V(t) = max(0, V -
 //!   c·dt) plus every message posted into it: a stream of messages runs at c
 //!   once its first B_c bytes are through.
-//! * **Bytes on the wire** (`overhead` h and `ack` a, bytes, measured by
-//!   `measure efficiency`'s streams). A message puts m + h bytes into the links
+//! * **Bytes on the wire** (`overhead` h and `ack` a, bytes, from the
+//!   platform; not fitted yet). A message puts m + h bytes into the links
 //!   of its route (its frames' headers beyond what the fitted capacity holds:
 //!   h matters for one-segment messages, whose headers are a larger share), so
 //!   its work's floor is m + h less its tokens; and its acknowledgements put a
