@@ -79,14 +79,14 @@ def _prepare(ctx: Context, params: dict) -> dict:
 
 
 def _sits_out(ctx: Context) -> bool:
+    """The ranks that take no part in PLogP's kernels: all but MEASURE and MIRROR."""
     return ctx.rank not in (MEASURE, MIRROR)
 
 
 @kernel("plogp.saturation", _prepare, _sits_out)
 def _k_saturation(ctx: Context, p: dict) -> Any:
-    """n messages of m bytes in a row, then one empty reply; returns RTT_n per repetition."""
-    if ctx.rank not in (MEASURE, MIRROR):
-        return None
+    """n messages of m bytes in a row, then one empty reply; returns RTT_n per repetition.
+    Ranks other than MEASURE and MIRROR sit it out (:func:`_sits_out`)."""
     comm, MPI = ctx.comm, ctx.MPI
     m, n, reps = int(p["m"]), int(p["n"]), int(p["reps"])
     buf, rbuf, send = p["buf"], p["rbuf"], p["send"]
@@ -130,10 +130,8 @@ def _k_roundtrip(ctx: Context, p: dict) -> Any:
     """Kielmann Fig. 1 (right): per repetition (RTT(m), o_s(m), o_r(m)).
 
     Bidirectional: both ends send m bytes at once and exchange empty replies; per
-    repetition (RTT_bi(m), o_s_bi(m)).
+    repetition (RTT_bi(m), o_s_bi(m)). Ranks other than MEASURE and MIRROR sit it out.
     """
-    if ctx.rank not in (MEASURE, MIRROR):
-        return None
     comm, MPI = ctx.comm, ctx.MPI
     m, reps = int(p["m"]), int(p["reps"])
     buf, rbuf, send = p["buf"], p["rbuf"], p["send"]

@@ -29,8 +29,9 @@
 //!   its work's floor is m + h less its tokens; and its acknowledgements put a
 //!   bytes into the reverse direction of its route, which take tokens there
 //!   (they go into the V of those links; a stream both ways empties its buckets
-//!   sooner). A ring of 1 KiB messages on the emulated cluster's token buckets
-//!   puts about 1250 bytes through each uplink a message, where m counts 1024.
+//!   sooner). In a ring of lone 1 KiB messages on the emulated two-rack-8 each
+//!   host's interface sent 1145 bytes a message (its `tx_bytes`), where m
+//!   counts 1024 (docs/results/2026-11-27-wire-bytes).
 //! * **Sharing, as max-min.** Flows get rates by progressive filling on the
 //!   link directions of their routes (every flow weight 1; TCP flows of one
 //!   LAN have similar round-trip times), recomputed whenever a flow starts or
