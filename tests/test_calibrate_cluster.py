@@ -1,7 +1,7 @@
 """``commodel calibrate`` on the emulated two-rack-8 cluster (root; about 1 minute).
 
-Four hosts of one rack (``cluster mpirun --hosts 4``), parts tcp, plogp (up to 64 KiB), tree
-and efficiency: the fitted platform must hold what the cluster was built with: the RTO_min
+Four hosts of one rack (``cluster mpirun --hosts 4``), parts tcp, plogp (up to 64 KiB), tree,
+efficiency and wire: the fitted platform must hold what the cluster was built with: the RTO_min
 of its spec, the 100 Mbit/s NICs (per flow, b(h) / 2^(h-1) at every height of one rack, at
 the TCP payload ceiling within the measurement's noise), g(m) growing at the NIC's byte
 time, and the exchange penalty of rendezvous-sized messages (docs/results). Brings its own
@@ -36,7 +36,7 @@ def test_calibrate_on_one_rack_of_two_rack_8(tmp_path):
         run = _commodel(
             "cluster", "mpirun", "--name", NAME, "--hosts", "4", "--",
             sys.executable, "-m", "commodel", "calibrate", "--db", db, "-o", out,
-            "--parts", "tcp,plogp,tree,efficiency", "--max-size", "64KiB",
+            "--parts", "tcp,plogp,tree,efficiency,wire", "--max-size", "64KiB",
             timeout=600,
         )  # fmt: skip
         assert run.returncode == 0, run.stderr + run.stdout
@@ -79,3 +79,11 @@ def test_calibrate_on_one_rack_of_two_rack_8(tmp_path):
         assert "fanin: all-to-all rounds of 4 nodes, mean round time and e_f: 4096 B" in (
             handle.read()
         )
+    # wire: counted by the hosts' interfaces, a lone message of 256 B..4 KiB puts its
+    # 22 B of Open MPI headers and 66 B of headers a frame on the wire (h, in units of b:
+    # 26-73 B, a median near 55 B) and every second one draws a 66 B acknowledgement
+    # (a = 33 B / rho); a frame more or less in a ring moves a by 63 B
+    assert 35 <= plat.network.overhead <= 80, plat.network
+    assert 20 <= plat.network.ack <= 50, plat.network
+    with open(out) as handle:
+        assert "s_a = 66 B of headers a frame" in handle.read()

@@ -21,7 +21,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         description=HELP + ": the hosts' TCP settings (tcp), PLogP (plogp), the binary-tree "
         "network b(h), d(h) (tree, on 2^D ranks), LMO constants (lmo) and many-to-one "
         "escalations (many-to-one) and TCP's efficiency when traffic runs both ways "
-        "(efficiency, for the tcpflow model), one rank per node, each as a campaign of the results "
+        "(efficiency, for the tcpflow model) and the bytes a message puts on the wire (wire, "
+        "counted by the interfaces, for tcpflow), one rank per node, each as a campaign of the results "
         "database, then `commodel fit` of those campaigns. Run it again on the same database "
         "to continue after an interruption: complete parts are reused, an unfinished one is "
         f"resumed. Example: {EXAMPLE} (on the emulated cluster: commodel cluster mpirun -- "
@@ -34,9 +35,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--name", help="platform name (default: measured-<first host>)")
     p.add_argument(
         "--parts",
-        default="tcp,plogp,tree,lmo,many-to-one,efficiency",
+        default="tcp,plogp,tree,lmo,many-to-one,efficiency,wire",
         help="parts to measure, comma-separated, in this order (default: all of "
-        "tcp,plogp,tree,lmo,many-to-one,efficiency that the rank count allows)",
+        "tcp,plogp,tree,lmo,many-to-one,efficiency,wire that the rank count allows)",
     )
     p.add_argument(
         "--max-size",

@@ -202,6 +202,36 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.set_defaults(func=run_efficiency)
 
     p = sub.add_parser(
+        "wire",
+        help="the bytes a message puts on the wire, counted by the interfaces (for tcpflow)",
+        description="Rings of lone messages (node i sends to i+1 and waits for the message "
+        "of i-1 before its next send, as a ring collective's steps do) and streams of "
+        "long messages, each node's interface counters (tx_bytes, tx_packets) read around "
+        "them. `fit` turns them into network.overhead h (a message's bytes beyond m on its "
+        "route) and network.ack a (its acknowledgements' bytes on the reverse route), in "
+        "units of the fitted payload rate b. One rank per host stands for its node; the "
+        "ring needs 3 nodes.",
+    )
+    _common(p)
+    p.add_argument(
+        "--sizes",
+        type=size_list,
+        help="sizes of the rings, comma-separated (256,512,1KiB,2KiB,4KiB)",
+    )
+    p.add_argument(
+        "--stream-size",
+        type=size_arg,
+        help="message size of the streams, below the eager limit (32KiB)",
+    )
+    p.add_argument("--reps", type=int, help="repetitions of every round (3)")
+    p.add_argument(
+        "--interfaces",
+        type=lambda text: [x.strip() for x in text.split(",")],
+        help="interfaces to count, comma-separated (every one in /sys/class/net but lo)",
+    )
+    p.set_defaults(func=run_wire)
+
+    p = sub.add_parser(
         "pattern",
         help="run a GOAL schedule for real (Isend/Irecv/Wait) and time it",
         description="Every rank executes its part of a GOAL schedule with MPI_Isend, "
@@ -473,6 +503,31 @@ def run_efficiency(args: argparse.Namespace) -> int:
                   "and network)")  # fmt: skip
             for m, t in spans.items():
                 print(f"{m:>9}   {t * 1e3:>10.3f} ms")
+    return code
+
+
+def run_wire(args: argparse.Namespace) -> int:
+    from ..fit.wire import wire_bytes
+    from ..measure import wire
+
+    opts = wire.validate_options(
+        {
+            "sizes": args.sizes,
+            "stream_size": args.stream_size,
+            "reps": args.reps,
+            "interfaces": args.interfaces,
+        }
+    )
+    code, result = _run("wire", wire.procedure(opts), opts, args, min_ranks=2)
+    if result is not None:
+        from ..db import ResultsDB
+
+        with ResultsDB(args.db, read_only=True) as db:
+            rows = db.samples(result["campaign"])
+        _h, _a, note = wire_bytes(rows)
+        print(f"campaign {result['campaign']}: {result['rounds']} rounds on {result['nodes']} "
+              "nodes")  # fmt: skip
+        print(note.replace(": ", ":\n  ", 1).replace("; ", "\n  "))
     return code
 
 

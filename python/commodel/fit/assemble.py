@@ -2,7 +2,8 @@
 
 Each benchmark contributes its section: ``plogp`` -> ``plogp``; ``tree`` -> ``network``
 (binary tree); ``lmo`` -> ``lmo``; ``many-to-one`` / ``one-to-many`` -> ``many_to_one``;
-``tcp`` -> ``tcp``; ``efficiency`` -> ``tcp.efficiency``. By default the latest complete campaign of every benchmark is used;
+``tcp`` -> ``tcp``; ``efficiency`` -> ``tcp.efficiency``; ``wire`` ->
+``network.overhead``, ``network.ack``. By default the latest complete campaign of every benchmark is used;
 ``--campaign ID`` (repeatable) picks campaigns explicitly. The output depends only on the
 stored samples, so fitting the same database twice gives the same file.
 """
@@ -182,6 +183,9 @@ def fit_platform(
             if value is not None:
                 sections["network"]["bucket"] = value
             comments["network"] = comments.get("network", "") + "\n" + note
+        wire_camps = [c for c in camps if c.benchmark == "wire"]
+        if wire_camps and "network" in sections:
+            _add_wire(sections, comments, db.samples(wire_camps[-1].id))
         eff_camps = [c for c in camps if c.benchmark == "efficiency"]
         if eff_camps:
             samples = db.samples(eff_camps[-1].id)
@@ -214,6 +218,19 @@ def _model_doc(sections: dict[str, Any]) -> dict[str, Any]:
         **sections,
         "nodes": sections["network"]["nodes"],
     }
+
+
+def _add_wire(sections: dict[str, Any], comments: dict[str, str], samples: list) -> None:
+    """``network.overhead`` h and ``network.ack`` a from the wire campaign's counts
+    (:mod:`commodel.fit.wire`), with a comment; nothing but the comment where it cannot
+    give them."""
+    from .wire import wire_bytes
+
+    h, a, note = wire_bytes(samples)
+    if h is not None:
+        sections["network"]["overhead"] = h
+        sections["network"]["ack"] = a
+    comments["network"] = comments.get("network", "") + "\n" + note
 
 
 def _rebase_efficiency(sections: dict[str, Any], comments: dict[str, str], samples: list) -> None:

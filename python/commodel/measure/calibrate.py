@@ -13,6 +13,8 @@ lmo        >= 3      ``lmo``: C_i, t_i, beta_ij
 many-to-one >= 3     ``many_to_one``: escalation levels and frequencies
 efficiency >= 2      ``tcp.efficiency``: e_x(m), e_d(m) of traffic both ways, e_f(m)
                      of fan-in from all-to-all rounds (>= 3; tcpflow)
+wire       >= 3      ``network.overhead`` h, ``network.ack`` a: a message's bytes on
+                     the wire, counted by the interfaces (3 nodes; tcpflow)
 ========== ========= ============================================================
 
 A part that the rank count cannot run is skipped with a note (a tree needs a power of two
@@ -33,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
-from . import efficiency, lmo, manytoone, plogp, tcp, tree
+from . import efficiency, lmo, manytoone, plogp, tcp, tree, wire
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -91,10 +93,11 @@ def parts(max_size: int) -> dict[str, Part]:
             ),
             efficiency.procedure,
         ),
+        "wire": Part("wire", 3, wire.validate_options({}), wire.procedure),
     }
 
 
-DEFAULT_PARTS = ("tcp", "plogp", "tree", "lmo", "many-to-one", "efficiency")
+DEFAULT_PARTS = ("tcp", "plogp", "tree", "lmo", "many-to-one", "efficiency", "wire")
 
 
 def parse_parts(text: str) -> list[str]:

@@ -97,19 +97,19 @@ def calibrate(
     log: Log = log_to_stderr,
     buffer: list[int] | None = None,
 ) -> tuple[str, dict[str, Any]]:
-    """``commodel calibrate`` (tcp, plogp up to ``max_size``, tree, efficiency) on the cluster,
+    """``commodel calibrate`` (tcp, plogp up to ``max_size``, tree, efficiency, wire) on the cluster,
     with the switches' port buffers ``buffer`` (bytes per tree height, :func:`tree_buffers`)
     if given; returns the platform file it fitted and what was done (also written to
     calibration.json)."""
     db = os.path.join(workdir, "calibration.duckdb")
     platform = os.path.join(workdir, "platform.yaml")
-    log(f"calibration: commodel calibrate (tcp, plogp up to {max_size} B, tree, efficiency)")
+    log(f"calibration: commodel calibrate (tcp, plogp up to {max_size} B, tree, efficiency, wire)")
     extra = ["--buffer", ",".join(str(b) for b in buffer)] if buffer else []
     cluster_mpirun(
-        cluster, "calibrate", "--db", db, "--parts", "tcp,plogp,tree,efficiency",
+        cluster, "calibrate", "--db", db, "--parts", "tcp,plogp,tree,efficiency,wire",
         "--max-size", str(max_size), "--quiet", "-o", platform, *extra, log=log,
     )  # fmt: skip
-    parts = ["tcp", "plogp", "tree", "efficiency"]
+    parts = ["tcp", "plogp", "tree", "efficiency", "wire"]
     info = {"db": db, "platform": platform, "parts": parts, "buffer": buffer}
     with open(os.path.join(workdir, "calibration.json"), "w", encoding="utf-8") as fh:
         json.dump(info, fh, indent=1)
