@@ -136,3 +136,27 @@ def test_measure_wire_on_three_ranks_over_loopback(tmp_path):
     ring = [r for r in rows if r["pattern"] == "ring"]
     assert {(r["src"], r["dst"]) for r in ring} == {(0, 1), (1, 2), (2, 0)}
     assert all(r["value_s"] > 0 for r in rows)
+
+
+def test_interfaces_counted_are_the_physical_ones(tmp_path):
+    """A bond, bridge, VLAN or ifb on top of a physical interface counts its bytes again:
+    where the host has physical interfaces only they are counted; in a network namespace
+    (veths only) every interface but lo."""
+    net = tmp_path / "class" / "net"
+    net.mkdir(parents=True)
+
+    def device(name, where):
+        d = tmp_path / "devices" / where / "net" / name
+        (d / "statistics").mkdir(parents=True)
+        (net / name).symlink_to(d)
+
+    for name, where in (("lo", "virtual"), ("ifb0", "virtual"), ("eth0", "pci0/virtio2")):
+        device(name, where)
+    (net / "bonding_masters").write_text("")  # a file in class/net, not an interface
+    assert wire.interfaces(None, str(net)) == ["eth0"]
+    (net / "eth0").unlink()
+    assert wire.interfaces(None, str(net)) == ["ifb0"]
+    assert wire.interfaces(["ifb0"], str(net)) == ["ifb0"]
+    with pytest.raises(CommodelError, match="--interfaces: no interface eth9"):
+        wire.interfaces(["eth9"], str(net))
+    assert wire.interfaces(None, str(tmp_path / "none")) == []

@@ -227,7 +227,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--interfaces",
         type=lambda text: [x.strip() for x in text.split(",")],
-        help="interfaces to count, comma-separated (every one in /sys/class/net but lo)",
+        help="interfaces to count, comma-separated (default: the physical ones in "
+        "/sys/class/net, else every one but lo)",
     )
     p.set_defaults(func=run_wire)
 

@@ -54,6 +54,16 @@ def import_mpi():
     return MPI
 
 
+def increasing_sizes(option: str, values: Any, least: int = 1) -> list[int]:
+    """``values`` as a list of strictly increasing sizes of at least ``least`` bytes, or an
+    error naming ``option``."""
+    sizes = [int(s) for s in values]
+    if not sizes or sizes[0] < least or sizes != sorted(set(sizes)):
+        unit = "byte" if least == 1 else "bytes"
+        raise CommodelError(f"{option} must be increasing sizes >= {least} {unit}, got {sizes}")
+    return sizes
+
+
 # --- progress ----------------------------------------------------------------------------
 
 

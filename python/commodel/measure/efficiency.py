@@ -39,7 +39,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CommodelError
-from .common import Context
+from .common import Context, increasing_sizes
 from .concurrent import ci_ok, flows_step
 
 KiB = 1024
@@ -80,20 +80,15 @@ def default_alltoall_sizes(sizes: list[int]) -> list[int]:
 def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
     out = dict(DEFAULTS)
     out.update({k: v for k, v in opts.items() if v is not None})
-    sizes = [int(s) for s in out["sizes"]]
-    if not sizes or any(s < 1 for s in sizes) or sizes != sorted(set(sizes)):
-        raise CommodelError(f"--sizes must be increasing sizes >= 1 byte, got {sizes}")
-    out["sizes"] = sizes
+    sizes = out["sizes"] = increasing_sizes("--sizes", out["sizes"])
     fan = out.get("fanout_sizes")
-    fan = default_fanout_sizes(sizes) if fan is None else [int(x) for x in fan]
-    if any(x < 1 for x in fan) or fan != sorted(set(fan)):
-        raise CommodelError(f"--fanout-sizes must be increasing sizes >= 1 byte, got {fan}")
-    out["fanout_sizes"] = fan
+    out["fanout_sizes"] = (
+        default_fanout_sizes(sizes) if fan is None else increasing_sizes("--fanout-sizes", fan)
+    )
     a2a = out.get("alltoall_sizes")
-    a2a = default_alltoall_sizes(sizes) if a2a is None else [int(x) for x in a2a]
-    if any(x < 1 for x in a2a) or a2a != sorted(set(a2a)):
-        raise CommodelError(f"--alltoall-sizes must be increasing sizes >= 1 byte, got {a2a}")
-    out["alltoall_sizes"] = a2a
+    out["alltoall_sizes"] = (
+        default_alltoall_sizes(sizes) if a2a is None else increasing_sizes("--alltoall-sizes", a2a)
+    )
     if int(out["min_reps"]) < 2:
         raise CommodelError(f"--min-reps must be >= 2, got {out['min_reps']}")
     if int(out["max_reps"]) < int(out["min_reps"]):

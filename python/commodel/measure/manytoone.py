@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CommodelError
-from .common import Context, kernel, sync_start
+from .common import Context, increasing_sizes, kernel, sync_start
 
 TAG_DATA, TAG_ACK = 41, 42
 
@@ -47,10 +47,7 @@ def validate_options(opts: dict[str, Any], direction: str = "many-to-one") -> di
         if opts.get("receives") is not None:
             raise CommodelError("--receives: only many-to-one has receives at the root")
         del out["receives"]
-    sizes = [int(s) for s in out["sizes"]]
-    if not sizes or sorted(set(sizes)) != sizes or sizes[0] < 0:
-        raise CommodelError(f"--sizes must be increasing sizes >= 0, got {sizes}")
-    out["sizes"] = sizes
+    out["sizes"] = increasing_sizes("--sizes", out["sizes"], least=0)
     if out["n"] is not None:
         ns = [int(n) for n in out["n"]]
         if not ns or min(ns) < 2 or sorted(set(ns)) != ns:

@@ -6,8 +6,8 @@ timed gives them: a lone one-segment message's time is mostly per-message cost, 
 messages posted together share TCP segments. So this benchmark counts them. One rank per
 node stands for the node (the first rank of each host; every rank when all run on one host,
 where the interfaces count nothing); the other ranks sit the rounds out. Each node rank
-reads its host's interface counters (``tx_bytes``, ``tx_packets`` of every interface in
-``/sys/class/net`` but ``lo``, or of ``interfaces``) between barriers before and after k
+reads its host's interface counters (``tx_bytes``, ``tx_packets``; of ``interfaces``, else
+of the host's physical interfaces, else of every one but ``lo``: :func:`interfaces`) between barriers before and after k
 steps, for k = 20 and k = 100 (after the closing barrier: a send completes once its bytes
 are in the socket, and they have left the interface when every receive has ended): the
 slope between the two leaves out what the barriers send.
@@ -25,8 +25,8 @@ Two rounds:
 
 Samples: ``quantity = round``, ``pattern`` the round, ``size_bytes`` m, ``n_msgs`` k,
 ``value_s`` the k steps' time, ``src`` the node rank, ``dst`` its peer, and in ``extra``
-the counted ``tx_bytes``, ``tx_packets``, the role (``ring``, ``send``, ``ack``) and the
-interfaces' largest ``mtu``. The fit is :mod:`commodel.fit.wire`.
+the counted ``tx_bytes``, ``tx_packets``, the role (``ring``, ``send``, ``ack``), the
+``interfaces`` counted and their largest ``mtu``. The fit is :mod:`commodel.fit.wire`.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ import os
 from typing import Any
 
 from ..errors import CommodelError
-from .common import Context, kernel
+from .common import Context, increasing_sizes, kernel
 from .efficiency import node_ranks
 
 KiB = 1024
@@ -54,10 +54,7 @@ NET = "/sys/class/net"
 def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
     out = dict(DEFAULTS)
     out.update({k: v for k, v in opts.items() if v is not None})
-    sizes = [int(s) for s in out["sizes"]]
-    if not sizes or any(s < 1 for s in sizes) or sizes != sorted(set(sizes)):
-        raise CommodelError(f"--sizes must be increasing sizes >= 1 byte, got {sizes}")
-    out["sizes"] = sizes
+    out["sizes"] = increasing_sizes("--sizes", out["sizes"])
     if int(out["stream_size"]) < 1:
         raise CommodelError(f"--stream-size must be >= 1 byte, got {out['stream_size']}")
     out["stream_size"] = int(out["stream_size"])
@@ -74,18 +71,27 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def interfaces(chosen: list[str] | None) -> list[str]:
-    """The interfaces to count: ``chosen``, or every one of /sys/class/net but ``lo``
-    (none where there is no /sys/class/net)."""
+def interfaces(chosen: list[str] | None, net: str = NET) -> list[str]:
+    """The interfaces to count: ``chosen``; else the host's physical interfaces (those of
+    ``net`` whose device is not under ``devices/virtual``), where it has any: a bond, a
+    bridge, a VLAN or an ifb on top of them would count their traffic again; else every
+    interface but ``lo`` (a network namespace's veth, as on the emulated cluster). None
+    where there is no ``net``."""
     if chosen is not None:
-        missing = [i for i in chosen if not os.path.isdir(os.path.join(NET, i))]
+        missing = [i for i in chosen if not os.path.isdir(os.path.join(net, i, "statistics"))]
         if missing:
-            raise CommodelError(f"--interfaces: no interface {', '.join(missing)} in {NET}")
+            raise CommodelError(f"--interfaces: no interface {', '.join(missing)} in {net}")
         return list(chosen)
     try:
-        return sorted(i for i in os.listdir(NET) if i != "lo")
+        names = sorted(
+            i
+            for i in os.listdir(net)
+            if i != "lo" and os.path.isdir(os.path.join(net, i, "statistics"))
+        )
     except OSError:
         return []
+    physical = [i for i in names if "/virtual/" not in os.path.realpath(os.path.join(net, i)) + "/"]
+    return physical or names
 
 
 def counters(devs: list[str]) -> tuple[int, int]:
@@ -153,8 +159,9 @@ def _stream(MPI, sub, m: int, k: int, buf, rbuf) -> None:
 
 
 @kernel("wire.round", prepare=_prepare, sits_out=lambda ctx: not _is_node(ctx))
-def _round(ctx: Context, state: dict) -> list[tuple[int, int, int, float, int]]:
-    """On each node rank: (k, tx bytes, tx packets, seconds, mtu) for k in STEPS."""
+def _round(ctx: Context, state: dict) -> list[tuple[int, int, int, float, int, str]]:
+    """On each node rank: (k, tx bytes, tx packets, seconds, mtu, interfaces) for k in
+    STEPS."""
     MPI, sub, m = ctx.MPI, state["sub"], state["size"]
     steps = _ring if state["pattern"] == "ring" else _stream
     steps(MPI, sub, m, WARMUP if state["pattern"] == "ring" else 1, state["buf"], state["rbuf"])
@@ -169,7 +176,7 @@ def _round(ctx: Context, state: dict) -> list[tuple[int, int, int, float, int]]:
         # interface when every receive has ended
         sub.Barrier()
         b1, p1 = counters(state["devs"])
-        out.append((k, b1 - b0, p1 - p0, t1 - t0, state["mtu"]))
+        out.append((k, b1 - b0, p1 - p0, t1 - t0, state["mtu"], ",".join(state["devs"])))
     return out
 
 
@@ -220,7 +227,7 @@ def _step(ctx: Context, opts: dict, nodes: list[int], pattern: str, m: int, rep:
             p = peer(pattern, i, n)
             if p is None:
                 continue
-            for k, nbytes, npackets, secs, mtu_ in outs[r]:
+            for k, nbytes, npackets, secs, mtu_, devs in outs[r]:
                 out.append(
                     {
                         "phase": "wire",
@@ -239,6 +246,7 @@ def _step(ctx: Context, opts: dict, nodes: list[int], pattern: str, m: int, rep:
                             "tx_packets": npackets,
                             "role": role(pattern, i),
                             "mtu": mtu_,
+                            "interfaces": devs,
                         },
                     }
                 )

@@ -23,15 +23,16 @@
 //!   c·dt) plus every message posted into it: a stream of messages runs at c
 //!   once its first B_c bytes are through.
 //! * **Bytes on the wire** (`overhead` h and `ack` a, bytes, from the
-//!   platform; not fitted yet). A message puts m + h bytes into the links
-//!   of its route (its frames' headers beyond what the fitted capacity holds:
+//!   platform, which `fit` writes from the interfaces' counts of a `wire`
+//!   campaign). A message puts m + h bytes into the links of its route (its frames' headers beyond what the fitted capacity holds:
 //!   h matters for one-segment messages, whose headers are a larger share), so
 //!   its work's floor is m + h less its tokens; and its acknowledgements put a
 //!   bytes into the reverse direction of its route, which take tokens there
 //!   (they go into the V of those links; a stream both ways empties its buckets
 //!   sooner). In a ring of lone 1 KiB messages on the emulated two-rack-8 each
 //!   host's interface sent 1145 bytes a message (its `tx_bytes`), where m
-//!   counts 1024 (docs/results/2026-11-27-wire-bytes).
+//!   counts 1024: 1112 in one frame and half a 66 B acknowledgement
+//!   (docs/results/2026-11-27-wire-fit).
 //! * **Sharing, as max-min.** Flows get rates by progressive filling on the
 //!   link directions of their routes (every flow weight 1; TCP flows of one
 //!   LAN have similar round-trip times), recomputed whenever a flow starts or
