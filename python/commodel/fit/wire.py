@@ -33,8 +33,9 @@ ETHERNET_HEADER = 14
 
 
 def per_message(samples: list[dict[str, Any]]) -> dict[tuple[str, int, str], list[tuple]]:
-    """(pattern, size, role) -> [(bytes, packets, seconds) per message], one per node and
-    repetition: the slope between the two step counts."""
+    """(pattern, size, role) -> [(bytes, packets, seconds, mtu)], one per node and
+    repetition: bytes, packets and seconds of one message, the slope between the two step
+    counts."""
     by: dict[tuple, dict[int, tuple]] = defaultdict(dict)
     for s in samples:
         if s.get("quantity") != "round" or s.get("phase") != "wire":
@@ -48,7 +49,7 @@ def per_message(samples: list[dict[str, Any]]) -> dict[tuple[str, int, str], lis
             int(x.get("mtu") or 0),
         )
     out: dict[tuple[str, int, str], list[tuple]] = defaultdict(list)
-    for (pattern, m, role, _src, _rep), ks in sorted(by.items(), key=lambda kv: str(kv[0])):
+    for (pattern, m, role, _src, _rep), ks in by.items():
         if len(ks) < 2:
             continue
         k0, k1 = min(ks), max(ks)

@@ -25,8 +25,8 @@ one value per height or one for all, which ``tcp.rto_rule: buffer`` needs (``plo
 holds as many seconds of its rate), through which ``tcpflow`` lets a small message pass at
 once (``fit`` writes it from PLogP's g(m); 0 or absent: none), with ``overhead`` h and
 ``ack`` a (bytes): what a message puts on the wire beyond its payload, and what its
-acknowledgements put into the reverse direction's buckets (given by hand: ``fit`` does not
-measure them yet; absent: 0).
+acknowledgements put into the reverse direction's buckets (``fit`` writes them from a
+``wire`` campaign; absent: 0).
 """
 
 from __future__ import annotations

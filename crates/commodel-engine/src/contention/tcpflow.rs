@@ -24,8 +24,9 @@
 //!   once its first B_c bytes are through.
 //! * **Bytes on the wire** (`overhead` h and `ack` a, bytes, from the
 //!   platform, which `fit` writes from the interfaces' counts of a `wire`
-//!   campaign). A message puts m + h bytes into the links of its route (its frames' headers beyond what the fitted capacity holds:
-//!   h matters for one-segment messages, whose headers are a larger share), so
+//!   campaign). A message puts m + h bytes into the links of its route (its
+//!   frames' headers beyond what the fitted capacity holds: h matters for
+//!   one-segment messages, whose headers are a larger share), so
 //!   its work's floor is m + h less its tokens; and its acknowledgements put a
 //!   bytes into the reverse direction of its route, which take tokens there
 //!   (they go into the V of those links; a stream both ways empties its buckets
