@@ -194,7 +194,7 @@ SITS_OUT = textwrap.dedent(
     def _policies(ctx, p):
         return policies(os.getpid())
 
-    @kernel("test.watch", sits_out=lambda ctx: ctx.rank == 2)
+    @kernel("test.watch", sits_out=lambda ctx, state: ctx.rank == 2)
     def _watch(ctx, p):
         # rank 0 watches rank 2 leave real-time scheduling while this kernel runs
         if ctx.rank != 0:

@@ -290,7 +290,7 @@ def test_measure_efficiency_on_three_ranks(tmp_path):
     with ResultsDB(str(db), read_only=True) as rdb:
         rows = rdb.samples(1)
     reps: dict[tuple, set] = {}
-    for r in rows:
+    for r in (r for r in rows if r["quantity"] == "flow"):  # and one machine row a rank
         reps.setdefault((r["pattern"], r["size_bytes"]), set()).add(r["repetition"])
     # --min-reps 3 --max-reps 3: every round and size timed exactly 3 times
     assert reps and all(len(v) == 3 for v in reps.values()), reps
@@ -376,3 +376,103 @@ def test_the_incast_rule_replaces_tail_drops_in_samples(tmp_path):
     runs = predict_samples(parse_goal(goal.read_text()), platform, "tcpflow", 4)
     assert runs.makespans_s == pytest.approx([0.3e-3 + 50e-6] * 4)
     assert runs.escalated_runs == 0
+
+
+def test_pairs_run_in_groups_of_at_most_as_many_ranks_as_a_machine_has_cores():
+    opts = E.validate_options(
+        {"sizes": [4096, 65536], "alltoall_sizes": [4096], "fanout_sizes": [1024]}
+    )
+    nodes = list(range(8))
+    # 8 ranks on one machine of 2 cores (two ranks report one core each: their union)
+    machine, cores = E.machines([("b", [0])] * 4 + [("b", [1])] * 4)
+    assert cores == {"b": 2}
+    plan = E.plan(opts, nodes, machine, cores)
+    assert [(p, g, fl) for p, m, g, fl in plan if p == "oneway" and m == 4096] == [
+        ("oneway", g, [(2 * g, 2 * g + 1)]) for g in range(4)
+    ]
+    assert [fl for p, _, g, fl in plan if p == "exchange"][1] == [(2, 3), (3, 2)]
+    assert [fl for p, m, _, fl in plan if p == "duplex" and m == 4096] == [[(0, 1), (1, 2), (2, 0)]]
+    # from the eager limit (64 KiB) on, every pair at once, the ring of all 8
+    big = [(p, g, len(fl)) for p, m, g, fl in plan if m == 65536 and p in E.PATTERNS]
+    assert big == [("oneway", None, 4), ("exchange", None, 8), ("duplex", None, 8)]
+    # alltoall and fanout: every node, as before
+    assert [len(fl) for p, _, _, fl in plan if p in ("alltoall", "fanout")] == [56, 3]
+    # 4 cores: two pairs a group, a ring of 4
+    machine, cores = E.machines([("b", [0, 1, 2, 3])] * 8)
+    assert E.groups([[f] for f in E.flows("oneway", nodes)], machine, cores) == [
+        [(0, 1), (2, 3)],
+        [(4, 5), (6, 7)],
+    ]
+    assert E.ring_nodes(nodes, machine, cores) == [0, 1, 2, 3]
+    # machines of their own (distinct boot_ids, or none recorded): one group, the whole ring
+    for info in ([(f"b{r}", [0]) for r in range(8)], [("", [0])] * 8):
+        machine, cores = E.machines(info)
+        plan = E.plan(opts, nodes, machine, cores)
+        assert [g for p, _, g, _ in plan if p in ("oneway", "exchange")] == [None] * 4
+        assert {len(fl) for p, _, _, fl in plan if p == "duplex"} == {8}
+    # two machines of 2 cores, 4 nodes each: a group never holds 3 ranks of one machine
+    machine, cores = E.machines([("x", [0, 1])] * 4 + [("y", [0, 1])] * 4)
+    assert E.groups([[f] for f in E.flows("oneway", nodes)], machine, cores) == [
+        [(0, 1)],
+        [(2, 3), (4, 5)],
+        [(6, 7)],
+    ]
+
+
+def test_the_models_one_way_time_takes_each_group_alone_and_its_cores():
+    # Two groups of one pair on a machine of 2 cores: each pair had the cores to itself,
+    # so its one-way time is the model's without the cpu section. Every pair at once (4
+    # ranks on 2 cores, s = 2): the cpu section charges each send (s - 1) o_s(1 B) = 30 us
+    # before it enters (the message ends at its arrival; the receive's (s - 1) o_r(1 B) =
+    # 10 us comes after it).
+    m = 4096
+    doc = {
+        **PLATFORM,
+        "plogp": {"L": 50e-6, "sizes": [1, m], "o_s": [0, 0], "o_r": [0, 0], "g": [1e-8, 1e-5]},
+        "cpu": {"cores": 2, "sizes": [1, m], "o_s": [30e-6, 30e-6], "o_r": [10e-6, 10e-6]},
+    }  # fmt: skip
+    t_m = m / 1e8 + 50e-6  # the wire time and L, as above
+    grouped = [
+        {**r, "extra": {"flow": 0, "group": g}}
+        for g, pair in enumerate([(0, 1), (2, 3)])
+        for r in flow_rows("oneway", m, [{pair: 1e-4}, {pair: 1e-4}])
+    ]
+    assert model_oneway(doc, grouped) == {m: pytest.approx(t_m, rel=1e-9)}
+    at_once = flow_rows("oneway", m, [{(0, 1): 1e-4, (2, 3): 1e-4}])
+    assert model_oneway(doc, at_once) == {m: pytest.approx(t_m + 30e-6, rel=1e-9)}
+    # the later of two one-way flows pairs the groups' flows of one repetition
+    grouped[0]["value_s"] = 3e-4  # group 0, repetition 0
+    assert flows_by_round(grouped)[("oneway", m)][0] == {(0, 1): 3e-4, (2, 3): 1e-4}
+
+
+@pytest.mark.mpi
+@needs_mpi
+def test_measure_efficiency_runs_the_pairs_a_machine_has_cores_for(tmp_path):
+    # 4 ranks on this one machine: its cores (the union of the ranks' affinities, stored
+    # as one machine sample a rank) decide the groups; with fewer than 4, the two pairs
+    # run one after the other while the other pair sits out, and the fit still pairs
+    # each exchange's flows
+    db = tmp_path / "e.duckdb"
+    res = run(4, "measure", "efficiency", "--db", str(db), "--sizes", "4KiB",
+              "--alltoall-sizes", "4KiB", "--fanout-sizes", "1KiB", "--min-reps", "2",
+              "--max-reps", "2", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    with ResultsDB(str(db), read_only=True) as rdb:
+        rows = rdb.samples(1)
+    info = [r for r in rows if r["quantity"] == "machine"]
+    assert [r["src"] for r in info] == [0, 1, 2, 3]
+    boots = {r["extra"]["boot_id"] for r in info}
+    assert len(boots) == 1 and "" not in boots  # one kernel
+    cores = len({c for r in info for c in r["extra"]["cpus"]})
+    groups = {
+        (r["extra"].get("group"), r["src"], r["dst"]) for r in rows if r["pattern"] == "oneway"
+    }
+    if cores < 4:
+        assert groups == {(0, 0, 1), (1, 2, 3)}
+    else:
+        assert groups == {(None, 0, 1), (None, 2, 3)}
+    ring = {(r["src"], r["dst"]) for r in rows if r["pattern"] == "duplex"}
+    assert len(ring) == max(3, min(4, cores))
+    fit = commodel_cmd("fit", "--db", str(db), "-o", str(tmp_path / "f.yaml"))
+    assert fit.returncode == 0, fit.stderr
+    assert 0 < load_platform(str(tmp_path / "f.yaml")).tcp.efficiency.exchange[0] <= 1

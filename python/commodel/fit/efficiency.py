@@ -19,6 +19,11 @@ two one-way flows of one repetition (over every two of them):
 A ratio above 1 (both ways measured faster than one way: noise) is written as 1, and the
 comment says so.
 
+Where the campaign ran the pairs in groups, one after the other (ranks sharing a machine's
+cores: :mod:`commodel.measure.efficiency`), the flows of repetition r of every group count
+as one repetition: the later of two one-way flows is then mostly that of two flows of
+different groups, which do nothing to each other either.
+
 **Against the model's own one-way time** (:func:`rebase_efficiency`, which ``fit`` applies
 when the platform has ``plogp`` and ``network``): the one-way rounds can run faster than
 ``tcpflow`` lets a flow run. A token-bucket port (the emulated cluster's ``tbf``) passes an
@@ -53,7 +58,8 @@ from typing import Any, NamedTuple
 from ..errors import CommodelError
 from .assemble import fitter
 
-Flows = dict[tuple[int, int], float]  # (src, dst) -> seconds, one repetition
+Flow = tuple[int, int]  # (src, dst)
+Flows = dict[Flow, float]  # (src, dst) -> seconds, one repetition
 
 
 def flows_by_round(samples: list[dict[str, Any]]) -> dict[tuple[str, int], list[Flows]]:
@@ -181,10 +187,26 @@ def round_schedule(flows: list[tuple[int, int]], m: int, nodes: int) -> Any:
     return parse_goal("\n".join(lines) + "\n", "<one-way round>")
 
 
+def oneway_groups(samples: list[dict[str, Any]]) -> dict[int, list[list[Flow]]]:
+    """Per size, the flows of each group of one-way pairs that ran together (one group
+    where the campaign ran every pair at once)."""
+    out: dict[int, dict[int, set[Flow]]] = defaultdict(lambda: defaultdict(set))
+    for s in samples:
+        if s.get("phase") != "efficiency" or s.get("quantity") != "flow":
+            continue
+        if s.get("pattern") != "oneway":
+            continue
+        group = int((s.get("extra") or {}).get("group", 0))
+        out[int(s["size_bytes"])][group].add((int(s["src"]), int(s["dst"])))
+    return {m: [sorted(g[k]) for k in sorted(g)] for m, g in sorted(out.items())}
+
+
 def model_oneway(doc: dict[str, Any], samples: list[dict[str, Any]]) -> dict[int, float]:
     """Per size of the efficiency tables, the mean flow time (start to the receive's end)
     ``tcpflow`` predicts for the one-way round on platform document ``doc``, without
-    ``tcp.efficiency``."""
+    ``tcp.efficiency``: each group of pairs on its own, and without the ``cpu`` section
+    where the group's ranks had the cores to themselves (ranks that sat the round out took
+    no CPU; s = P / C with P the group's ranks is then at most 1)."""
     import copy
 
     from ..platform import platform_from_dict
@@ -193,14 +215,18 @@ def model_oneway(doc: dict[str, Any], samples: list[dict[str, Any]]) -> dict[int
     d = copy.deepcopy(doc)
     d.get("tcp", {}).pop("efficiency", None)
     platform = platform_from_dict(d)
-    rounds = flows_by_round(samples)
+    d.pop("cpu", None)
+    own_cores = platform_from_dict(d)
+    cores = int((doc.get("cpu") or {}).get("cores") or 0)
     out = {}
-    for (pattern, m), reps in rounds.items():
-        if pattern != "oneway":
-            continue
-        flows = sorted({f for rep in reps for f in rep})
-        pred = predict(round_schedule(flows, m, int(doc["nodes"])), platform, "tcpflow")
-        out[m] = statistics.mean(msg.end_s for msg in pred.messages)
+    for m, groups in oneway_groups(samples).items():
+        times = []
+        for flows in groups:
+            ranks = {r for f in flows for r in f}
+            pf = own_cores if len(ranks) <= cores else platform
+            pred = predict(round_schedule(flows, m, int(doc["nodes"])), pf, "tcpflow")
+            times += [msg.end_s for msg in pred.messages]
+        out[m] = statistics.mean(times)
     return out
 
 

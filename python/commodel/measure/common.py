@@ -149,11 +149,11 @@ class StepResult:
 @dataclass(frozen=True)
 class Kernel:
     """A registered kernel: ``prepare(ctx, params) -> state``, ``run(ctx, state) -> output``
-    and, for kernels that only some ranks take part in, ``sits_out(ctx) -> bool``."""
+    and, for kernels that only some ranks take part in, ``sits_out(ctx, state) -> bool``."""
 
     prepare: Callable[[Context, dict], Any]
     run: Callable[[Context, Any], Any]
-    sits_out: Callable[[Context], bool] | None = None
+    sits_out: Callable[[Context, Any], bool] | None = None
 
 
 KERNELS: dict[str, Kernel] = {}
@@ -162,12 +162,14 @@ KERNELS: dict[str, Kernel] = {}
 def kernel(
     name: str,
     prepare: Callable[[Context, dict], Any] | None = None,
-    sits_out: Callable[[Context], bool] | None = None,
+    sits_out: Callable[[Context, Any], bool] | None = None,
 ):
     """Register ``run(ctx, state)`` as kernel ``name`` (prepare defaults to passing params).
 
-    ``sits_out(ctx)`` names the ranks that take no part in the kernel: they wait for it
-    outside real-time scheduling (see :func:`out_of_realtime`).
+    ``sits_out(ctx, state)`` names the ranks that take no part in the kernel (``state``:
+    what prepare returned): they wait for it outside real-time scheduling (see
+    :func:`out_of_realtime`). The ranks that run it must then not call collectives of
+    ``ctx.comm``: they talk in a communicator of their own, split in prepare.
     """
 
     def wrap(run: Callable[[Context, Any], Any]):
@@ -298,7 +300,7 @@ def _execute(ctx: Context, kernel_name: str, params: dict) -> list[Any]:
         if ctx.rank == 0:
             raise CommodelError(f"{kernel_name}: {verdict}")
         raise _Stop()
-    if k.sits_out is not None and k.sits_out(ctx):
+    if k.sits_out is not None and k.sits_out(ctx, state):
         with out_of_realtime():
             polite_barrier(ctx.comm)
         out = None

@@ -79,8 +79,21 @@ def plan(
 
 
 def _prepare(ctx: Context, p: dict) -> dict:
+    """Every rank: the communicator of the ranks with a flow (split once per set of ranks,
+    collectively; the whole one when every rank has a flow), and on those ranks the
+    buffers."""
     p = dict(p)
     size = int(p["size"])
+    active = tuple(sorted({r for f in p["flows"] for r in f}))
+    p["active"] = active
+    if len(active) == ctx.size:
+        p["sub"] = ctx.comm
+    else:
+        key = ("zhu.flows", active)
+        if key not in ctx.cache:
+            color = 0 if ctx.rank in active else ctx.MPI.UNDEFINED
+            ctx.cache[key] = ctx.comm.Split(color, ctx.rank)
+        p["sub"] = ctx.cache[key]
     mine = [f for f in p["flows"] if ctx.rank in f]
     p["buf"] = ctx.buffer(size if any(s == ctx.rank for s, _ in mine) else 0, "send")
     n_in = sum(1 for _, d in mine if d == ctx.rank)
@@ -88,13 +101,21 @@ def _prepare(ctx: Context, p: dict) -> dict:
     return p
 
 
-@kernel("zhu.flows", _prepare)
+def _sits_out(ctx: Context, p: dict) -> bool:
+    """The ranks without a flow: they wait outside real-time scheduling, leaving the cores
+    to the flows (a busy-polling idle rank takes CPU from them on a shared machine)."""
+    return ctx.rank not in p["active"]
+
+
+@kernel("zhu.flows", _prepare, _sits_out)
 def _k_flows(ctx: Context, p: dict) -> Any:
-    """Per repetition, the seconds each flow this rank receives took: [(flow, s), ...]."""
-    comm, MPI = ctx.comm, ctx.MPI
+    """Per repetition, the seconds each flow this rank receives took: [(flow, s), ...].
+    The ranks with a flow talk in a communicator of their own; the others sit it out."""
+    comm, MPI = p["sub"], ctx.MPI
     size, reps, flows = int(p["size"]), int(p["reps"]), p["flows"]
-    incoming = [(i, s) for i, (s, d) in enumerate(flows) if d == ctx.rank]
-    outgoing = [(i, d) for i, (s, d) in enumerate(flows) if s == ctx.rank]
+    sub = {r: i for i, r in enumerate(p["active"])}  # Split keeps the ranks' order
+    incoming = [(i, sub[s]) for i, (s, d) in enumerate(flows) if d == ctx.rank]
+    outgoing = [(i, sub[d]) for i, (s, d) in enumerate(flows) if s == ctx.rank]
     out = []
     for _ in range(reps):
         sync_start(comm)
@@ -125,11 +146,13 @@ def flows_step(
     reps: int,
     first: int,
     n_msgs: int,
+    group: int | None = None,
 ) -> Any:
     """One step of the ``zhu.flows`` kernel: ``reps`` repetitions of ``flows`` (src, dst;
     ``size`` bytes each) from a synchronized start. Stores one ``flow`` sample per flow and
-    repetition (numbered from ``first``); ``per_rank`` of the result holds, per rank and
-    repetition, [(flow index, seconds)] of the flows the rank received (replayed: one list)."""
+    repetition (numbered from ``first``; ``group``, if given, in its extra); ``per_rank`` of
+    the result holds, per rank and repetition, [(flow index, seconds)] of the flows the rank
+    received (replayed: one list). Ranks without a flow sit the step out."""
     n_ranks = len({r for f in flows for r in f})
 
     def rows(outs):
@@ -151,7 +174,7 @@ def flows_step(
                             "src": s,
                             "dst": d,
                             "hosts": f"{ctx.hosts[s]},{ctx.hosts[d]}",
-                            "extra": {"flow": i},
+                            "extra": {"flow": i} if group is None else {"flow": i, "group": group},
                         }
                     )
         return out

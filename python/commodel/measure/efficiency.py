@@ -23,7 +23,25 @@ most 256 KiB):
   about k).
 
 Each repetition starts from a synchronized barrier; every flow is timed from there to its
-receive's end. Repetitions continue until the 95% confidence
+receive's end. Ranks without a flow in a round sit it out (outside real-time scheduling).
+
+**Ranks that share a machine** (an emulated cluster: one kernel ``boot_id``) share its C
+cores, and the CPU work of more than C busy ranks slows down. Below Open MPI's TCP eager
+limit (64 KiB) the platform's ``cpu`` section charges that on its own, so that the tables
+hold TCP's loss only there no round runs more of a machine's ranks at once than it has
+cores (at least one pair): the pairs of ``oneway`` and ``exchange`` run in groups, one
+after the other (on 2 cores, one pair at a time; the samples' ``extra`` names the group),
+and the ``duplex`` ring takes the first nodes only, as many as the cores but at least 3.
+(On two-rack-8, 8 ranks on 2 cores, the exchange of 4 KiB took twice the one-way time
+with every pair at once, e_x = 0.51-0.54, against 0.90-0.95 in groups:
+docs/results/2026-11-27-efficiency-groups.) From the eager limit on every pair runs at
+once, as on machines of their own: there the ``cpu`` section charges no more than its
+last eager size, and the rendezvous of an exchange waits for a peer that has no core
+(e_x(64 KiB) 0.58-0.70 with 4 or 8 ranks on 2 cores, 0.90-0.94 in groups), which these
+rounds are then the only part of the platform to measure. ``alltoall`` and ``fanout`` run
+every node at once.
+
+Repetitions continue until the 95% confidence
 interval of every flow's mean is within ``ci`` of it, or ``max_reps``. The flows are the
 same kernel as ``measure concurrent`` (samples with ``quantity = flow``).
 
@@ -39,8 +57,10 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CommodelError
-from .common import Context, increasing_sizes
+from ..fit.cpu import EAGER_LIMIT
+from .common import Context, increasing_sizes, kernel
 from .concurrent import ci_ok, flows_step
+from .tcp import this_machine
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -130,25 +150,121 @@ def flows(pattern: str, nodes: list[int]) -> list[tuple[int, int]]:
     raise ValueError(pattern)
 
 
+Flow = tuple[int, int]
+
+
+@kernel("efficiency.machine")
+def _machine(ctx: Context, params: dict) -> tuple[str, list[int]]:
+    """The rank's machine: its kernel's boot_id and the cores it may run on."""
+    return this_machine()
+
+
+def machines(info: list[tuple[str, list[int]]]) -> tuple[list[str], dict[str, int]]:
+    """Per rank its machine, and per machine its cores (the union of its ranks'
+    affinities), from every rank's (boot_id, cores). A rank without a boot_id is a machine
+    of its own."""
+    names = [boot or f"rank {r}" for r, (boot, _) in enumerate(info)]
+    union: dict[str, set[int]] = {}
+    for name, (_, cores) in zip(names, info):
+        union.setdefault(name, set()).update(cores)
+    return names, {name: max(1, len(c)) for name, c in union.items()}
+
+
+def _fits(ranks: set[int], machine: list[str], cores: dict[str, int], least: int) -> bool:
+    count: dict[str, int] = {}
+    for r in ranks:
+        count[machine[r]] = count.get(machine[r], 0) + 1
+    return all(n <= max(least, cores[m]) for m, n in count.items())
+
+
+def groups(units: list[list[Flow]], machine: list[str], cores: dict[str, int]) -> list[list[Flow]]:
+    """``units`` (the flows of a pair) packed in order into groups that run no more of a
+    machine's ranks at once than it has cores (at least one unit a group)."""
+    out: list[list[Flow]] = []
+    ranks: set[int] = set()
+    for unit in units:
+        mine = {r for f in unit for r in f}
+        if out and _fits(ranks | mine, machine, cores, 2):
+            out[-1] += unit
+            ranks |= mine
+        else:
+            out.append(list(unit))
+            ranks = set(mine)
+    return out
+
+
+def ring_nodes(nodes: list[int], machine: list[str], cores: dict[str, int]) -> list[int]:
+    """The nodes of the ``duplex`` ring: the longest leading run of ``nodes`` that runs no
+    more of a machine's ranks than it has cores, and at least 3 (all of them when fewer)."""
+    k = min(3, len(nodes))
+    while k < len(nodes) and _fits(set(nodes[: k + 1]), machine, cores, 3):
+        k += 1
+    return nodes[:k]
+
+
+def plan(
+    opts: dict[str, Any], nodes: list[int], machine: list[str], cores: dict[str, int]
+) -> list[tuple[str, int, int | None, list[Flow]]]:
+    """(pattern, size, group, flows) of every round; group is None where a pattern runs in
+    one group. Below the eager limit the pairs of a machine's ranks run in groups of its
+    cores (module docstring), from it on every pair at once."""
+    pairs = flows("oneway", nodes)
+    at_once = {
+        "oneway": [pairs],
+        "exchange": [flows("exchange", nodes)],
+        "duplex": [f] if (f := flows("duplex", nodes)) else [],
+    }
+    grouped = {
+        "oneway": groups([[f] for f in pairs], machine, cores),
+        "exchange": groups([[(a, b), (b, a)] for a, b in pairs], machine, cores),
+        "duplex": [f] if (f := flows("duplex", ring_nodes(nodes, machine, cores))) else [],
+    }
+    rounds = [
+        (pattern, size, g if len(by[pattern]) > 1 else None, fl)
+        for size in opts["sizes"]
+        for by in [grouped if size < EAGER_LIMIT else at_once]
+        for pattern in PATTERNS
+        for g, fl in enumerate(by[pattern])
+    ]
+    a2a = flows("alltoall", nodes)
+    rounds += [("alltoall", size, None, a2a) for size in opts["alltoall_sizes"] if a2a]
+    fan = flows("fanout", nodes)
+    rounds += [("fanout", size, None, fan) for size in opts["fanout_sizes"] if fan]
+    return rounds
+
+
+def _machine_step(ctx: Context) -> list[tuple[str, list[int]]]:
+    """Every rank's (boot_id, cores), stored as one ``machine`` sample a rank."""
+
+    def rows(outs):
+        return [
+            {"phase": "efficiency", "quantity": "machine", "value_s": 0.0, "src": r,
+             "hosts": ctx.hosts[r], "extra": {"boot_id": boot, "cpus": list(c)}}
+            for r, (boot, c) in enumerate(outs)
+        ]  # fmt: skip
+
+    def replay(stored):
+        return [
+            (r["extra"]["boot_id"], r["extra"]["cpus"])
+            for r in sorted(stored, key=lambda r: r["src"])
+        ]
+
+    return ctx.step(
+        "efficiency/machine", "efficiency.machine", {}, rows=rows, replay=replay
+    ).per_rank
+
+
 def procedure(opts: dict[str, Any]):
     def run(ctx: Context) -> dict[str, Any]:
         nodes = node_ranks(ctx.hosts)
         if len(nodes) < 2:
             raise CommodelError("measure efficiency needs at least 2 nodes")
-        rounds = [
-            (pattern, size, f)
-            for size in opts["sizes"]
-            for pattern in PATTERNS
-            if (f := flows(pattern, nodes))
-        ]
-        a2a = flows("alltoall", nodes)
-        rounds += [("alltoall", size, a2a) for size in opts["alltoall_sizes"] if a2a]
-        fan = flows("fanout", nodes)
-        rounds += [("fanout", size, fan) for size in opts["fanout_sizes"] if fan]
+        machine, cores = machines(_machine_step(ctx))
+        rounds = plan(opts, nodes, machine, cores)
         ctx.progress.grow(len(rounds))
         with ctx.phase("efficiency"):
-            for pattern, size, fl in rounds:
-                _round(ctx, opts, pattern, size, fl)
+            for pattern, size, group, fl in rounds:
+                _round(ctx, opts, pattern, size, fl, group)
                 ctx.progress.advance(1, f"efficiency {pattern} {size} B")
         return {"campaign": ctx.campaign, "nodes": len(nodes)}
 
@@ -156,7 +272,12 @@ def procedure(opts: dict[str, Any]):
 
 
 def _round(
-    ctx: Context, opts: dict[str, Any], pattern: str, size: int, fl: list[tuple[int, int]]
+    ctx: Context,
+    opts: dict[str, Any],
+    pattern: str,
+    size: int,
+    fl: list[Flow],
+    group: int | None = None,
 ) -> list[float]:
     """Repeat one round until every flow's mean has converged; the round times (the last
     flow's end), one per repetition."""
@@ -167,9 +288,10 @@ def _round(
         reps = int(opts["min_reps"]) if batch == 0 else 1
         first = len(spans)
 
+        g = "" if group is None else f"/g={group}"
         res = flows_step(
-            ctx, f"efficiency/{pattern}/m={size}/b={batch}", "efficiency", pattern, size, fl,
-            reps, first, n_msgs=len(fl),
+            ctx, f"efficiency/{pattern}/m={size}{g}/b={batch}", "efficiency", pattern, size,
+            fl, reps, first, n_msgs=len(fl), group=group,
         )  # fmt: skip
         by_rep: dict[int, float] = {}
         for rank_out in res.per_rank:

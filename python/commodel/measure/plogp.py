@@ -78,7 +78,7 @@ def _prepare(ctx: Context, params: dict) -> dict:
     return params
 
 
-def _sits_out(ctx: Context) -> bool:
+def _sits_out(ctx: Context, state: Any = None) -> bool:
     """The ranks that take no part in PLogP's kernels: all but MEASURE and MIRROR."""
     return ctx.rank not in (MEASURE, MIRROR)
 

@@ -94,9 +94,15 @@ def host_settings() -> dict[str, Any]:
         "rto_min_s": rto,
         "source": source,
         "congestion_control": _read(SYSCTL_CC) or "",
-        "boot_id": _read(BOOT_ID) or "",
+        "boot_id": this_machine()[0],
         "cpus": cpus(),
     }
+
+
+def this_machine() -> tuple[str, list[int]]:
+    """This process's machine: its kernel's boot_id ("" where unknown) and the cores the
+    process may run on."""
+    return _read(BOOT_ID) or "", cpus()
 
 
 def cpus() -> list[int]:

@@ -158,7 +158,7 @@ def _stream(MPI, sub, m: int, k: int, buf, rbuf) -> None:
     MPI.Request.Waitall(reqs)
 
 
-@kernel("wire.round", prepare=_prepare, sits_out=lambda ctx: not _is_node(ctx))
+@kernel("wire.round", prepare=_prepare, sits_out=lambda ctx, state: not _is_node(ctx))
 def _round(ctx: Context, state: dict) -> list[tuple[int, int, int, float, int, str]]:
     """On each node rank: (k, tx bytes, tx packets, seconds, mtu, interfaces) for k in
     STEPS."""
