@@ -290,7 +290,12 @@ def test_measure_efficiency_on_three_ranks(tmp_path):
     with ResultsDB(str(db), read_only=True) as rdb:
         rows = rdb.samples(1)
     reps: dict[tuple, set] = {}
-    for r in (r for r in rows if r["quantity"] == "flow"):  # and one machine row a rank
+    # the rounds; besides them one machine row a rank and an untimed warm-up
+    assert {(r["phase"], r["pattern"]) for r in rows if r["phase"] != "efficiency"} == {
+        ("warmup", "warmup")
+    }
+    assert sum(1 for r in rows if r["phase"] == "warmup") == 6  # every node pair, both ways
+    for r in (r for r in rows if r["phase"] == "efficiency" and r["quantity"] == "flow"):
         reps.setdefault((r["pattern"], r["size_bytes"]), set()).add(r["repetition"])
     # --min-reps 3 --max-reps 3: every round and size timed exactly 3 times
     assert reps and all(len(v) == 3 for v in reps.values()), reps
