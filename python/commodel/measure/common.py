@@ -203,6 +203,18 @@ class Context:
     steps_measured: int = 0
     steps_replayed: int = 0
 
+    def split(self, ranks: tuple[int, ...]):
+        """The communicator of ``ranks`` (in rank order; COMM_NULL on the others), for kernels
+        whose other ranks sit out: split once per set of ranks, collectively, so every rank
+        must call it in prepare; ``comm`` itself when ``ranks`` are all of them."""
+        if len(ranks) == self.size:
+            return self.comm
+        key = ("split", ranks)
+        if key not in self.cache:
+            color = 0 if self.rank in ranks else self.MPI.UNDEFINED
+            self.cache[key] = self.comm.Split(color, self.rank)
+        return self.cache[key]
+
     # buffers reused across steps, grown on demand (touching every page once)
     def buffer(self, nbytes: int, name: str = "main"):
         import numpy as np

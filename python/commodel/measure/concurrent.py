@@ -79,21 +79,12 @@ def plan(
 
 
 def _prepare(ctx: Context, p: dict) -> dict:
-    """Every rank: the communicator of the ranks with a flow (split once per set of ranks,
-    collectively; the whole one when every rank has a flow), and on those ranks the
-    buffers."""
+    """Every rank: the communicator of the ranks with a flow (:meth:`Context.split`), and on
+    those ranks the buffers."""
     p = dict(p)
     size = int(p["size"])
-    active = tuple(sorted({r for f in p["flows"] for r in f}))
-    p["active"] = active
-    if len(active) == ctx.size:
-        p["sub"] = ctx.comm
-    else:
-        key = ("zhu.flows", active)
-        if key not in ctx.cache:
-            color = 0 if ctx.rank in active else ctx.MPI.UNDEFINED
-            ctx.cache[key] = ctx.comm.Split(color, ctx.rank)
-        p["sub"] = ctx.cache[key]
+    p["active"] = tuple(sorted({r for f in p["flows"] for r in f}))
+    p["sub"] = ctx.split(p["active"])
     mine = [f for f in p["flows"] if ctx.rank in f]
     p["buf"] = ctx.buffer(size if any(s == ctx.rank for s, _ in mine) else 0, "send")
     n_in = sum(1 for _, d in mine if d == ctx.rank)

@@ -22,10 +22,11 @@ most 256 KiB):
   (the peers finish at about 1, 2, 3 message times) or shares itself among them (all at
   about k).
 
-Before them every node sends one byte to every other once, untimed (``phase = warmup``): on
-two-rack-16 the first flow of the first round had taken 3.9 ms against 0.2-0.5 ms for
+Before them every node sends one byte to every other once, untimed (``phase = warmup``):
+on two-rack-16 the first flow of the first round had taken 3.9 ms against 0.2-0.5 ms for
 every later one. Each repetition starts from a synchronized barrier; every flow is timed
-from there to its receive's end. Ranks without a flow in a round sit it out (outside real-time scheduling).
+from there to its receive's end. Ranks without a flow in a round sit it out (outside
+real-time scheduling).
 
 **Ranks that share a machine** (an emulated cluster: one kernel ``boot_id``) share its C
 cores, and the CPU work of more than C busy ranks slows down. Below Open MPI's TCP eager

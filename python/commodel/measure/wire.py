@@ -122,13 +122,9 @@ def _is_node(ctx: Context) -> bool:
 
 
 def _prepare(ctx: Context, params: dict) -> dict:
-    """Every rank: the communicator of the node ranks (made once, collectively), and on the
+    """Every rank: the communicator of the node ranks (:meth:`Context.split`), and on the
     node ranks the interfaces and buffers."""
-    sub = ctx.cache.get("wire.nodes")
-    if sub is None:
-        color = 0 if _is_node(ctx) else ctx.MPI.UNDEFINED
-        sub = ctx.cache["wire.nodes"] = ctx.comm.Split(color, ctx.rank)
-    state = dict(params, sub=sub)
+    state = dict(params, sub=ctx.split(tuple(node_ranks(ctx.hosts))))
     if _is_node(ctx):
         devs = interfaces(params["interfaces"])
         state["devs"], state["mtu"] = devs, mtu(devs)
