@@ -35,6 +35,19 @@ def test_the_bucket_is_what_a_lone_message_passes_at_once():
     assert bucket({"sizes": SIZES, "g": shaped_g(2800)}, tree)[0] == 2800
 
 
+def test_the_bucket_is_where_the_rising_sizes_meet_zero_whatever_their_slope():
+    # a receiver that takes 1% longer a byte than the wire (or a b fitted 1% high) tilts
+    # m - b g(m) from 2759 B at 4 KiB to 2472 B at 32 KiB; the line through the rising
+    # sizes keeps B, where the median of m - b g(m) would follow which sizes were measured
+    g = [max(5e-6, (m - 2800) * 1.01 / B_RATE) for m in SIZES]
+    value, note = bucket({"sizes": SIZES, "g": g}, {"nic": B_RATE})
+    assert value == 2800, note
+    assert "b' = 1.238e+07" in note
+    # one rising size: B = m - b g(m) there
+    value, note = bucket({"sizes": [1024, 8192], "g": [5e-6, 5392 / B_RATE]}, {"nic": B_RATE})
+    assert value == 2800, note
+
+
 def test_a_serializing_port_has_no_bucket():
     # every message pays its wire time and more: m - b g(m) < 0
     g = [m / B_RATE + 20e-6 for m in SIZES]

@@ -61,12 +61,12 @@ def test_calibrate_on_one_rack_of_two_rack_8(tmp_path):
     i16, i64 = sizes.index(16384), sizes.index(65536)
     slope = (g[i64] - g[i16]) / (65536 - 16384)
     assert 0.8 / payload_rate <= slope <= 1.5 / payload_rate, (slope, 1 / payload_rate)
-    # efficiency: at 64 KiB (above Open MPI's TCP eager limit) about half of the exchanging
-    # pairs let one direction wait a whole message time for the other (its clear-to-send
-    # queues behind the other's data): the mean pair time is 1.3-1.7x the one-way flow
-    # the token bucket of the host ports (tbf, two frames of 1514 B): a lone message passes
-    # its first ~2.8 kB at once, which PLogP's g(m) shows from 4 KiB on
-    assert plat.network.bucket is not None and 2000 <= plat.network.bucket <= 3100, plat.network
+    # the token bucket of the host ports (tbf, burst 3125 B: two frames of 1514 B and a
+    # little): a lone message passes its first ~2.8 kB at once, which PLogP's g(m) shows
+    # from 4 KiB on
+    with open(out) as handle:
+        note = [line for line in handle if line.startswith("# bucket:")]
+    assert plat.network.bucket is not None and 2000 <= plat.network.bucket <= 3125, note
     eff = plat.tcp.efficiency
     assert eff.sizes == (4096, 16384, 65536)
     assert all(0 < e <= 1 for e in eff.exchange + eff.duplex)

@@ -8,17 +8,19 @@ b for m above B (plus the per-message costs, which are small there), and m - b·
 at every such size; below B it is about m. On a port that serializes every frame g(m) >=
 m / b and m - b·g(m) <= 0.
 
-B is the median of v(m) = m - b·g(m) over PLogP's sizes from 1 KiB (below, g is mostly the
-per-message cost) to Open MPI's eager limit (64 KiB: above it g holds the rendezvous round
-trip) where v(m) < m / 2, the sizes at least twice the bucket (the part of the table that
-rises at the wire rate); b is the fitted
-network's node link (``unidirectional.b[0]``, or ``nic``). None when no size qualifies or
-the median is not positive: the links serialize.
+B comes from the sizes that rise at the wire rate: PLogP's sizes from 1 KiB (below, g is
+mostly the per-message cost) to Open MPI's eager limit (64 KiB: above it g holds the
+rendezvous round trip) where v(m) = m - b·g(m) < m / 2, the sizes at least twice the
+bucket; b is the fitted network's node link (``unidirectional.b[0]``, or ``nic``). A
+least-squares line g(m) = (m - B) / b' through them gives B where it meets g = 0, with its
+own slope 1/b': the receiver's per-byte work and an error of a percent in b tilt v(m) (by
+~500 B between 4 and 64 KiB on the emulated cluster, so the median of v(m) moved with the
+sizes PLogP happened to refine), not the line's intercept. With one such size B = v(m).
+None when no size qualifies or B is not positive: the links serialize.
 """
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 from .cpu import EAGER_LIMIT
@@ -32,23 +34,38 @@ def node_rate(network: dict[str, Any]) -> float | None:
     return None if nic is None else float(nic)
 
 
+def wire_line(points: list[tuple[int, float]]) -> tuple[float, float]:
+    """The least-squares line g = alpha + beta·m through (m, g) points (two sizes or more)."""
+    k = len(points)
+    mx = sum(m for m, _ in points) / k
+    gy = sum(g for _, g in points) / k
+    beta = sum((m - mx) * (g - gy) for m, g in points) / sum((m - mx) ** 2 for m, _ in points)
+    return gy - beta * mx, beta
+
+
 def bucket(plogp: dict[str, Any], network: dict[str, Any]) -> tuple[int | None, str]:
-    """B in bytes (None: no bucket) and a comment with the values it is the median of."""
+    """B in bytes (None: no bucket) and a comment with the sizes it is fitted from."""
     b = node_rate(network)
     if b is None:
         return None, "bucket: the network has no node link rate"
-    v = [
-        (m, m - b * g)
+    rising = [
+        (m, g)
         for m, g in zip(plogp["sizes"], plogp["g"])
         if 1024 <= m < EAGER_LIMIT and m - b * g < m / 2
     ]
-    if not v:
+    if not rising:
         return None, "bucket: none (no PLogP size below 64 KiB with m - b g(m) < m / 2)"
-    value = statistics.median(x for _, x in v)
-    cells = ", ".join(f"{m} B {x:.0f}" for m, x in v)
+    cells = ", ".join(f"{m} B {m - b * g:.0f}" for m, g in rising)
+    if len(rising) == 1:
+        value, how = rising[0][0] - b * rising[0][1], f"m - b g(m) (b = {b:.4g} B/s)"
+    else:
+        alpha, beta = wire_line(rising)
+        if beta <= 0:
+            return None, f"bucket: none, g(m) does not rise from 1 KiB to 64 KiB: {cells}"
+        value = -alpha / beta
+        how = f"where g(m) = (m - B) / b' meets 0 (b' = {1 / beta:.4g}, b = {b:.4g} B/s)"
     if value <= 0:
-        return None, f"bucket: none, the links serialize (median m - b g(m) {value:.0f} B)"
+        return None, f"bucket: none, the links serialize (B = {value:.0f} B {how})"
     return round(value), (
-        f"bucket: {round(value)} B, the median of m - b g(m) (b = {b:.4g} B/s) where it is "
-        f"below m / 2: {cells}"
+        f"bucket: {round(value)} B, {how}, fitted where m - b g(m) is below m / 2: {cells}"
     )
