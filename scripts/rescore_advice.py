@@ -18,7 +18,8 @@ Input: ``advise --verify`` DuckDB files, the samples CSVs this script writes fro
 (``--export DIR``: ``C-samples.csv``, every sample with its campaign, algorithm (0: the
 default), rules (1: our rules file), splits, round and size), with ``--platform``; or
 directories holding ``platform.yaml`` and ``*-samples.csv`` (the model error is then over
-all of them). A margin A/B is A below 16 KiB and B from 16 KiB (``advise --min-gain A,B``).
+all of them). A margin A/B is A below 32 KiB and B from 32 KiB (``advise --min-gain A,B``);
+A/B/S splits at S bytes instead.
 
     python3 scripts/rescore_advice.py --min-gain 0,0.2,0.2/0.05 \\
         docs/results/2026-11-22-advise-two-rack-8 docs/results/2026-11-22-advise-two-rack-16
@@ -143,21 +144,28 @@ def kib(m: int) -> str:
     return f"{m // 1024}K" if m >= 1024 else f"{m}B"
 
 
+def margin(text: str) -> MinGain:
+    """A margin of ``--min-gain``: A, A/B or A/B/S (fractions; S the split in bytes)."""
+    if "/" not in text:
+        return MinGain.of(float(text))
+    parts = text.split("/")
+    split = int(parts[2]) if len(parts) > 2 else MinGain(0, 0).split
+    return MinGain(float(parts[0]), float(parts[1]), split)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--platform", help="platform of files given (a directory has its own)")
     ap.add_argument(
         "--min-gain",
-        default="0,0.2,0.2/0.05,0.5",
-        help="margins to re-score, comma-separated; A/B: A below 16 KiB, B from 16 KiB",
+        default="0,0.2,0.3/0.05,0.5",
+        help="margins to re-score, comma-separated; A/B: A below 32 KiB, B from 32 KiB; "
+        "A/B/S: split at S bytes",
     )
     ap.add_argument("--export", metavar="DIR", help="write C-samples.csv per input to DIR")
     ap.add_argument("inputs", nargs="+")
     args = ap.parse_args()
-    gains = [
-        MinGain(*(float(y) for y in x.split("/"))) if "/" in x else MinGain.of(float(x))
-        for x in args.min_gain.split(",")
-    ]
+    gains = [margin(x) for x in args.min_gain.split(",")]
     errors: list[tuple[int, float]] = []
     agree, scores = [], []
     todo = []
@@ -254,6 +262,8 @@ def main() -> int:
             ("all", [e for _, e in errors]),
             ("below 16 KiB", [e for m, e in errors if m < 16384]),
             ("from 16 KiB", [e for m, e in errors if m >= 16384]),
+            ("16-32 KiB", [e for m, e in errors if 16384 <= m < 32768]),
+            ("from 32 KiB", [e for m, e in errors if m >= 32768]),
         ):
             if sel:
                 print(f"\nmodel error on the gain over the default, {label}: median "

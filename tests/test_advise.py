@@ -242,8 +242,10 @@ def test_min_gain_decides_between_best_and_default(gain, min_gain, chosen):
 
 
 def test_the_margin_depends_on_the_message_size():
-    # Gain 10% at 1 KiB and at 64 KiB: the default margin (20% below 16 KiB, 5% from it)
+    # Gain 10% at 1 KiB and at 64 KiB: the default margin (30% below 32 KiB, 5% from it)
     # keeps the default at 1 KiB and takes the best at 64 KiB; one margin for both, neither.
+    # At 16 KiB the model's error on the gain (16% over the verification data sets) is that
+    # of the smaller sizes (18%), not of 32 KiB and up (11%): 25% there keeps the default.
     def point(m: int) -> Point:
         best = Candidate(1, "a1", "g1", time_s=1.0)
         default = Candidate(2, "a2", "g2", time_s=1.1)
@@ -252,11 +254,13 @@ def test_the_margin_depends_on_the_message_size():
     adv = Advice("alltoall", "test", "loggops", [point(1024), point(65536)], MIN_GAIN)
     assert [pt.choice(adv.min_gain).number for pt in adv.points] == [2, 1]
     assert [pt.keeps_default(adv.min_gain) for pt in adv.points] == [True, False]
-    assert str(adv.min_gain) == "20% below 16 KiB, 5% from it"
+    assert str(adv.min_gain) == "30% below 32 KiB, 5% from it"
+    adv = Advice("alltoall", "test", "loggops", [point(16384)], MIN_GAIN)
+    assert adv.points[0].keeps_default(adv.min_gain)
     adv = Advice("alltoall", "test", "loggops", [point(1024), point(65536)], 0.2)
     assert [pt.choice(adv.min_gain).number for pt in adv.points] == [2, 2]
     assert str(adv.min_gain) == "20%"
-    assert MinGain.of((0.3, 0.1)).at(16383) == 0.3 and MinGain.of((0.3, 0.1)).at(16384) == 0.1
+    assert MinGain.of((0.3, 0.1)).at(32767) == 0.3 and MinGain.of((0.3, 0.1)).at(32768) == 0.1
 
 
 def advise_bcast_rows(min_gain: str) -> tuple[str, list[list[str]]]:
@@ -272,7 +276,7 @@ def advise_bcast_rows(min_gain: str) -> tuple[str, list[list[str]]]:
 
 def test_cli_takes_two_margins():
     out, rows = advise_bcast_rows("0,200%")
-    assert "--min-gain (0% below 16 KiB, 200% from it)" in out
+    assert "--min-gain (0% below 32 KiB, 200% from it)" in out
     # 4 KiB: the best (6.7% over the default) whatever its gain; 32 KiB: 182.2% is not
     # above 200%
     assert [r[16] for r in rows] == ["6.7%", "182.2%"]

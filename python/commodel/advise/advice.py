@@ -12,7 +12,7 @@ is predicted too: its candidate, or, where the default runs an algorithm unsegme
 as a single chain that the candidate runs segmented or as 4 chains (bcast chain and
 pipeline, gather linear_sync), that algorithm as the default runs it. The advice departs
 from the default only where the predicted gain t_default / t_best - 1 exceeds ``min_gain``
-at the message size (:class:`MinGain`, :meth:`Point.choice`; by default 20% below 16 KiB,
+at the message size (:class:`MinGain`, :meth:`Point.choice`; by default 30% below 32 KiB,
 5% from it); 0 always takes the predicted best. Where the default has no
 prediction, the best is taken.
 
@@ -82,11 +82,11 @@ class MinGain:
 
     small: float
     large: float
-    split: int = 16384
+    split: int = 32768
 
     @classmethod
     def of(cls, value: MinGain | float | tuple[float, float]) -> MinGain:
-        """A margin for every size from one fraction, or (below 16 KiB, from 16 KiB)."""
+        """A margin for every size from one fraction, or (below 32 KiB, from 32 KiB)."""
         if isinstance(value, MinGain):
             return value
         if isinstance(value, tuple):
@@ -105,10 +105,10 @@ class MinGain:
 
 
 # The smallest predicted gain over Open MPI's default for which advise departs from it, below
-# and from 16 KiB: the smallest margins at which the advice was slower than the default beyond
-# the spread at no more points, over the verification data sets (docs/advise.md, "Departing
-# from the default").
-MIN_GAIN = MinGain(0.20, 0.05)
+# and from 32 KiB: the smallest margins (5% steps) at which the advice was slower than the
+# default beyond the spread at no point, over the 21 verification data sets of two-rack-8 and
+# two-rack-16 (docs/advise.md, "Departing from the default").
+MIN_GAIN = MinGain(0.30, 0.05)
 
 
 @dataclass
@@ -228,7 +228,7 @@ def advise(
     Without ``model``: the platform's default (:func:`commodel.platform.default_model`).
     ``splits`` (gather): predict the split into that many sub-gathers at every size,
     whatever M1 says. ``min_gain``: the predicted gain over the default below which the
-    advice keeps the default, one fraction or (below 16 KiB, from 16 KiB) (0: always the
+    advice keeps the default, one fraction or (below 32 KiB, from 32 KiB) (0: always the
     predicted best). ``samples`` (gather on a
     platform with escalation levels, any model but loggops): each time is the mean of that
     many runs with the incast rule (default :data:`ESCALATION_SAMPLES`; 0: one run

@@ -63,11 +63,11 @@ def percent_arg(text: str) -> float:
 
 
 def min_gain_arg(text: str) -> tuple[float, float]:
-    """argparse type: ``PCT`` (every size) or ``PCT,PCT`` (below 16 KiB, from 16 KiB)."""
+    """argparse type: ``PCT`` (every size) or ``PCT,PCT`` (below 32 KiB, from 32 KiB)."""
     parts = text.split(",")
     if len(parts) > 2:
         raise argparse.ArgumentTypeError(
-            f"expected one percentage or two (below 16 KiB, from 16 KiB), got {text[:40]!r}"
+            f"expected one percentage or two (below 32 KiB, from 32 KiB), got {text[:40]!r}"
         )
     values = [percent_arg(x) for x in parts]
     return (values[0], values[-1])
@@ -128,7 +128,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         default=None,
         metavar="PCT[,PCT]",
         help="keep Open MPI's default unless the predicted best is faster by more than this; "
-        "one value for every size, or two: below 16 KiB and from 16 KiB (default 20%%,5%%, "
+        "one value for every size, or two: below 32 KiB and from 32 KiB (default 30%%,5%%, "
         "docs/advise.md; 0: always the predicted best)",
     )
     parser.add_argument("--plot", metavar="FILE", help="plot time against size per algorithm")
