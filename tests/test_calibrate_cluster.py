@@ -63,10 +63,13 @@ def test_calibrate_on_one_rack_of_two_rack_8(tmp_path):
     assert 0.8 / payload_rate <= slope <= 1.5 / payload_rate, (slope, 1 / payload_rate)
     # the token bucket of the host ports (tbf, burst 3125 B: two frames of 1514 B and a
     # little): a lone message passes its first ~2.8 kB at once, which PLogP's g(m) shows
-    # from 4 KiB on
+    # from 4 KiB on (2565-3066 B over the 15 calibrations in docs/results). The floor is
+    # lower: B is where g(m) of 4-64 KiB extrapolates to 0, so 100 us more in all those
+    # round trips (a busy machine) moves it by b x 100 us = 1.2 kB; one CI run fitted
+    # 1486 B (with the median that fit.bucket took before). No bucket gives None.
     with open(out) as handle:
         note = [line for line in handle if line.startswith("# bucket:")]
-    assert plat.network.bucket is not None and 2000 <= plat.network.bucket <= 3125, note
+    assert plat.network.bucket is not None and 1200 <= plat.network.bucket <= 3125, note
     eff = plat.tcp.efficiency
     assert eff.sizes == (4096, 16384, 65536)
     assert all(0 < e <= 1 for e in eff.exchange + eff.duplex)
