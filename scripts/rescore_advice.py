@@ -148,9 +148,8 @@ def margin(text: str) -> MinGain:
     """A margin of ``--min-gain``: A, A/B or A/B/S (fractions; S the split in bytes)."""
     if "/" not in text:
         return MinGain.of(float(text))
-    parts = text.split("/")
-    split = int(parts[2]) if len(parts) > 2 else MinGain(0, 0).split
-    return MinGain(float(parts[0]), float(parts[1]), split)
+    small, large, *split = text.split("/")
+    return MinGain(float(small), float(large), *(int(x) for x in split))
 
 
 def main() -> int:

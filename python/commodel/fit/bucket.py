@@ -24,6 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from .cpu import EAGER_LIMIT
+from .lmo import line
 
 
 def node_rate(network: dict[str, Any]) -> float | None:
@@ -32,15 +33,6 @@ def node_rate(network: dict[str, Any]) -> float | None:
         return float(network["unidirectional"]["b"][0])
     nic = network.get("nic")
     return None if nic is None else float(nic)
-
-
-def wire_line(points: list[tuple[int, float]]) -> tuple[float, float]:
-    """The least-squares line g = alpha + beta·m through (m, g) points (two sizes or more)."""
-    k = len(points)
-    mx = sum(m for m, _ in points) / k
-    gy = sum(g for _, g in points) / k
-    beta = sum((m - mx) * (g - gy) for m, g in points) / sum((m - mx) ** 2 for m, _ in points)
-    return gy - beta * mx, beta
 
 
 def bucket(plogp: dict[str, Any], network: dict[str, Any]) -> tuple[int | None, str]:
@@ -59,7 +51,7 @@ def bucket(plogp: dict[str, Any], network: dict[str, Any]) -> tuple[int | None, 
     if len(rising) == 1:
         value, how = rising[0][0] - b * rising[0][1], f"m - b g(m) (b = {b:.4g} B/s)"
     else:
-        alpha, beta = wire_line(rising)
+        alpha, beta = line([m for m, _ in rising], [g for _, g in rising])
         if beta <= 0:
             return None, f"bucket: none, g(m) does not rise from 1 KiB to 64 KiB: {cells}"
         value = -alpha / beta
