@@ -3,7 +3,8 @@
 step waits for; token: N laps of the ring), predicted by `commodel predict` on PLATFORM
 (its default model) with and without its cpu section; prints the mean step / hop (us).
 
-Usage: python3 model.py PLATFORM"""
+Usage: python3 model.py PLATFORM [EXCHANGES TOKENS] (EXCHANGES: P:K,...; TOKENS: P,...;
+default: the two-rack-8 runs of run.sh)"""
 import json
 import os
 import subprocess
@@ -66,12 +67,14 @@ doc.pop("cpu", None)
 with tempfile.NamedTemporaryFile("w", suffix=".yaml", delete=False) as h:
     yaml.safe_dump(doc, h, sort_keys=False)
     nocpu = h.name
+pairs = [tuple(int(x) for x in pk.split(":")) for pk in (sys.argv[2] if len(sys.argv) > 2 else "2:1,4:1,4:2,6:3,8:1,8:2,8:3,8:4").split(",")]
+rings = [int(x) for x in (sys.argv[3] if len(sys.argv) > 3 else "2,4,6,8").split(",")]
 for m in (64, 1024):
-    for p, k in ((2, 1), (4, 1), (4, 2), (6, 3), (8, 1), (8, 2), (8, 3), (8, 4)):
+    for p, k in pairs:
         goal, steps = exchange(p, k, m)
         a, b = (predict(goal, x) / steps * 1e6 for x in (plat, nocpu))
         print(f"exchange ranks {p} pairs {k} size {m} step_us {a:.1f} (without cpu {b:.1f})")
-    for p in (2, 4, 6, 8):
+    for p in rings:
         goal, hops = token(p, m)
         a, b = (predict(goal, x) / hops * 1e6 for x in (plat, nocpu))
         print(f"token ranks {p} size {m} hop_us {a:.1f} (without cpu {b:.1f})")

@@ -4,11 +4,14 @@
 #   exchange: K pairs at work among P ranks, the others idle (exchange.py), 64 B and 1 KiB
 #             (RUNS P:K ...);
 #   token:    a token around the ring of P ranks (token.py), 64 B and 1 KiB.
-# Root, venv active. PARTS="exchange token" by default; writes PART.log.
+# Root, venv active. PARTS="exchange token" by default; writes PART.log. SPEC=two-rack-16
+# (with RUNS, TOKEN_RANKS up to 16) writes PART-16.log.
 set -u
 cd "$(dirname "$0")" || exit 1
 PY=$(command -v python3)
-commodel cluster up --spec ../../../examples/clusters/two-rack-8.yaml --name cmfloor >/dev/null || exit 1
+SPEC=${SPEC:-two-rack-8}
+SUFFIX=$([ $SPEC = two-rack-8 ] || echo -${SPEC##*-})
+commodel cluster up --spec ../../../examples/clusters/$SPEC.yaml --name cmfloor >/dev/null || exit 1
 trap 'commodel cluster down --name cmfloor >/dev/null' EXIT
 for part in ${PARTS:-exchange token}; do
   for m in ${SIZES:-64 1024}; do
@@ -27,5 +30,5 @@ for part in ${PARTS:-exchange token}; do
         done
       done
     fi
-  done > $part.log
+  done > $part$SUFFIX.log
 done

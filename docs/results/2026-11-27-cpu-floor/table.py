@@ -1,16 +1,20 @@
-"""The medians of exchange.log and token.log beside model.log: one table row per pattern."""
+"""The medians of exchange.log and token.log beside model.log: one table row per pattern.
+Usage: python3 table.py [SUFFIX] (-16: the two-rack-16 logs)"""
 import re
 import statistics
+import sys
+
+sfx = sys.argv[1] if len(sys.argv) > 1 else ""
 
 meas = {}
-for line in open("exchange.log"):
+for line in open(f"exchange{sfx}.log"):
     d = dict(re.findall(r"(\w+) ([\d.]+)", line))
     meas.setdefault(("exchange", d["ranks"], d["pairs"], d["size"]), []).append(float(d["step_us"]))
-for line in open("token.log"):
+for line in open(f"token{sfx}.log"):
     d = dict(re.findall(r"(\w+) ([\d.]+)", line))
     meas.setdefault(("token", d["ranks"], "-", d["size"]), []).append(float(d["hop_us"]))
 model = {}
-for line in open("model.log"):
+for line in open(f"model{sfx}.log"):
     kind = line.split()[0]
     d = dict(re.findall(r"(\w+) ([\d.]+)", line))
     key = (kind, d["ranks"], d.get("pairs", "-"), d["size"])
