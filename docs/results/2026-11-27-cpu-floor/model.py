@@ -1,4 +1,4 @@
-"""The model's step for exchange.py's and token.py's patterns: GOAL schedules of N steps
+"""The model's step for exchange.py's and token_ring.py's patterns: GOAL schedules of N steps
 (exchange: K pairs among P ranks, each step a send and a receive of M bytes that the next
 step waits for; token: N laps of the ring), predicted by `commodel predict` on PLATFORM
 (its default model) with and without its cpu section; prints the mean step / hop (us).

@@ -3,7 +3,7 @@
 # rack 1), three runs of each:
 #   exchange: K pairs at work among P ranks, the others idle (exchange.py), 64 B and 1 KiB
 #             (RUNS P:K ...);
-#   token:    a token around the ring of P ranks (token.py), 64 B and 1 KiB.
+#   token:    a token around the ring of P ranks (token_ring.py), 64 B and 1 KiB.
 # Root, venv active. PARTS="exchange token" by default; writes PART.log. SPEC=two-rack-16
 # (with RUNS, TOKEN_RANKS up to 16) writes PART-16.log.
 set -u
@@ -26,7 +26,7 @@ for part in ${PARTS:-exchange token}; do
       for p in ${TOKEN_RANKS:-2 4 6 8}; do
         for rep in 1 2 3; do
           commodel cluster mpirun --name cmfloor --hosts $p -- \
-            "$PY" token.py $m ${ROUNDS:-1000} 2>/dev/null | grep '^ranks'
+            "$PY" token_ring.py $m ${ROUNDS:-1000} 2>/dev/null | grep '^ranks'
         done
       done
     fi

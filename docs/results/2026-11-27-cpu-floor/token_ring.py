@@ -2,7 +2,7 @@
 sends to i + 1) N times round: one hop at a time, so one or two ranks are at work and the
 others poll. Rank 0 prints: ranks, size, rounds, the mean hop (us).
 
-Usage (under mpirun): python3 token.py M N"""
+Usage (under mpirun): python3 token_ring.py M N"""
 import sys
 import time
 
