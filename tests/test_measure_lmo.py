@@ -38,3 +38,19 @@ def test_lmo_needs_three_ranks(tmp_path):
     res = run(2, "measure", "lmo", "--db", str(tmp_path / "r.duckdb"), "--quiet")
     assert res.returncode == 2
     assert "needs at least 3 MPI ranks, got 2" in res.stderr
+
+
+def test_lmo_ranks_outside_an_experiment_sit_it_out():
+    # the kernel's sit-out rule (the 4-rank run above goes through it: every pair leaves
+    # two ranks out, every triple one): only the root and its destinations take part
+    from types import SimpleNamespace
+
+    from commodel.measure import lmo
+    from commodel.measure.common import KERNELS
+
+    rule = KERNELS["lmo.fanout"].sits_out
+    assert rule is lmo._sits_out
+    p = {"root": 1, "dsts": (2, 4)}
+    assert [rule(SimpleNamespace(rank=r), p) for r in range(6)] == [
+        True, False, False, True, False, True,
+    ]  # fmt: skip

@@ -54,9 +54,15 @@ def _prepare(ctx: Context, p: dict) -> dict:
     return p
 
 
-@kernel("lmo.fanout", _prepare)
+def _sits_out(ctx: Context, p: dict) -> bool:
+    """The ranks that are neither the experiment's root nor one of its destinations."""
+    return ctx.rank != int(p["root"]) and ctx.rank not in p["dsts"]
+
+
+@kernel("lmo.fanout", _prepare, _sits_out)
 def _k_fanout(ctx: Context, p: dict) -> Any:
-    """Root sends m bytes to every destination at once; each answers empty. Root: times."""
+    """Root sends m bytes to every destination at once; each answers empty. Root: times.
+    The other ranks sit it out (:func:`_sits_out`), outside real-time scheduling."""
     comm, MPI = ctx.comm, ctx.MPI
     root, dsts, m, reps = int(p["root"]), list(p["dsts"]), int(p["m"]), int(p["reps"])
     buf, rbuf = p["buf"], p["rbuf"]
