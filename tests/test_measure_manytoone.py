@@ -58,3 +58,18 @@ def test_posted_receives_are_recorded_and_refused_for_one_to_many(tmp_path):
     res = commodel("measure", "one-to-many", "--db", str(tmp_path / "q.duckdb"),
                    "--receives", "posted")  # fmt: skip
     assert res.returncode == 2 and "unrecognized arguments: --receives" in res.stderr
+
+
+def test_ranks_beyond_n_sit_the_flat_tree_out():
+    # the kernel's sit-out rule (the 4-rank sweep above goes through it at n = 3): ranks
+    # 0..n-1 take part, in their own communicator, the others wait
+    from types import SimpleNamespace
+
+    from commodel.measure import manytoone
+    from commodel.measure.common import KERNELS
+
+    rule = KERNELS["m2o.flat"].sits_out
+    assert rule is manytoone._sits_out
+    assert [rule(SimpleNamespace(rank=r), {"n": 3}) for r in range(5)] == [
+        False, False, False, True, True,
+    ]  # fmt: skip

@@ -63,15 +63,27 @@ def validate_options(opts: dict[str, Any], direction: str = "many-to-one") -> di
 
 
 def _prepare(ctx: Context, p: dict) -> dict:
+    """Every rank: the communicator of the n ranks involved (:meth:`Context.split`), and on
+    those ranks the buffers."""
     p = dict(p)
-    p["buf"] = ctx.buffer(int(p["m"]), "send")
-    p["rbuf"] = ctx.buffer(int(p["m"]) * max(1, int(p["n"]) - 1), "recv")
+    n = int(p["n"])
+    p["sub"] = ctx.split(tuple(range(n)))
+    involved = ctx.rank < n
+    p["buf"] = ctx.buffer(int(p["m"]) if involved else 0, "send")
+    p["rbuf"] = ctx.buffer(int(p["m"]) * max(1, n - 1) if involved else 0, "recv")
     return p
 
 
-@kernel("m2o.flat", _prepare)
+def _sits_out(ctx: Context, p: dict) -> bool:
+    """The ranks beyond the n involved: they wait outside real-time scheduling."""
+    return ctx.rank >= int(p["n"])
+
+
+@kernel("m2o.flat", _prepare, _sits_out)
 def _k_flat(ctx: Context, p: dict) -> Any:
-    comm, MPI = ctx.comm, ctx.MPI
+    """The flat tree of ranks 0..n-1 (in their own communicator, rank order kept); the
+    other ranks sit it out (:func:`_sits_out`)."""
+    comm, MPI = p["sub"], ctx.MPI
     n, m, reps = int(p["n"]), int(p["m"]), int(p["reps"])
     gather = p["direction"] == "many-to-one"
     buf, rbuf = p["buf"], p["rbuf"]
