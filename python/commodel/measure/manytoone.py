@@ -62,21 +62,21 @@ def validate_options(opts: dict[str, Any], direction: str = "many-to-one") -> di
     return out
 
 
+def _sits_out(ctx: Context, p: dict) -> bool:
+    """The ranks beyond the n involved: they wait outside real-time scheduling."""
+    return ctx.rank >= int(p["n"])
+
+
 def _prepare(ctx: Context, p: dict) -> dict:
     """Every rank: the communicator of the n ranks involved (:meth:`Context.split`), and on
     those ranks the buffers."""
     p = dict(p)
     n = int(p["n"])
     p["sub"] = ctx.split(tuple(range(n)))
-    involved = ctx.rank < n
-    p["buf"] = ctx.buffer(int(p["m"]) if involved else 0, "send")
-    p["rbuf"] = ctx.buffer(int(p["m"]) * max(1, n - 1) if involved else 0, "recv")
+    m = 0 if _sits_out(ctx, p) else int(p["m"])
+    p["buf"] = ctx.buffer(m, "send")
+    p["rbuf"] = ctx.buffer(m * max(1, n - 1), "recv")
     return p
-
-
-def _sits_out(ctx: Context, p: dict) -> bool:
-    """The ranks beyond the n involved: they wait outside real-time scheduling."""
-    return ctx.rank >= int(p["n"])
 
 
 @kernel("m2o.flat", _prepare, _sits_out)
