@@ -48,6 +48,18 @@ def test_the_bucket_is_where_the_rising_sizes_meet_zero_whatever_their_slope():
     assert value == 2800, note
 
 
+def test_sizes_the_non_decreasing_fit_pooled_are_left_out():
+    # one slow size near the eager limit, pooled by the fit with the sizes after it into a
+    # flat block of g (as a calibration on 2026-11-27 wrote 57-65 KiB): the block would
+    # tilt the line (B = 5081 B with it); left out, B stays 2800
+    sizes = [1024, 8192, 16384, 24576, 32768, 49152, 57344, 61440, 64512]
+    g = [max(5e-6, (m - 2800) / B_RATE) for m in sizes]
+    g[6:] = [g[-1] + 4e-4] * 3
+    value, note = bucket({"sizes": sizes, "g": g}, {"nic": B_RATE})
+    assert value == 2800, note
+    assert "57344 B" not in note and "49152 B 2800" in note
+
+
 def test_a_serializing_port_has_no_bucket():
     # every message pays its wire time and more: m - b g(m) < 0
     g = [m / B_RATE + 20e-6 for m in SIZES]

@@ -40,10 +40,16 @@ def bucket(plogp: dict[str, Any], network: dict[str, Any]) -> tuple[int | None, 
     b = node_rate(network)
     if b is None:
         return None, "bucket: the network has no node link rate"
+    sizes, gs = plogp["sizes"], plogp["g"]
+    # a size whose g(m) equals a neighbour's is a block the non-decreasing fit pooled (one
+    # slow size averaged with those after it), not a measurement: a flat block of 57-65
+    # KiB tilted the line to B = 3262-3836 B in two calibrations (docs/models.md)
+    pooled = {i for i in range(1, len(gs)) if gs[i] == gs[i - 1]}
+    pooled |= {i - 1 for i in pooled}
     rising = [
         (m, g)
-        for m, g in zip(plogp["sizes"], plogp["g"])
-        if 1024 <= m < EAGER_LIMIT and m - b * g < m / 2
+        for i, (m, g) in enumerate(zip(sizes, gs))
+        if 1024 <= m < EAGER_LIMIT and m - b * g < m / 2 and i not in pooled
     ]
     if not rising:
         return None, "bucket: none (no PLogP size below 64 KiB with m - b g(m) < m / 2)"
