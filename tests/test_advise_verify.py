@@ -155,6 +155,105 @@ def test_targets():
     assert not strict.a_ok
 
 
+def test_measured_rules_name_the_best_where_the_default_is_slower_beyond_the_spread():
+    from commodel.advise.measured import rules_from_measured, rules_pick
+    from commodel.advise.rules import format_rules, parse_rules
+
+    def pt(size, default, forced, default_alg, alike=()):
+        v = VerifiedPoint(8, size, default, forced[default_alg], forced, default_alg, 1.0, 0.9, 1.1)
+        v.default_alg, v.alike, v.default_call = default_alg, tuple(alike), True
+        return v
+
+    ring = (frozenset({4, 5}),)
+    pts = [
+        # the default's recursive doubling 14% slower than nonoverlapping: departs
+        pt(1024, 454.0, {2: 399.0, 3: 460.0, 6: 650.0}, 3),
+        # the default runs the best: kept
+        pt(2048, 583.0, {2: 700.0, 3: 583.0, 6: 600.0}, 3),
+        # rabenseifner 1% faster: within the spread s = 2% (every ours = forced(chosen) + 2%)
+        pt(8192, 1.01, {3: 1.5, 6: 1.0}, 6),
+        # segmented_ring and ring are one function here; the lower number is named
+        pt(65536, 11.0, {4: 10.1, 5: 10.0, 6: 11.0}, 6, ring),
+        # ... and at the next size the one named before, though the other measured faster
+        pt(131072, 32.0, {4: 20.0, 5: 19.9, 6: 32.0}, 6, ring),
+    ]
+    for v in pts:
+        v.ours_s = 1.02 * v.forced_s[v.chosen]
+    table, depart = rules_from_measured("allreduce", pts)
+    assert [v.size for v in depart] == [1024, 65536, 131072]
+    assert not [p for p in parse_rules(format_rules([table]).encode()).problems]
+    got = {v.size: rules_pick("allreduce", [table], 8, v.size, v.default_alg) for v in pts}
+    assert got == {1024: (2, False), 2048: (3, True), 8192: (6, True), 65536: (4, False),
+                   131072: (4, False)}  # fmt: skip
+    # 5 rules would be 4: 1 KiB nonoverlapping, 2 KiB the default's call, 64 KiB ring
+    assert [(r.msg_size, r.algorithm) for r in table.comm_rules[0].rules] == [
+        (0, 2), (2048, 3), (8192, 6), (65536, 4)
+    ]  # fmt: skip
+
+
+def test_rules_pick_tells_the_default_decisions_own_call():
+    from commodel.advise.measured import rules_pick
+    from commodel.advise.rules import parse_rules
+
+    text = b"1 7 1 8 3 0 6 0 0 1024 3 0 8192 65536 0 0 0 0"  # bcast on 8 ranks
+    [table] = parse_rules(text).tables
+    # from 0: binomial, faninout 0 and segsize 0 as a kept default is written
+    assert rules_pick("bcast", [table], 8, 512, 6) == (6, True)
+    assert rules_pick("bcast", [table], 8, 512, 7) == (6, False)
+    # pipeline with 8 KiB segments is not the fixed decision's pipeline call
+    assert rules_pick("bcast", [table], 8, 4096, 3) == (3, False)
+    # algorithm 0, and a collective without rules, leave the call to the fixed decision
+    assert rules_pick("bcast", [table], 8, 1 << 20, 3) == (3, True)
+    assert rules_pick("allreduce", [table], 8, 1024, 3) == (3, True)
+
+
+def test_use_rules_and_measured_rules_errors_exit_2(tmp_path):
+    base = ["advise", "--platform", "nomura2007", "--collective", "allreduce", "--ranks", "4"]
+    res = commodel(*base, "--measured-rules", str(tmp_path / "m.rules"))
+    assert res.returncode == 2 and "--measured-rules needs --verify DB" in res.stderr
+    db = str(tmp_path / "v.duckdb")
+    res = commodel(*base, "--use-rules", str(tmp_path / "none.rules"), "--verify", db)
+    assert res.returncode == 2 and "none.rules: no such rules file" in res.stderr
+    bcast = tmp_path / "bcast.rules"
+    bcast.write_text("1 7 1 4 1 0 6 0 0\n")
+    res = commodel(*base, "--use-rules", str(bcast), "--verify", db)
+    assert res.returncode == 2 and "no rules for allreduce (collective id 2)" in res.stderr
+    bcast.write_text("1 2 1 4 1 0 9 0 0\n")  # allreduce has algorithms 0..6
+    res = commodel(*base, "--use-rules", str(bcast), "--verify", db)
+    assert res.returncode == 2 and "Open MPI 4.1.4 would not use it" in res.stderr
+    assert "Traceback" not in res.stderr and not (tmp_path / "v.duckdb").exists()
+
+
+@pytest.mark.mpi
+@needs_mpi
+def test_verify_a_given_rules_file_and_write_measured_rules(tmp_path):
+    given = tmp_path / "given.rules"
+    given.write_text("1 2 1 2 1 0 1 0 0\n")  # allreduce on 2 ranks: basic_linear throughout
+    db, measured = tmp_path / "u.duckdb", tmp_path / "measured.rules"
+    res = commodel(
+        "advise", "--platform", "nomura2007", "--collective", "allreduce", "--ranks", "2",
+        "--sizes", "1KiB,64KiB", "--verify", str(db), "--mpirun", _mpirun(), "--max-reps", "5",
+        "--quiet", "--use-rules", str(given), "--measured-rules", str(measured), timeout=300,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    copy = tmp_path / "u.rules.txt"  # measured as our rules: a copy of the given file
+    assert copy.read_text() == given.read_text()
+    camps, _ = campaigns(db)
+    assert [o["rules_file"] for _i, o, _s in camps if o["rules_file"]] == [str(copy)]
+    with open(tmp_path / "u.verify.csv") as handle:
+        table = list(csv.DictReader(handle))
+    assert [(r["size"], r["chosen"]) for r in table] == [("1024", "1"), ("65536", "1")]
+    assert "measured rules: " in res.stdout and "--use-rules" in res.stdout
+    assert commodel("advise", "--check-rules", str(measured)).returncode == 0
+    from commodel.advise.measured import rules_pick
+    from commodel.advise.rules import read_rules
+
+    tables = read_rules(str(measured)).tables
+    for r in table:  # the measured best, or the default's own call
+        pick = rules_pick("allreduce", tables, 2, int(r["size"]), int(r["default_alg"]))
+        assert pick in ((int(r["best"]), False), (int(r["default_alg"]), True))
+
+
 def test_launcher_prefix_with_a_trailing_double_dash():
     mca = [("coll_tuned_use_dynamic_rules", "1")]
     assert launch_argv(["commodel", "cluster", "mpirun", "--"], 8, mca) == [

@@ -297,7 +297,7 @@ def advise(
         if point.ranks >= 2:
             number = default_algorithm(collective, point.ranks, point.size)
             [cand] = [c for c in point.candidates if c.number == number]
-            if cand.generator and _runs_otherwise_as_default(collective, number):
+            if cand.generator and runs_otherwise_as_default(collective, number):
                 cand = Candidate(number, cand.name, cand.generator)
                 todo.append((cand, (point.ranks, point.size, number, cand.generator, 2, True)))
             point.default = cand
@@ -382,10 +382,10 @@ def runs_default_call(collective: str, point: Point, chosen: Candidate, fixed: i
     the default's algorithm (``fixed``), which the rule passes the same arguments."""
     if chosen is point.default:
         return True
-    return chosen.number == fixed and not _runs_otherwise_as_default(collective, chosen.number)
+    return chosen.number == fixed and not runs_otherwise_as_default(collective, chosen.number)
 
 
-def _runs_otherwise_as_default(collective: str, number: int) -> bool:
+def runs_otherwise_as_default(collective: str, number: int) -> bool:
     """Whether Open MPI's fixed decision (faninout 0, segsize 0) runs the algorithm other
     than our candidate of it does (:data:`~commodel.openmpi.SEGSIZE`, ``FANINOUT``)."""
     return (collective, number) in SEGSIZE or (collective, number) in FANINOUT
@@ -435,35 +435,44 @@ def rules_from_advice(advices: list[Advice]) -> list[CollectiveRules]:
     """One rules table per advised collective (see the module text)."""
     tables = []
     for adv in advices:
-        by_p: dict[int, list[Point]] = {}
+        picks: dict[int, list[tuple[int, int, bool]]] = {}
         for pt in adv.points:
-            by_p.setdefault(pt.ranks, []).append(pt)
-        table = CollectiveRules(COLLECTIVE_IDS[adv.collective])
-        for p in sorted(by_p):
-            comm = CommRule(p)
-            for pt in sorted(by_p[p], key=lambda q: q.size):
-                chosen = pt.choice(adv.min_gain)
-                if chosen is None:
-                    continue
-                if pt.keeps_default(adv.min_gain):  # as the fixed decision runs it
-                    seg = fan = 0
-                else:
-                    seg = SEGSIZE.get((adv.collective, chosen.number), 0)
-                    fan = FANINOUT.get((adv.collective, chosen.number), 0)
-                last = comm.rules[-1] if comm.rules else None
-                if last and (last.algorithm, last.faninout, last.segsize) == (
-                    chosen.number,
-                    fan,
-                    seg,
-                ):
-                    continue
-                start = rule_message_size(adv.collective, pt.size, p) if comm.rules else 0
-                comm.rules.append(MessageRule(start, chosen.number, fan, seg))
-            if comm.rules:
-                table.comm_rules.append(comm)
-        if table.comm_rules:
+            chosen = pt.choice(adv.min_gain)
+            if chosen is not None:
+                entry = (pt.size, chosen.number, pt.keeps_default(adv.min_gain))
+                picks.setdefault(pt.ranks, []).append(entry)
+        table = rules_table(adv.collective, picks)
+        if table is not None:
             tables.append(table)
     return tables
+
+
+def rules_table(
+    collective: str, picks: dict[int, list[tuple[int, int, bool]]]
+) -> CollectiveRules | None:
+    """The rules table of ``collective`` naming, per communicator size P, the algorithm of
+    each picked (size m, algorithm, as the default): from m on (Open MPI's message size of
+    m, :func:`~commodel.openmpi.rule_message_size`; the first rule from 0) that algorithm,
+    with our candidate's faninout and segment size (:data:`~commodel.openmpi.FANINOUT`,
+    ``SEGSIZE``), or where it stands for the default with faninout 0 and segsize 0, the call
+    of the fixed decision. A pick equal to the one before adds no rule. None: no pick."""
+    table = CollectiveRules(COLLECTIVE_IDS[collective])
+    for p in sorted(picks):
+        comm = CommRule(p)
+        for size, number, as_default in sorted(picks[p]):
+            if as_default:
+                seg = fan = 0
+            else:
+                seg = SEGSIZE.get((collective, number), 0)
+                fan = FANINOUT.get((collective, number), 0)
+            last = comm.rules[-1] if comm.rules else None
+            if last and (last.algorithm, last.faninout, last.segsize) == (number, fan, seg):
+                continue
+            start = rule_message_size(collective, size, p) if comm.rules else 0
+            comm.rules.append(MessageRule(start, number, fan, seg))
+        if comm.rules:
+            table.comm_rules.append(comm)
+    return table if table.comm_rules else None
 
 
 def mpirun_line(path: str) -> str:

@@ -8,6 +8,11 @@ every forced coll/tuned algorithm and, for gather, the split gathers the advice 
 generator's linear sub-gathers). Each campaign's options record its forcing, so running
 the same command again keeps complete campaigns and resumes an interrupted one. The
 comparison is :mod:`.verify`'s; a CSV of it is written next to the database.
+
+Our rules file is the advice's, or with ``--use-rules FILE`` a given one (e.g. measured
+rules of an earlier verification). Measured rules (:func:`rules_from_measured`,
+``--measured-rules``) name the measured best where the default is not it: they are chosen
+from the measurements, so only a fresh verification of them says what they are worth.
 """
 
 from __future__ import annotations
@@ -19,7 +24,9 @@ from dataclasses import replace
 from typing import Any
 
 from ..errors import CommodelError
-from .advice import Advice, alike_classes, runs_default_call
+from ..openmpi import rule_message_size
+from .advice import Advice, alike_classes, rules_table, runs_default_call, runs_otherwise_as_default
+from .rules import COLLECTIVE_IDS, CollectiveRules, lookup
 from .verify import VerifiedPoint, run_samples, targets, verified_point
 
 CSV_FIELDS = [
@@ -75,6 +82,48 @@ def check_rules_unchanged(db_path: str, path: str, text: str) -> None:
         )
 
 
+def rules_pick(
+    collective: str, tables: list[CollectiveRules], ranks: int, size: int, fixed: int | None
+) -> tuple[int | None, bool]:
+    """(the algorithm Open MPI 4.1.4 runs at (P, m) with the rules ``tables``, whether that
+    is the fixed decision's own call). No rule, or algorithm 0, leaves the call to the fixed
+    decision (algorithm ``fixed``); a rule naming ``fixed`` with faninout 0 and segsize 0 is
+    its call as :func:`.advice.rules_table` writes a kept default."""
+    hit = lookup(
+        tables, COLLECTIVE_IDS[collective], ranks, rule_message_size(collective, size, ranks)
+    )
+    if hit is None:
+        return fixed, True
+    number, fan, seg = hit
+    same = number == fixed and (
+        (fan, seg) == (0, 0) or not runs_otherwise_as_default(collective, number)
+    )
+    return number, same
+
+
+def rules_from_measured(
+    collective: str, points: list[VerifiedPoint]
+) -> tuple[CollectiveRules | None, list[VerifiedPoint]]:
+    """Rules from a verification's measurements, and the points where they depart from the
+    default: the measured best forced algorithm where the default is slower than it by more
+    than the run-to-run spread s and does not run it (target (b)'s points,
+    :func:`.verify.targets`), elsewhere the default decision's own call."""
+    depart = targets(points).gap_points
+    where = {(v.ranks, v.size) for v in depart}
+    picks: dict[int, list[tuple[int, int, bool]]] = {}
+    for v in sorted(points, key=lambda q: (q.ranks, q.size)):
+        row = picks.setdefault(v.ranks, [])
+        if (v.ranks, v.size) not in where:
+            row.append((v.size, v.default_alg or 0, True))
+            continue
+        # the best, or an algorithm that runs its schedule here: the one picked at the size
+        # before if it does (fewer rules), else the lowest number
+        alike = next((c for c in v.alike if v.best in c), frozenset({v.best}))
+        before = row[-1][1] if row and not row[-1][2] else None
+        row.append((v.size, before if before in alike else min(alike), False))
+    return rules_table(collective, picks), depart
+
+
 def check_launcher(mpirun: list[str], ranks: int, python: str | None = None) -> None:
     """Start ``python -c pass`` on ``ranks`` ranks with the launcher; a clear error (naming
     the command) when it fails, e.g. no emulated cluster is up."""
@@ -108,13 +157,16 @@ def verify(
     python: str | None = None,
     rounds: int = 1,
     budget: float | None = None,
+    tables: list[CollectiveRules] | None = None,
 ) -> tuple[list[VerifiedPoint], dict[tuple[int, int], float], list[str]]:
     """Measure every run of every P in ``adv`` (see the module text). Returns the verified
     points, the measured split-gather times {(P, m): mean s} and the failed runs.
     ``rounds`` > 1: every run (default, rules, each forced algorithm, each split) is measured
     in as many mpiruns, round after round (round r's campaigns record ``round: r``), and
     judged by its per-round means (:func:`.verify.run_samples`), so that an offset of one
-    mpirun is neither taken for the advice's effect nor left out of its interval."""
+    mpirun is neither taken for the advice's effect nor left out of its interval. ``tables``:
+    the tables of ``rules_file`` when it is not the advice's (``--use-rules``); a point's
+    chosen algorithm is then the one they name there (:func:`rules_pick`)."""
     if rounds < 1:
         raise CommodelError(f"--rounds {rounds}: expected at least 1")
     from ..measure.collective import SweepRun, campaign_samples, sweep_algorithms, sweep_campaigns
@@ -170,16 +222,20 @@ def verify(
                 for key, s in judged.items()
                 if isinstance(key, int) and key and pt.size in s
             }
-            chosen = pt.choice(adv.min_gain)
-            if not default or not ours or not forced or chosen is None:
+            fixed = default_algorithm(coll, p, pt.size)
+            if tables is None:
+                chosen = pt.choice(adv.min_gain)
+                number = chosen.number if chosen else None
+                same = chosen is not None and runs_default_call(coll, pt, chosen, fixed)
+            else:
+                number, same = rules_pick(coll, tables, p, pt.size, fixed)
+            if not default or not ours or not forced or number is None:
                 continue
             rounds = min(len(samples[key][pt.size]) for key in (0, "rules"))
-            fixed = default_algorithm(coll, p, pt.size)
             alike = alike_classes(coll, p, pt.size, forced, root)
-            same = runs_default_call(coll, pt, chosen, fixed)
             points.append(
                 verified_point(
-                    p, pt.size, default, ours, forced, chosen.number, rounds, fixed, alike, same
+                    p, pt.size, default, ours, forced, number, rounds, fixed, alike, same
                 )
             )
     return points, split_times, failed

@@ -29,7 +29,10 @@ one mpirun per run and P (--mpirun prefix; `-n P` and the --mca options go befor
 trailing `--`): Open MPI's default decision, our rules file, every forced algorithm (and,
 for gather, the split gathers), each a campaign in DB; rerun the same command to resume.
 It prints the speedup t_default / t_ours with its 95% Fieller interval and the targets
-(docs/advise.md), and writes a CSV (DB's name with .verify.csv).
+(docs/advise.md), and writes a CSV (DB's name with .verify.csv). --measured-rules FILE
+also writes the rules the measurements pick (the measured best where the default is slower
+than it beyond the spread); --use-rules FILE measures a given rules file as ours, e.g.
+those measured rules in a fresh database.
 """
 
 
@@ -174,6 +177,19 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "mpiruns of one algorithm differ by up to 15%% at small sizes; 3 or more for an "
         "interval of use; 1)",
     )
+    parser.add_argument(
+        "--use-rules",
+        metavar="FILE",
+        help="with --verify: measure this rules file as ours instead of the advice's (e.g. "
+        "--measured-rules of an earlier verification); it is copied to the rules path",
+    )
+    parser.add_argument(
+        "--measured-rules",
+        metavar="FILE",
+        help="with --verify: also write the rules the measurements pick: the measured best "
+        "where the default is slower than it by more than the run-to-run spread, else the "
+        "default (verify them in a fresh database with --use-rules)",
+    )
     parser.add_argument("--quiet", action="store_true", help="with --verify: no progress bars")
     add_jobs_option(parser)
     parser.set_defaults(func=run, _parser=parser)
@@ -191,6 +207,10 @@ def run(args: argparse.Namespace) -> int:
     from ..platform import load_platform
 
     check_collective(args.collective)
+    for flag, value in (("--use-rules", args.use_rules), ("--measured-rules", args.measured_rules)):
+        if value and not args.verify:
+            raise CommodelError(f"advise: {flag} needs --verify DB")
+    given = read_given_rules(args.use_rules, args.collective) if args.use_rules else None
     plat = load_platform(args.platform)
     ranks = args.ranks or [plat.nodes * plat.ranks_per_node]
     sizes = args.sizes or sizes_arg("1KiB..4MiB")
@@ -207,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
         **({} if args.min_gain is None else {"min_gain": args.min_gain}),
     )
     if args.verify:
-        return run_verify(args, adv)
+        return run_verify(args, adv, given)
     write_output(format_advice(adv) + "\n", args.output)
     if args.plot:
         from ..report.advise_plot import plot_advice
@@ -242,7 +262,58 @@ def write_advice_rules(adv, path: str, check_unchanged_in: str | None = None) ->
     return write_rules(tables, path)
 
 
-def run_verify(args: argparse.Namespace, adv) -> int:
+def read_given_rules(path: str, collective: str):
+    """(the tables, the text) of a rules file for --use-rules: one Open MPI 4.1.4 reads,
+    with rules for ``collective`` (exit 2 otherwise)."""
+    from ..advise.rules import COLLECTIVE_IDS, read_rules
+
+    result = read_rules(path)
+    errors = [p for p in result.problems if p.kind == "error"]
+    if errors:
+        raise CommodelError(f"--use-rules {path}: Open MPI 4.1.4 would not use it: {errors[0]}")
+    cid = COLLECTIVE_IDS[collective]
+    if not any(t.collective_id == cid for t in result.tables):
+        raise CommodelError(
+            f"--use-rules {path}: no rules for {collective} (collective id {cid}); with it, "
+            "Open MPI runs its default decision"
+        )
+    with open(path, encoding="utf-8") as handle:
+        return result.tables, handle.read()
+
+
+def write_measured_rules(collective: str, points, path: str, args: argparse.Namespace) -> None:
+    """--measured-rules: write the rules the verification's measurements pick, and say where
+    they depart from the default and how to verify them."""
+    import shlex
+
+    from ..advise.advice import mpirun_line
+    from ..advise.measured import rules_from_measured
+    from ..advise.rules import format_rules, parse_rules, write_rules
+    from ..openmpi import algorithm_label
+    from ..units import format_size
+
+    table, depart = rules_from_measured(collective, points)
+    if table is None:
+        raise CommodelError(f"--measured-rules {path}: no point measured, no rules to write")
+    bad = [p for p in parse_rules(format_rules([table]).encode()).problems if p.kind == "error"]
+    if bad:  # our writer and our reader disagree: a bug
+        raise CommodelError(f"internal: the rules for {path} fail our reader: {bad[0]}")
+    write_rules([table], path)
+    where = "; ".join(
+        f"P={v.ranks} {format_size(v.size)}: {v.best} {algorithm_label(collective, v.best)}, "
+        f"{100 * (v.default_s / v.best_s - 1):.1f}% faster"
+        for v in depart
+    )
+    print(f"measured rules: {path} (" + (f"departs from the default at {where})" if depart
+          else "the default at every point)"))  # fmt: skip
+    print(mpirun_line(os.path.abspath(path)))
+    print(
+        "chosen from these measurements: verify them in a fresh database, e.g. "
+        f"commodel advise ... --use-rules {shlex.quote(path)} --verify NEW.duckdb"
+    )
+
+
+def run_verify(args: argparse.Namespace, adv, given=None) -> int:
     import shlex
 
     from ..advise import measured
@@ -253,12 +324,18 @@ def run_verify(args: argparse.Namespace, adv) -> int:
     if not mpirun:
         raise CommodelError("--mpirun: empty launcher")
     path = measured.rules_path(args.verify, args.rules)
-    write_advice_rules(adv, path, check_unchanged_in=args.verify)
+    if given is None:
+        write_advice_rules(adv, path, check_unchanged_in=args.verify)
+    else:
+        measured.check_rules_unchanged(args.verify, path, given[1])
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(given[1])
     print(format_advice(adv))
-    print(f"rules: {path}")
+    print(f"rules: {path}" + (f" (a copy of {args.use_rules})" if given else ""))
     points, split_times, failed = measured.verify(
         adv, args.verify, path, mpirun, root=args.root, min_reps=args.min_reps,
         max_reps=args.max_reps, quiet=args.quiet, rounds=args.rounds, budget=args.budget,
+        tables=given[0] if given else None,
     )  # fmt: skip
     if points:
         report = measured.format_verified(adv.collective, points, adv, split_times)
@@ -271,6 +348,8 @@ def run_verify(args: argparse.Namespace, adv) -> int:
 
             plot_verified(adv.collective, points, args.plot, split_times)
             print(f"plot: {args.plot}")
+    if points and args.measured_rules and not failed:
+        write_measured_rules(adv.collective, points, args.measured_rules, args)
     if failed:
         raise CommodelError(
             f"--verify: runs failed: {'; '.join(failed)[:600]}; rerun the same command to "
