@@ -185,10 +185,12 @@ def test_measured_rules_name_the_best_where_the_default_is_slower_beyond_the_spr
     got = {v.size: rules_pick("allreduce", [table], 8, v.size, v.default_alg) for v in pts}
     assert got == {1024: (2, False), 2048: (3, True), 8192: (6, True), 65536: (4, False),
                    131072: (4, False)}  # fmt: skip
-    # 5 rules would be 4: 1 KiB nonoverlapping, 2 KiB the default's call, 64 KiB ring
+    # no rule (0: the default decision) below 1 KiB, between the departures and past 128 KiB
     assert [(r.msg_size, r.algorithm) for r in table.comm_rules[0].rules] == [
-        (0, 2), (2048, 3), (8192, 6), (65536, 4)
+        (0, 0), (1024, 2), (2048, 0), (65536, 4), (131073, 0)
     ]  # fmt: skip
+    for size in (8, 512, 1 << 20):
+        assert rules_pick("allreduce", [table], 8, size, 3) == (3, True)
 
 
 def test_rules_pick_tells_the_default_decisions_own_call():

@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import CommodelError
 from ..openmpi import rule_message_size
 from .advice import Advice, alike_classes, rules_table, runs_default_call, runs_otherwise_as_default
-from .rules import COLLECTIVE_IDS, CollectiveRules, lookup
+from .rules import COLLECTIVE_IDS, CollectiveRules, MessageRule, lookup
 from .verify import VerifiedPoint, run_samples, targets, verified_point
 
 CSV_FIELDS = [
@@ -107,21 +107,34 @@ def rules_from_measured(
     """Rules from a verification's measurements, and the points where they depart from the
     default: the measured best forced algorithm where the default is slower than it by more
     than the run-to-run spread s and does not run it (target (b)'s points,
-    :func:`.verify.targets`), elsewhere the default decision's own call."""
+    :func:`.verify.targets`). Everywhere else, and below the smallest and above the largest
+    size measured, algorithm 0: no rule, Open MPI's default decision."""
     depart = targets(points).gap_points
     where = {(v.ranks, v.size) for v in depart}
     picks: dict[int, list[tuple[int, int, bool]]] = {}
     for v in sorted(points, key=lambda q: (q.ranks, q.size)):
         row = picks.setdefault(v.ranks, [])
         if (v.ranks, v.size) not in where:
-            row.append((v.size, v.default_alg or 0, True))
+            row.append((v.size, 0, True))
             continue
         # the best, or an algorithm that runs its schedule here: the one picked at the size
         # before if it does (fewer rules), else the lowest number
         alike = next((c for c in v.alike if v.best in c), frozenset({v.best}))
-        before = row[-1][1] if row and not row[-1][2] else None
+        before = row[-1][1] if row and row[-1][1] else None
         row.append((v.size, before if before in alike else min(alike), False))
-    return rules_table(collective, picks), depart
+    table = rules_table(collective, picks)
+    if table is None:
+        return None, depart
+    for comm in table.comm_rules:  # measured sizes only: the default outside them
+        sizes = [size for size, _, _ in picks[comm.comm_size]]
+        first = rule_message_size(collective, min(sizes), comm.comm_size)
+        if comm.rules[0].algorithm and first > 0:
+            comm.rules[0] = replace(comm.rules[0], msg_size=first)
+            comm.rules.insert(0, MessageRule(0, 0, 0, 0))
+        if comm.rules[-1].algorithm:
+            last = rule_message_size(collective, max(sizes), comm.comm_size)
+            comm.rules.append(MessageRule(last + 1, 0, 0, 0))
+    return table, depart
 
 
 def check_launcher(mpirun: list[str], ranks: int, python: str | None = None) -> None:

@@ -187,8 +187,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--measured-rules",
         metavar="FILE",
         help="with --verify: also write the rules the measurements pick: the measured best "
-        "where the default is slower than it by more than the run-to-run spread, else the "
-        "default (verify them in a fresh database with --use-rules)",
+        "where the default is slower than it by more than the run-to-run spread, else (and "
+        "outside the sizes measured) the default (verify them in a fresh database with "
+        "--use-rules)",
     )
     parser.add_argument("--quiet", action="store_true", help="with --verify: no progress bars")
     add_jobs_option(parser)
