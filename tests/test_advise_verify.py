@@ -193,6 +193,37 @@ def test_measured_rules_name_the_best_where_the_default_is_slower_beyond_the_spr
         assert rules_pick("allreduce", [table], 8, size, 3) == (3, True)
 
 
+def test_measured_rules_refine_a_given_file_at_the_sizes_measured_only():
+    from commodel.advise.measured import rules_from_measured
+    from commodel.advise.rules import format_rules, parse_rules
+
+    # the model's allreduce rules of the margin pass on 8 ranks, and a table for 16
+    base = parse_rules(b"1 2 2 8 3 0 3 0 0 2048 6 0 0 32768 4 0 0 16 1 0 3 0 0").tables
+
+    def pt(size, default, forced):
+        v = VerifiedPoint(8, size, default, forced[3], forced, 3, 1.0, 0.9, 1.1)
+        v.ours_s, v.default_alg = 1.01 * forced[3], 3  # spread s = 1%
+        return v
+
+    pts = [  # six rounds on two-rack-8: nonoverlapping at 1 KiB, rabenseifner at 4 KiB
+        pt(1024, 536.0, {2: 468.0, 3: 514.0, 6: 700.0}),
+        pt(2048, 675.0, {2: 765.0, 3: 650.0, 6: 750.0}),
+        pt(4096, 1187.0, {2: 1530.0, 3: 1165.0, 6: 897.0}),
+    ]
+    table, depart = rules_from_measured("allreduce", pts, base)
+    assert [v.size for v in depart] == [1024, 4096]
+    eight, sixteen = table.comm_rules
+    # below 1 KiB and past 4 KiB the given file's rules; rabenseifner from 4 KiB runs on
+    # into the file's own rabenseifner up to its ring at 32 KiB
+    assert [(r.msg_size, r.algorithm) for r in eight.rules] == [
+        (0, 3), (1024, 2), (2048, 0), (4096, 6), (32768, 4)
+    ]  # fmt: skip
+    assert (sixteen.comm_size, [(r.msg_size, r.algorithm) for r in sixteen.rules]) == (
+        16, [(0, 3)]
+    )  # fmt: skip
+    assert not parse_rules(format_rules([table]).encode()).problems
+
+
 def test_rules_pick_tells_the_default_decisions_own_call():
     from commodel.advise.measured import rules_pick
     from commodel.advise.rules import parse_rules

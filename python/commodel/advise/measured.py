@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import CommodelError
 from ..openmpi import rule_message_size
 from .advice import Advice, alike_classes, rules_table, runs_default_call, runs_otherwise_as_default
-from .rules import COLLECTIVE_IDS, CollectiveRules, MessageRule, lookup
+from .rules import COLLECTIVE_IDS, CollectiveRules, MessageRule, comm_rule, lookup, message_rule
 from .verify import VerifiedPoint, run_samples, targets, verified_point
 
 CSV_FIELDS = [
@@ -102,13 +102,15 @@ def rules_pick(
 
 
 def rules_from_measured(
-    collective: str, points: list[VerifiedPoint]
+    collective: str, points: list[VerifiedPoint], base: list[CollectiveRules] | None = None
 ) -> tuple[CollectiveRules | None, list[VerifiedPoint]]:
     """Rules from a verification's measurements, and the points where they depart from the
     default: the measured best forced algorithm where the default is slower than it by more
     than the run-to-run spread s and does not run it (target (b)'s points,
-    :func:`.verify.targets`). Everywhere else, and below the smallest and above the largest
-    size measured, algorithm 0: no rule, Open MPI's default decision."""
+    :func:`.verify.targets`); everywhere else algorithm 0: no rule, Open MPI's default
+    decision. Below the smallest and above the largest size measured, the rules ``base``
+    (``--use-rules``: the file verified) as they stand, or without it the default; so are
+    the communicator sizes not measured."""
     depart = targets(points).gap_points
     where = {(v.ranks, v.size) for v in depart}
     picks: dict[int, list[tuple[int, int, bool]]] = {}
@@ -125,16 +127,36 @@ def rules_from_measured(
     table = rules_table(collective, picks)
     if table is None:
         return None, depart
-    for comm in table.comm_rules:  # measured sizes only: the default outside them
+    cid = COLLECTIVE_IDS[collective]
+    for comm in table.comm_rules:  # the measured sizes' span; outside it the base's rules
         sizes = [size for size, _, _ in picks[comm.comm_size]]
         first = rule_message_size(collective, min(sizes), comm.comm_size)
-        if comm.rules[0].algorithm and first > 0:
-            comm.rules[0] = replace(comm.rules[0], msg_size=first)
-            comm.rules.insert(0, MessageRule(0, 0, 0, 0))
-        if comm.rules[-1].algorithm:
-            last = rule_message_size(collective, max(sizes), comm.comm_size)
-            comm.rules.append(MessageRule(last + 1, 0, 0, 0))
+        last = rule_message_size(collective, max(sizes), comm.comm_size) + 1
+        outer = comm_rule(base or [], cid, comm.comm_size)
+        head = [r for r in (outer.rules if outer else []) if r.msg_size < first]
+        if first > 0 and not head:
+            head = [MessageRule(0, 0)]
+        after = message_rule(outer, last) or MessageRule(0, 0)
+        tail = [replace(after, msg_size=last)]
+        tail += [r for r in (outer.rules if outer else []) if r.msg_size > last]
+        comm.rules[0] = replace(comm.rules[0], msg_size=first)
+        rules: list[MessageRule] = []
+        for r in head + comm.rules + tail:
+            r = MessageRule(r.msg_size, r.algorithm, r.faninout, r.segsize)
+            if not rules or _call(rules[-1]) != _call(r):
+                rules.append(r)
+        comm.rules = rules
+    if base:  # the base's other communicator sizes, as they stand
+        measured = {c.comm_size for c in table.comm_rules}
+        old = next((t for t in reversed(base) if t.collective_id == cid), None)
+        if old:
+            keep = [c for c in old.comm_rules if c.comm_size not in measured]
+            table.comm_rules = sorted(keep + table.comm_rules, key=lambda c: c.comm_size)
     return table, depart
+
+
+def _call(rule: MessageRule) -> tuple[int, int, int]:
+    return rule.algorithm, rule.faninout, rule.segsize
 
 
 def check_launcher(mpirun: list[str], ranks: int, python: str | None = None) -> None:

@@ -395,8 +395,8 @@ def read_rules(path: str | os.PathLike) -> ParseResult:
     return parse_rules(data)
 
 
-def lookup(tables: list[CollectiveRules], collective_id: int, comm_size: int, msg_size: int):
-    """The (algorithm, faninout, segsize) Open MPI 4.1.4 picks, or None (no rule: alg 0)."""
+def comm_rule(tables: list[CollectiveRules], collective_id: int, comm_size: int):
+    """The communicator size's rules Open MPI 4.1.4 uses, or None (no table)."""
     table = None
     for t in tables:  # a repeated id: the later table replaces the earlier
         if t.collective_id == collective_id:
@@ -408,13 +408,24 @@ def lookup(tables: list[CollectiveRules], collective_id: int, comm_size: int, ms
         if comm.comm_size > comm_size:
             break
         best = comm
-    if not best.rules:
+    return best
+
+
+def message_rule(comm: CommRule | None, msg_size: int) -> MessageRule | None:
+    """The message rule Open MPI 4.1.4 uses in ``comm`` at ``msg_size`` (None: none)."""
+    if comm is None or not comm.rules:
         return None
-    chosen = best.rules[0]
-    for r in best.rules:
+    chosen = comm.rules[0]
+    for r in comm.rules:
         if r.msg_size > msg_size:
             break
         chosen = r
-    if chosen.algorithm == 0:
+    return chosen
+
+
+def lookup(tables: list[CollectiveRules], collective_id: int, comm_size: int, msg_size: int):
+    """The (algorithm, faninout, segsize) Open MPI 4.1.4 picks, or None (no rule: alg 0)."""
+    chosen = message_rule(comm_rule(tables, collective_id, comm_size), msg_size)
+    if chosen is None or chosen.algorithm == 0:
         return None
     return chosen.algorithm, chosen.faninout, chosen.segsize

@@ -187,9 +187,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--measured-rules",
         metavar="FILE",
         help="with --verify: also write the rules the measurements pick: the measured best "
-        "where the default is slower than it by more than the run-to-run spread, else (and "
-        "outside the sizes measured) the default (verify them in a fresh database with "
-        "--use-rules)",
+        "where the default is slower than it by more than the run-to-run spread, else the "
+        "default; outside the sizes measured, --use-rules FILE's rules or the default "
+        "(verify them in a fresh database with --use-rules)",
     )
     parser.add_argument("--quiet", action="store_true", help="with --verify: no progress bars")
     add_jobs_option(parser)
@@ -282,9 +282,10 @@ def read_given_rules(path: str, collective: str):
         return result.tables, handle.read()
 
 
-def write_measured_rules(collective: str, points, path: str, args: argparse.Namespace) -> None:
-    """--measured-rules: write the rules the verification's measurements pick, and say where
-    they depart from the default and how to verify them."""
+def write_measured_rules(collective: str, points, path: str, base=None) -> None:
+    """--measured-rules: write the rules the verification's measurements pick (outside the
+    sizes measured, ``base``'s: the tables of --use-rules), and say where they depart from
+    the default and how to verify them."""
     import shlex
 
     from ..advise.advice import mpirun_line
@@ -293,7 +294,7 @@ def write_measured_rules(collective: str, points, path: str, args: argparse.Name
     from ..openmpi import algorithm_label
     from ..units import format_size
 
-    table, depart = rules_from_measured(collective, points)
+    table, depart = rules_from_measured(collective, points, base)
     if table is None:
         raise CommodelError(f"--measured-rules {path}: no point measured, no rules to write")
     bad = [p for p in parse_rules(format_rules([table]).encode()).problems if p.kind == "error"]
@@ -350,7 +351,9 @@ def run_verify(args: argparse.Namespace, adv, given=None) -> int:
             plot_verified(adv.collective, points, args.plot, split_times)
             print(f"plot: {args.plot}")
     if points and args.measured_rules and not failed:
-        write_measured_rules(adv.collective, points, args.measured_rules, args)
+        write_measured_rules(
+            adv.collective, points, args.measured_rules, given[0] if given else None
+        )
     if failed:
         raise CommodelError(
             f"--verify: runs failed: {'; '.join(failed)[:600]}; rerun the same command to "
