@@ -30,7 +30,12 @@ def test_sweeps_fit_and_plot(tmp_path):
     doc = yaml.safe_load(res.stdout)
     sec = doc["many_to_one"]
     assert sec["n"] == [3, 4] and sec["sizes"] == [1024, 32768, 131072]
-    assert all(a > 0 for a in sec["linear"]["intercept"])  # a gather takes time
+    # a gather of more bytes takes longer. Not the intercept: the line through the normal
+    # times has a negative one where they rise faster than linearly, as past the eager
+    # limit over loopback (11, 16, 162 us at 1, 32, 128 KiB for 2 senders) and on every
+    # cluster platform in docs/results
+    lines = zip(sec["linear"]["intercept"], sec["linear"]["slope"])
+    assert all(b > 0 and a + b * 131072 > 0 for a, b in lines)
     assert len(sec["probability"]) == len(sec["levels"])
     assert sec["receives"] == "sequential"  # the default: as Open MPI's linear gather
     assert sec["one_to_many"]["n"] == [3, 4]
