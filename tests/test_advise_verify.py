@@ -221,7 +221,9 @@ def test_measured_rules_refine_a_given_file_at_the_sizes_measured_only():
     assert (sixteen.comm_size, [(r.msg_size, r.algorithm) for r in sixteen.rules]) == (
         16, [(0, 3)]
     )  # fmt: skip
-    assert not parse_rules(format_rules([table]).encode()).problems
+    text = format_rules([table])
+    assert not parse_rules(text.encode()).problems
+    assert "2048 0 0 0  # from 2048 B: no rule (Open MPI's default decision)" in text
 
 
 def test_rules_pick_tells_the_default_decisions_own_call():

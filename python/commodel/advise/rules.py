@@ -110,6 +110,8 @@ class Problem:
 
 
 def algorithm_name(collective_id: int, algorithm: int) -> str:
+    if algorithm == 0:
+        return "no rule (Open MPI's default decision)"
     for name, cid in COLLECTIVE_IDS.items():
         if cid == collective_id:
             for number, alg, _gen in ALGORITHMS[name]:
