@@ -247,11 +247,19 @@ def write_advice_rules(adv, path: str, check_unchanged_in: str | None = None) ->
     with ``check_unchanged_in`` (a --verify database), refuse to change a rules file whose
     campaigns are in it."""
     from ..advise.advice import rules_from_advice
-    from ..advise.rules import format_rules, parse_rules, write_rules
 
     tables = rules_from_advice([adv])
     if not tables:
         raise CommodelError("advise: no algorithm could be predicted, no rules to write")
+    return write_checked_rules(tables, path, check_unchanged_in)
+
+
+def write_checked_rules(tables, path: str, check_unchanged_in: str | None = None) -> str:
+    """``tables`` written to ``path``, checked first with our reader of 4.1.4's format; with
+    ``check_unchanged_in`` (a --verify database), refuse to change a rules file whose
+    campaigns are in it."""
+    from ..advise.rules import format_rules, parse_rules, write_rules
+
     text = format_rules(tables)
     bad = [p for p in parse_rules(text.encode()).problems if p.kind == "error"]
     if bad:  # our writer and our reader disagree: a bug
@@ -290,17 +298,13 @@ def write_measured_rules(collective: str, points, path: str, base=None) -> None:
 
     from ..advise.advice import mpirun_line
     from ..advise.measured import rules_from_measured
-    from ..advise.rules import format_rules, parse_rules, write_rules
     from ..openmpi import algorithm_label
     from ..units import format_size
 
     table, depart = rules_from_measured(collective, points, base)
     if table is None:
         raise CommodelError(f"--measured-rules {path}: no point measured, no rules to write")
-    bad = [p for p in parse_rules(format_rules([table]).encode()).problems if p.kind == "error"]
-    if bad:  # our writer and our reader disagree: a bug
-        raise CommodelError(f"internal: the rules for {path} fail our reader: {bad[0]}")
-    write_rules([table], path)
+    write_checked_rules([table], path)
     where = "; ".join(
         f"P={v.ranks} {format_size(v.size)}: {v.best} {algorithm_label(collective, v.best)}, "
         f"{100 * (v.default_s / v.best_s - 1):.1f}% faster"
