@@ -26,7 +26,15 @@ from typing import Any
 from ..errors import CommodelError
 from ..openmpi import rule_message_size
 from .advice import Advice, alike_classes, rules_table, runs_default_call, runs_otherwise_as_default
-from .rules import COLLECTIVE_IDS, CollectiveRules, MessageRule, comm_rule, lookup, message_rule
+from .rules import (
+    COLLECTIVE_IDS,
+    CollectiveRules,
+    MessageRule,
+    collective_table,
+    comm_rule,
+    lookup,
+    message_rule,
+)
 from .verify import VerifiedPoint, run_samples, targets, verified_point
 
 CSV_FIELDS = [
@@ -142,13 +150,13 @@ def rules_from_measured(
         comm.rules[0] = replace(comm.rules[0], msg_size=first)
         rules: list[MessageRule] = []
         for r in head + comm.rules + tail:
-            r = MessageRule(r.msg_size, r.algorithm, r.faninout, r.segsize)
+            r = replace(r, line=0)  # the base file's line numbers do not carry over
             if not rules or _call(rules[-1]) != _call(r):
                 rules.append(r)
         comm.rules = rules
     if base:  # the base's other communicator sizes, as they stand
         measured = {c.comm_size for c in table.comm_rules}
-        old = next((t for t in reversed(base) if t.collective_id == cid), None)
+        old = collective_table(base, cid)
         if old:
             keep = [c for c in old.comm_rules if c.comm_size not in measured]
             table.comm_rules = sorted(keep + table.comm_rules, key=lambda c: c.comm_size)

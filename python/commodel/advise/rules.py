@@ -397,12 +397,15 @@ def read_rules(path: str | os.PathLike) -> ParseResult:
     return parse_rules(data)
 
 
+def collective_table(tables: list[CollectiveRules], collective_id: int):
+    """The collective's table Open MPI 4.1.4 uses, or None: with a repeated id, the later
+    table replaces the earlier."""
+    return next((t for t in reversed(tables) if t.collective_id == collective_id), None)
+
+
 def comm_rule(tables: list[CollectiveRules], collective_id: int, comm_size: int):
     """The communicator size's rules Open MPI 4.1.4 uses, or None (no table)."""
-    table = None
-    for t in tables:  # a repeated id: the later table replaces the earlier
-        if t.collective_id == collective_id:
-            table = t
+    table = collective_table(tables, collective_id)
     if table is None or not table.comm_rules:
         return None
     best = table.comm_rules[0]
