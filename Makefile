@@ -140,10 +140,10 @@ clean:
 	rm -f python/commodel/_engine*.so python/commodel/_engine*.pyd
 	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
 
-# The validation study (scripts/experiment.py --help; results in docs/results/). Root.
+# The validation study (study/scripts/experiment.py --help; results in study/). Root.
 .PHONY: experiment demo-cluster
 experiment: $(INSTALL_STAMP)
-	$(PY) scripts/experiment.py $(EXPERIMENT_ARGS)
+	$(PY) study/scripts/experiment.py $(EXPERIMENT_ARGS)
 
 demo-cluster: $(INSTALL_STAMP)
 	@$(PY) -m commodel demo --cluster

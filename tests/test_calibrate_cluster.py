@@ -4,7 +4,7 @@ Four hosts of one rack (``cluster mpirun --hosts 4``), parts tcp, plogp (up to 6
 efficiency and wire: the fitted platform must hold what the cluster was built with: the RTO_min
 of its spec, the 100 Mbit/s NICs (per flow, b(h) / 2^(h-1) at every height of one rack, at
 the TCP payload ceiling within the measurement's noise), g(m) growing at the NIC's byte
-time, and the exchange penalty of rendezvous-sized messages (docs/results). Brings its own
+time, and the exchange penalty of rendezvous-sized messages (study). Brings its own
 cluster (``cmcaltest``) up and always down.
 """
 
@@ -63,7 +63,7 @@ def test_calibrate_on_one_rack_of_two_rack_8(tmp_path):
     assert 0.8 / payload_rate <= slope <= 1.5 / payload_rate, (slope, 1 / payload_rate)
     # the token bucket of the host ports (tbf, burst 3125 B: two frames of 1514 B and a
     # little): a lone message passes its first ~2.8 kB at once, which PLogP's g(m) shows
-    # from 4 KiB on (2565-3066 B over the 15 calibrations in docs/results). The floor is
+    # from 4 KiB on (2565-3066 B over the 15 calibrations in study). The floor is
     # lower: B is where g(m) of 4-64 KiB extrapolates to 0, so 100 us more in all those
     # round trips (a busy machine) moves it by b x 100 us = 1.2 kB; one CI run fitted
     # 1486 B (with the median that fit.bucket took before). No bucket gives None.

@@ -33,7 +33,7 @@ def test_sweeps_fit_and_plot(tmp_path):
     # a gather of more bytes takes longer. Not the intercept: the line through the normal
     # times has a negative one where they rise faster than linearly, as past the eager
     # limit over loopback (11, 16, 162 us at 1, 32, 128 KiB for 2 senders) and on every
-    # cluster platform in docs/results
+    # cluster platform in study
     lines = zip(sec["linear"]["intercept"], sec["linear"]["slope"])
     assert all(b > 0 and a + b * 131072 > 0 for a, b in lines)
     assert len(sec["probability"]) == len(sec["levels"])

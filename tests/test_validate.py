@@ -368,13 +368,13 @@ def test_validate_random_generates_seeded_schedules(stored, tmp_path, capsys):
 
 
 def test_experiment_script_loads_its_parts():
-    """scripts/experiment.py (with scripts/study.py beside it) runs from the library calls."""
+    """study/scripts/experiment.py (with study/scripts/study.py beside it) runs from the library calls."""
     import subprocess
     import sys
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     out = subprocess.run(
-        [sys.executable, os.path.join(root, "scripts", "experiment.py"), "--help"],
+        [sys.executable, os.path.join(root, "study", "scripts", "experiment.py"), "--help"],
         capture_output=True,
         text=True,
         check=False,

@@ -334,8 +334,8 @@ def out_of_realtime():
     ``cluster mpirun`` runs the ranks under SCHED_RR (less noise on a machine of 2 cores).
     A real-time rank that waits for a kernel it takes no part in still wakes and runs
     when a measuring rank yields, and on two-rack-16 the 14 idle ranks doubled to
-    quintupled PLogP's o_r (docs/results/2026-11-27-idle-ranks-tests; without real-time
-    ranks the 16-rank o_r is within 1 us of the 2-rank one). Outside real-time scheduling
+    quintupled PLogP's o_r (docs/measurement.md, *plogp: Kielmann's fast method*;
+    without real-time ranks the 16-rank o_r is within 1 us of the 2-rank one). Outside real-time scheduling
     they get no core while the measuring ranks work. The block must only wait politely
     (sleeping, as :func:`polite_barrier` does), and the caller must see to it that no
     real-time rank spins on this one until it has left the block: a real-time task that

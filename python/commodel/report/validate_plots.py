@@ -3,7 +3,7 @@
 * :func:`error_histograms`: the distribution of relative errors per model (Zhu et al. Fig. 2);
 * :func:`predicted_vs_measured`: makespan against message size per schedule family, measured
   and predicted by every model (Nomura et al., PlogPT Fig. 17);
-* :func:`series_plot`, :func:`scatter_plot`: plain plots for ``scripts/experiment.py``.
+* :func:`series_plot`, :func:`scatter_plot`: plain plots for ``study/scripts/experiment.py``.
 """
 
 from __future__ import annotations
@@ -134,7 +134,7 @@ def series_plot(
     logx: bool = True,
     logy: bool = True,
 ) -> None:
-    """A simple line plot of named ``(x, y)`` series (used by scripts/experiment.py)."""
+    """A simple line plot of named ``(x, y)`` series (used by study/scripts/experiment.py)."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6, 4))
     for i, (name, pts) in enumerate(series.items()):

@@ -10,7 +10,7 @@ The cluster demo, :func:`run_cluster_demo` (``commodel validate demo``, ``commod
 calibrate it (plogp up to 256 KiB, tree), measure A and B at 4 KiB, 64 KiB and 256 KiB a
 few times, print measured against predicted, and bring the cluster down again. About two
 minutes. Without root it says so and exits with code 2 (the prediction-only ``commodel
-demo`` needs no root). The full study is ``scripts/experiment.py``.
+demo`` needs no root). The full study is ``study/scripts/experiment.py``.
 """
 
 from __future__ import annotations

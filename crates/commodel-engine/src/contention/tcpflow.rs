@@ -33,7 +33,7 @@
 //!   sooner). In a ring of lone 1 KiB messages on the emulated two-rack-8 each
 //!   host's interface sent 1145 bytes a message (its `tx_bytes`), where m
 //!   counts 1024: 1112 in one frame and half a 66 B acknowledgement
-//!   (docs/results/2026-11-27-wire-fit).
+//!   (docs/models.md, *Bytes on the wire*).
 //! * **Sharing, as max-min.** Flows get rates by progressive filling on the
 //!   link directions of their routes (every flow weight 1; TCP flows of one
 //!   LAN have similar round-trip times), recomputed whenever a flow starts or
@@ -52,7 +52,7 @@
 //!     narrowest link of its route). A message alone, as `measure efficiency`
 //!     times it, arrives at its one-way time / e_d; k messages of one flow
 //!     posted at once arrive at k one-way times + one message's delay (the
-//!     stream rounds of docs/results/2026-11-26-duplex-stream).
+//!     stream rounds of docs/models.md, *Why the duplex loss is a delay*).
 //!
 //!   - **fan-in** (`fanin`, optional): a flow into a node that k >= 2 other
 //!     nodes send to (flows not waiting in their sender's FIFO) adds

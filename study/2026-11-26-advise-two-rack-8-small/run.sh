@@ -1,0 +1,16 @@
+#!/bin/bash
+# advise --verify --rounds 2 on two-rack-8 (token buckets) at 1-64 KiB for bcast, allgather and
+# allreduce, with the platform of ../2026-11-26-advise-two-rack-8 (a copy: platform.yaml), calibrated at 12:34 UTC (with
+# --buffer), predicted by the engine with the bytes' copies during the transfer
+set -u
+trap 'commodel cluster down --name ts8 >/dev/null 2>&1' EXIT
+commodel cluster up --spec ../../examples/clusters/two-rack-8.yaml --name ts8 || exit 1
+for c in ${COLLS:-bcast allgather allreduce}; do
+  date -u +"%H:%M:%S start $c"
+  commodel advise --platform platform.yaml --collective $c \
+    --ranks 8 --sizes 1KiB..64KiB --rules $c.rules --verify verify-$c.duckdb \
+    --mpirun "commodel cluster mpirun --name ts8 --" --max-reps ${REPS:-8} --rounds 2 --quiet \
+    --plot $c-verify.png -o $c-verify.txt > $c.log 2>&1
+  echo "exit $?"
+done
+date -u +"%H:%M:%S done"
