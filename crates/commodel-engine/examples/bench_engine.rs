@@ -40,6 +40,7 @@ fn two_racks(ranks: u32) -> TopologySpec {
     let (half, nic) = ((ranks / 2) as u64, 125e6);
     TopologySpec::Racks {
         racks: vec![half, half],
+        members: None,
         nic,
         nic_bidir: None,
         nic_latency: 10_000_000,

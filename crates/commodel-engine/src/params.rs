@@ -312,6 +312,9 @@ pub enum TopologySpec {
     /// Racks of nodes, each rack's switch linked to one backbone switch.
     Racks {
         racks: Vec<u64>,
+        /// The nodes of the racks in rack order (a permutation of 0..N-1; None: 0..N-1,
+        /// each rack a run of consecutive nodes).
+        members: Option<Vec<u64>>,
         nic: f64,
         nic_bidir: Option<f64>,
         nic_latency: Time,
@@ -366,6 +369,7 @@ impl TopologySpec {
     pub fn racks(racks: &[u64], nic: f64, backbone: f64) -> TopologySpec {
         TopologySpec::Racks {
             racks: racks.to_vec(),
+            members: None,
             nic,
             nic_bidir: None,
             nic_latency: 0,

@@ -129,6 +129,36 @@ fn count(model: &'static str, field: &str, n: u64) -> Result<u32, SimError> {
     }
 }
 
+/// `members`: every node of 0..`nodes` exactly once.
+fn permutation(model: &'static str, members: &[u64], nodes: u32) -> Result<Vec<u32>, SimError> {
+    let mut seen = vec![false; nodes as usize];
+    if members.len() != nodes as usize {
+        return Err(bad(
+            model,
+            "members",
+            format!(
+                "must list each of the {nodes} nodes of the racks once, got {} entries",
+                members.len()
+            ),
+        ));
+    }
+    members
+        .iter()
+        .enumerate()
+        .map(|(i, &m)| match usize::try_from(m) {
+            Ok(k) if k < nodes as usize && !seen[k] => {
+                seen[k] = true;
+                Ok(k as u32)
+            }
+            _ => Err(bad(
+                model,
+                &format!("members[{i}]"),
+                format!("must be a node 0..{} not listed before, got {m}", nodes - 1),
+            )),
+        })
+        .collect()
+}
+
 struct Builder {
     saturation: Vec<u32>,
     parent: Vec<u32>,
@@ -200,6 +230,7 @@ impl Topology {
             TopologySpec::BinaryTree { .. } => Self::binary_tree(spec, model),
             TopologySpec::Racks {
                 racks,
+                members,
                 nic,
                 nic_bidir,
                 nic_latency,
@@ -230,6 +261,10 @@ impl Topology {
                 };
                 let backbone = positive(model, "backbone", *backbone)?;
                 let nodes: u32 = sizes.iter().sum();
+                let order = match members {
+                    None => (0..nodes).collect(),
+                    Some(m) => permutation(model, m, nodes)?,
+                };
                 let up = Uplink {
                     rate: backbone,
                     latency: *backbone_latency,
@@ -238,6 +273,7 @@ impl Topology {
                 Ok(Self::two_level(
                     nodes,
                     &sizes,
+                    &order,
                     nic,
                     nic_bidir,
                     *nic_latency,
@@ -274,9 +310,11 @@ impl Topology {
                     latency: *latency,
                     saturation: saturation(model, *backbone_saturation)?,
                 };
+                let order: Vec<u32> = (0..leaves * per).collect();
                 Ok(Self::two_level(
                     leaves * per,
                     &sizes,
+                    &order,
                     nic,
                     nic,
                     *latency,
@@ -287,9 +325,12 @@ impl Topology {
         }
     }
 
+    /// Racks of `sizes` nodes under one root: the racks hold `order`'s nodes, in turn.
+    #[allow(clippy::too_many_arguments)]
     fn two_level(
         nodes: u32,
         sizes: &[u32],
+        order: &[u32],
         nic: f64,
         nic_bidir: f64,
         nic_lat: Time,
@@ -298,7 +339,7 @@ impl Topology {
     ) -> Topology {
         let mut b = Builder::new(nodes);
         let root = b.vertex();
-        let mut node = 0;
+        let mut next = order.iter();
         for &n in sizes {
             let sw = if sizes.len() == 1 {
                 root
@@ -308,9 +349,8 @@ impl Topology {
                 b.saturation[sw as usize] = up.saturation;
                 sw
             };
-            for _ in 0..n {
+            for &node in next.by_ref().take(n as usize) {
                 b.link(node, sw, 1, nic, nic_bidir, nic_lat);
-                node += 1;
             }
         }
         let levels = Levels {
@@ -713,6 +753,7 @@ mod tests {
     fn racks_and_leaf_spine() {
         let spec = TopologySpec::Racks {
             racks: vec![2, 3],
+            members: None,
             nic: 10.0,
             nic_bidir: None,
             nic_latency: 1,
@@ -741,5 +782,36 @@ mod tests {
         let t = Topology::build(&spec, "m").unwrap();
         let r = t.route(0, 7);
         assert_eq!(t.capacity(r.resources[1], false), 10.0);
+    }
+
+    #[test]
+    fn racks_of_named_members() {
+        // racks {0, 3, 4} and {1, 2}: 0 -> 3 stays in its rack, 0 -> 1 crosses the backbone
+        let spec = TopologySpec::Racks {
+            racks: vec![3, 2],
+            members: Some(vec![0, 3, 4, 1, 2]),
+            nic: 10.0,
+            nic_bidir: None,
+            nic_latency: 1,
+            backbone: 5.0,
+            backbone_latency: 7,
+            backbone_saturation: None,
+            d: None,
+        };
+        let t = Topology::build(&spec, "m").unwrap();
+        assert_eq!((t.route(0, 3).height, t.route(0, 3).latency), (1, 2));
+        assert_eq!((t.route(0, 1).height, t.route(0, 1).latency), (2, 16));
+        assert_eq!(t.route(1, 2).resources.len(), 2);
+        for (members, what) in [
+            (vec![0, 3, 4, 1], "each of the 5"),
+            (vec![0, 3, 3, 1, 2], "[2]"),
+        ] {
+            let mut bad = spec.clone();
+            if let TopologySpec::Racks { members: m, .. } = &mut bad {
+                *m = Some(members);
+            }
+            let e = Topology::build(&bad, "m").unwrap_err().to_string();
+            assert!(e.contains("topology.members") && e.contains(what), "{e}");
+        }
     }
 }

@@ -10,6 +10,7 @@ fn two_racks(p: u32) -> Topology {
     let half = p / 2;
     let spec = TopologySpec::Racks {
         racks: vec![half as u64, half as u64],
+        members: None,
         nic: 125e6,
         nic_bidir: None,
         nic_latency: 10_000_000,

@@ -33,6 +33,7 @@ fn topo_strategy() -> impl Strategy<Value = TopologySpec> {
         )
             .prop_map(|(racks, nic, bb, nl, bl)| TopologySpec::Racks {
                 racks,
+                members: None,
                 nic,
                 nic_bidir: None,
                 nic_latency: nl,
@@ -155,6 +156,7 @@ fn two_into_one() -> commodel_engine::Schedule {
 fn racks(rtt: bool) -> ModelParams {
     let topo = TopologySpec::Racks {
         racks: vec![2, 2],
+        members: None,
         nic: 1000.0,
         nic_bidir: None,
         nic_latency: 1_000_000_000,

@@ -218,6 +218,7 @@ fn topology(f: &Fields<'_>) -> PyResult<TopologySpec> {
         },
         "racks" => TopologySpec::Racks {
             racks: t.uints("racks")?,
+            members: t.opt_uints("members")?,
             nic: t.float("nic")?,
             nic_bidir: t.opt_float("nic_bidir")?,
             nic_latency: t.opt_uint("nic_latency")?.unwrap_or(0),

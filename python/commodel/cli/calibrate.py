@@ -18,8 +18,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "calibrate",
         help=HELP,
-        description=HELP + ": the hosts' TCP settings (tcp), PLogP (plogp), the binary-tree "
-        "network b(h), d(h) (tree, on 2^D ranks), LMO constants (lmo) and many-to-one "
+        description=HELP + ": the hosts' TCP settings (tcp), PLogP (plogp), the network: which "
+        "nodes share an uplink and its rate (topology; or PlogPT's binary tree b(h), d(h) with "
+        "--parts ...,tree,... on 2^D ranks), LMO constants (lmo) and many-to-one "
         "escalations (many-to-one) and TCP's efficiency when traffic runs both ways "
         "(efficiency, for the tcpflow model) and the bytes a message puts on the wire (wire, "
         "counted by the interfaces, for tcpflow), one rank per node, each as a campaign of the results "
@@ -35,9 +36,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--name", help="platform name (default: measured-<first host>)")
     p.add_argument(
         "--parts",
-        default="tcp,plogp,tree,lmo,many-to-one,efficiency,wire",
+        default="tcp,plogp,topology,lmo,many-to-one,efficiency,wire",
         help="parts to measure, comma-separated, in this order (default: all of "
-        "tcp,plogp,tree,lmo,many-to-one,efficiency,wire that the rank count allows)",
+        "tcp,plogp,topology,lmo,many-to-one,efficiency,wire that the rank count allows; "
+        "tree instead of topology for PlogPT's binary tree)",
     )
     p.add_argument(
         "--max-size",

@@ -46,6 +46,7 @@ SUBCOMMANDS = [
     "cluster",
     "validate",
     "advise",
+    "study",
 ]
 
 # Optional dependency -> the extra of pyproject.toml that installs it.

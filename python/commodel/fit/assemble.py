@@ -75,7 +75,7 @@ def _load_optional_fitters() -> None:
     # each module registers itself with @fitter when imported
     import importlib
 
-    for name in ("tree", "lmo", "manytoone", "tcp", "efficiency"):
+    for name in ("tree", "topology", "lmo", "manytoone", "tcp", "efficiency"):
         try:
             importlib.import_module(f"{__package__}.{name}")
         except ModuleNotFoundError as exc:
@@ -278,7 +278,11 @@ def add_buffer(sections: dict[str, Any], comments: dict[str, str], buffer: list[
         raise CommodelError(
             "--buffer: no network section to add the port buffers to (measure tree first)"
         )
-    heights = len(network["unidirectional"]["b"])
+    heights = (
+        len(network["unidirectional"]["b"])
+        if "unidirectional" in network
+        else (1 if network["topology"] == "crossbar" else 2)
+    )
     if len(buffer) not in (1, heights) or min(buffer) <= 0:
         raise CommodelError(
             f"--buffer: needs one size > 0 bytes or one per height h = 1..{heights} of the "

@@ -8,7 +8,7 @@ part       ranks     gives the platform file
 ========== ========= ============================================================
 tcp        any       ``tcp``: RTO_min of every host
 plogp      >= 2      ``plogp``: L, o_s(m), o_r(m), g(m), uni- and bidirectional
-tree       2^D       ``network``: binary tree b(h), d(h)
+topology   >= 2      ``network``: which nodes share an uplink, its rate (crossbar or racks)
 lmo        >= 3      ``lmo``: C_i, t_i, beta_ij
 many-to-one >= 3     ``many_to_one``: escalation levels and frequencies
 efficiency >= 2      ``tcp.efficiency``: e_x(m), e_d(m) of traffic both ways, e_f(m)
@@ -17,8 +17,9 @@ wire       >= 3      ``network.overhead`` h, ``network.ack`` a: a message's byte
                      the wire, counted by the interfaces (3 nodes; tcpflow)
 ========== ========= ============================================================
 
-A part that the rank count cannot run is skipped with a note (a tree needs a power of two
-ranks). Running ``calibrate`` again on the same database continues: a part whose campaign
+A part that the rank count cannot run is skipped with a note. ``tree`` (PlogPT's binary tree
+b(h), d(h), on 2^D ranks) is not a default part: ask for it with ``--parts``; ``topology``
+and ``tree`` both give the ``network`` section, so take one of them. Running ``calibrate`` again on the same database continues: a part whose campaign
 with the same options and rank count is complete is reused, an unfinished one (killed, or
 failed) is resumed from its stored steps, so nothing measured is lost; ``fresh`` measures
 everything again.
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
-from . import efficiency, lmo, manytoone, plogp, tcp, tree, wire
+from . import efficiency, lmo, manytoone, plogp, tcp, topology, tree, wire
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -78,6 +79,7 @@ def parts(max_size: int) -> dict[str, Part]:
             tree.procedure,
             power_of_two=True,
         ),
+        "topology": Part("topology", 2, topology.validate_options({}), topology.procedure),
         "lmo": Part("lmo", 3, lmo.validate_options({"reps": 10}), lmo.procedure),
         "many-to-one": Part(
             "many-to-one",
@@ -97,17 +99,19 @@ def parts(max_size: int) -> dict[str, Part]:
     }
 
 
-DEFAULT_PARTS = ("tcp", "plogp", "tree", "lmo", "many-to-one", "efficiency", "wire")
+DEFAULT_PARTS = ("tcp", "plogp", "topology", "lmo", "many-to-one", "efficiency", "wire")
+# The parts one may ask for by name: the default ones, and PlogPT's binary tree (2^D ranks).
+PARTS = (*DEFAULT_PARTS, "tree")
 
 
 def parse_parts(text: str) -> list[str]:
     """``tcp,plogp`` -> the names, checked; order as given."""
     names = [p.strip() for p in text.split(",") if p.strip()]
-    unknown = [n for n in names if n not in DEFAULT_PARTS]
+    unknown = [n for n in names if n not in PARTS]
     if unknown or not names:
         raise CommodelError(
             f"--parts: unknown part(s) {', '.join(unknown) or '(none given)'}; "
-            f"choose from {', '.join(DEFAULT_PARTS)}"
+            f"choose from {', '.join(PARTS)}"
         )
     return names
 

@@ -165,6 +165,7 @@ def _tree_network_params(t: TreeNetwork) -> dict[str, Any]:
         out = {
             "kind": "racks",
             "racks": list(t.racks),
+            **({"members": list(t.members)} if t.members is not None else {}),
             "nic": t.nic,
             "nic_latency": ps(t.nic_latency),
             "backbone": t.backbone,

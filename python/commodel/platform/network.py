@@ -8,8 +8,8 @@ Topologies (``network.topology``, see docs/formats.md):
   (``bidirectional``); optional ``latency`` (s per height, for ``maxmin``).
 * ``crossbar`` -- one switch: ``nic`` (B/s per direction), optional ``nic_bidir`` and
   ``latency`` (s per link).
-* ``racks`` -- racks of nodes under one backbone switch: ``racks`` (nodes per rack, a list,
-  or a count with ``nodes_per_rack``), ``nic``, ``nic_latency``, ``backbone`` (each rack's
+* ``racks`` -- racks of nodes under one backbone switch: ``racks`` (nodes per rack, a list;
+  a list of lists of node indices; or a count with ``nodes_per_rack``), ``nic``, ``nic_latency``, ``backbone`` (each rack's
   uplink, B/s per direction), ``backbone_latency``; ``backbone_kind`` (``electrical`` or
   ``optical``) and ``saturation`` (Zhu et al.'s optical threshold, a number of flows; for
   an optical backbone without it, backbone // nic) are used by ``zhu``.
@@ -72,6 +72,7 @@ class TreeNetwork:
     nic_bidir: float | None = None  # B/s, measured with traffic both ways
     nic_latency: float = 0.0  # s
     racks: tuple[int, ...] = ()  # nodes per rack (racks, leaf-spine)
+    members: tuple[int, ...] | None = None  # racks: their nodes in rack order (None: 0..N-1)
     backbone: float | None = None  # B/s per direction of each rack's uplink
     backbone_latency: float = 0.0  # s
     backbone_kind: str = "electrical"  # or optical (Zhu et al.)
@@ -172,6 +173,7 @@ def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
             raise at.key("nodes").error("missing (required for topology crossbar)")
         nodes = integer(at.key("nodes"), nodes, minimum=1)
         racks: tuple[int, ...] = (nodes,)
+        members = None
         nic_latency = seconds(at.key("latency"), data.get("latency", 0.0))
         backbone = None
         backbone_latency = 0.0
@@ -190,7 +192,7 @@ def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
                 "saturation",
             ),
         )
-        racks = _racks(at, data)
+        racks, members = _racks(at, data)
         nodes = sum(racks)
         nic_latency = seconds(at.key("nic_latency"), data.get("nic_latency", 0.0))
         backbone = rate(at.key("backbone"), data["backbone"])
@@ -206,6 +208,7 @@ def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
         leaves = integer(at.key("leaves"), data["leaves"], minimum=1)
         per = integer(at.key("nodes_per_leaf"), data["nodes_per_leaf"], minimum=1)
         racks = (per,) * leaves
+        members = None
         nodes = leaves * per
         nic_latency = seconds(at.key("latency"), data.get("latency", 0.0))
         over = _at_least_one(at.key("oversubscription"), data.get("oversubscription", 1.0))
@@ -240,6 +243,7 @@ def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
         nic_bidir=nic_bidir,
         nic_latency=nic_latency,
         racks=racks,
+        members=members,
         backbone=backbone,
         backbone_latency=backbone_latency,
         backbone_kind=kind,
@@ -269,17 +273,34 @@ def _buffer(at: At, value: Any, heights: int) -> tuple[int, ...] | None:
     return tuple(given * heights if len(given) == 1 else given)
 
 
-def _racks(at: At, data: dict[str, Any]) -> tuple[int, ...]:
-    """Nodes per rack: a list, or a count of racks with ``nodes_per_rack``."""
+def _racks(at: At, data: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ...] | None]:
+    """Nodes per rack, and the racks' nodes in rack order where they are named: a list of
+    node counts (each rack a run of consecutive nodes), a list of lists of node indices (every
+    node 0..N-1 in one rack), or a count of racks with ``nodes_per_rack``."""
     raw = data["racks"]
     if isinstance(raw, list):
         if "nodes_per_rack" in data:
             raise at.key("nodes_per_rack").error(
                 "give racks as a list of node counts or as a count with nodes_per_rack, not both"
             )
-        return tuple(number_list(at.key("racks"), raw, lambda a, v: integer(a, v, 1)))
+        if raw and all(isinstance(r, list) for r in raw):
+            lists = [
+                number_list(at.key("racks").index(i), r, lambda a, v: integer(a, v, 0))
+                for i, r in enumerate(raw)
+            ]
+            members = [m for r in lists for m in r]
+            for i, r in enumerate(lists):
+                if not r:
+                    raise at.key("racks").index(i).error("must name at least one node")
+            if sorted(members) != list(range(len(members))):
+                raise at.key("racks").error(
+                    f"the racks must hold each node 0..{len(members) - 1} exactly once, got "
+                    f"{sorted(members)[:16]}"
+                )
+            return tuple(len(r) for r in lists), tuple(members)
+        return tuple(number_list(at.key("racks"), raw, lambda a, v: integer(a, v, 1))), None
     count = integer(at.key("racks"), raw, minimum=1)
     if "nodes_per_rack" not in data:
         raise at.key("nodes_per_rack").error("missing (required when racks is a count)")
     per = integer(at.key("nodes_per_rack"), data["nodes_per_rack"], minimum=1)
-    return (per,) * count
+    return (per,) * count, None

@@ -40,6 +40,7 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
     let crossbar = TopologySpec::crossbar(ranks.max(1) as u64, 1.25e8);
     let racks = TopologySpec::Racks {
         racks: vec![ranks.div_ceil(2).max(1) as u64, ranks as u64 / 2 + 1],
+        members: None,
         nic: 1.25e8,
         nic_bidir: None,
         nic_latency: 5_000_000,

@@ -1,0 +1,130 @@
+"""The held-out study (``commodel study``): random clusters, calibrated and judged.
+
+For each spec drawn from a seed (:mod:`.specs`): bring the emulated cluster up, run
+``commodel calibrate`` on it as a user would, measure a fixed workload (:mod:`.workload`),
+bring it down (:mod:`.runner`); then score the models' predictions against the measured
+medians (:mod:`.score`) and write the report of the targets (:mod:`.report`). The study
+directory records its seed and its role: ``dev`` seeds may be used to try a model or fit
+change, ``test`` seeds only to report on a frozen one.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import subprocess
+from typing import Any, Callable
+
+from ..errors import CommodelError
+
+ROLES = ("dev", "test")
+
+
+def _commit() -> str:
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        out = subprocess.run(
+            ["git", "-C", here, "rev-parse", "--short", "HEAD"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.strip()
+    except OSError:
+        out = ""
+    return out or "unknown"
+
+
+def study_record(outdir: str) -> dict[str, Any]:
+    path = os.path.join(outdir, "study.json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            return json.load(fh)
+    except FileNotFoundError:
+        raise CommodelError(f"{outdir}: no study here (no study.json)") from None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise CommodelError(f"{path}: cannot read the study record: {exc}") from None
+
+
+def spec_dirs(outdir: str, record: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(directory, spec) of every draw of the study, in draw order."""
+    from .specs import draw_spec
+
+    out = []
+    for i in range(int(record["first"]), int(record["first"]) + int(record["count"])):
+        spec = draw_spec(int(record["seed"]), i)
+        out.append((os.path.join(outdir, spec["name"]), spec))
+    return out
+
+
+def run_study(
+    outdir: str,
+    seed: int,
+    count: int,
+    role: str,
+    first: int = 0,
+    log: Callable[[str], None] = print,
+    measure_only: bool = False,
+) -> dict[str, Any]:
+    """Measure (resuming where a killed run stopped), score and report every draw."""
+    from .runner import measure_spec
+
+    if role not in ROLES:
+        raise CommodelError(f"--role must be one of {', '.join(ROLES)}, got {role!r}")
+    if count < 1 or first < 0 or not 0 <= seed < 2**63:
+        raise CommodelError("--count must be >= 1, --first >= 0, --seed in 0 .. 2**63 - 1")
+    os.makedirs(outdir, exist_ok=True)
+    path = os.path.join(outdir, "study.json")
+    want = {"seed": seed, "count": count, "first": first, "role": role}
+    if os.path.exists(path):
+        old = study_record(outdir)
+        if {k: old.get(k) for k in want} != want:
+            raise CommodelError(
+                f"{outdir} holds another study ({', '.join(f'{k} {old.get(k)}' for k in want)});"
+                " choose another directory"
+            )
+        record = old
+    else:
+        record = dict(want, commit=_commit(), started=_now())
+        _write(path, record)
+    failures = dict(record.get("failures", {}))
+    for workdir, spec in spec_dirs(outdir, record):
+        log(f"== {spec['name']}: {spec['description']}")
+        try:
+            measure_spec(spec, workdir, log)
+            failures.pop(spec["name"], None)
+        except CommodelError as exc:
+            failures[spec["name"]] = str(exc).splitlines()[0]
+            log(f"{spec['name']}: failed: {failures[spec['name']]}")
+        record["failures"] = failures
+        _write(path, record)
+    if not measure_only:
+        score_study(outdir, log=log)
+    return record
+
+
+def score_study(outdir: str, refit: bool = False, log: Callable[[str], None] = print) -> str:
+    """Score every measured draw of the study again and rewrite its README.md."""
+    from .score import score_spec
+    from .summary import write_summary
+
+    record = study_record(outdir)
+    for workdir, spec in spec_dirs(outdir, record):
+        if os.path.exists(os.path.join(workdir, "measured.json")):
+            try:
+                score_spec(workdir, refit=refit)
+            except CommodelError as exc:
+                log(f"{spec['name']}: not scored: {str(exc).splitlines()[0]}")
+    return write_summary(outdir, record)
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _write(path: str, record: dict[str, Any]) -> None:
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        json.dump(record, fh, indent=1, sort_keys=True)
+        fh.write("\n")
+    os.replace(tmp, path)

@@ -1,0 +1,189 @@
+"""Topology inference (commodel.fit.topology): rounds of concurrent flows -> groups of nodes
+behind shared uplinks and their rate. Hand-built measurement sets (the flows' times made by
+the fluid model of known networks, with noise) for 6, 9 and 12 nodes in uneven racks and
+a tree, and four sets measured on the emulated cluster (tests/data/topology)."""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+from pathlib import Path
+
+import pytest
+
+from commodel.fit.topology import (
+    Level,
+    Round,
+    Rounds,
+    canonical,
+    confirmation,
+    explore,
+    fluid_times,
+    infer,
+    network_section,
+    shift_flows,
+)
+
+DATA = Path(__file__).parent / "data" / "topology"
+MB = 1e6
+
+
+def groups_of(racks: list[list[int]], nodes: int) -> tuple[int, ...]:
+    group = [0] * nodes
+    for k, rack in enumerate(racks):
+        for i in rack:
+            group[i] = k
+    return canonical(group)
+
+
+class Network:
+    """A known network that answers rounds as the emulated cluster would, with noise:
+    the fluid times, plus a fixed per-flow overhead, times a log-normal factor."""
+
+    def __init__(self, nodes, nic, levels, sigma=0.05, seed=1, size=256 * 1024):
+        self.nodes, self.nic, self.levels = nodes, nic, levels
+        self.rng = random.Random(seed)
+        self.sigma, self.size = sigma, size
+        self.rounds: list[Round] = []
+        self.solo = [self._time([(i, (i + 1) % nodes)])[0] for i in range(nodes)]
+        for s in range(1, nodes):
+            self.measure(tuple(shift_flows(nodes, s)))
+
+    def _time(self, flows):
+        clean = fluid_times(flows, self.size, self.nic, self.levels)
+        return [(t + 2e-4) * math.exp(self.rng.gauss(0, self.sigma)) for t in clean]
+
+    def measure(self, flows):
+        self.rounds.append(Round(tuple(flows), tuple(self._time(list(flows)))))
+
+    def current(self) -> Rounds:
+        return Rounds(self.nodes, self.size, self.solo, list(self.rounds))
+
+
+@pytest.mark.parametrize(
+    "nodes, racks, backbone",
+    [
+        (6, [[0, 1], [2, 3, 4, 5]], 0.8),  # uplinks narrower than a NIC
+        (9, [[0, 1, 2], [3, 4, 5, 6], [7, 8]], 1.6),
+        (12, [[0, 4, 8, 9, 10], [1, 5], [2, 3, 6, 7, 11]], 2.5),  # racks not runs of nodes
+    ],
+)
+def test_uneven_racks_are_found_with_their_uplink(nodes, racks, backbone):
+    nic = 6.25 * MB  # 50 Mbit/s
+    truth = [Level(groups_of(racks, nodes), backbone * nic)]
+    net = Network(nodes, nic, truth)
+    found = explore(net.current, net.measure)
+    assert [lv.groups for lv in found.levels] == [sorted(racks)], found.notes
+    assert found.levels[0].capacity == pytest.approx(backbone * nic, rel=0.12)
+    assert found.nic == pytest.approx(nic * 0.25 / (0.25 + 2e-4 * nic / 2**18), rel=0.1)
+    section, note = network_section(found)
+    assert section["topology"] == "racks" and section["nodes"] == nodes
+    flat = [i for g in sorted(racks) for i in g]
+    if flat == list(range(nodes)):
+        assert section["racks"] == [len(g) for g in sorted(racks)]
+    else:
+        assert section["racks"] == sorted(racks)
+
+
+def test_a_backbone_wider_than_its_racks_need_is_a_crossbar():
+    """Racks [3, 3] whose uplinks carry 3 NICs: no round can load them, nothing to infer."""
+    nic = 6.25 * MB
+    net = Network(6, nic, [Level(groups_of([[0, 1, 2], [3, 4, 5]], 6), 3.2 * nic)])
+    found = explore(net.current, net.measure)
+    assert found.levels == []
+    section, _ = network_section(found)
+    assert section == {"topology": "crossbar", "nodes": 6, "nic": pytest.approx(nic, rel=0.1)}
+
+
+def test_a_tree_with_two_narrow_levels_is_found_level_by_level():
+    """8 nodes: pairs under switches with 1.5 NICs up, quads with 2 NICs up."""
+    nic = 6.25 * MB
+    pairs = groups_of([[0, 1], [2, 3], [4, 5], [6, 7]], 8)
+    quads = groups_of([[0, 1, 2, 3], [4, 5, 6, 7]], 8)
+    net = Network(8, nic, [Level(pairs, 1.5 * nic), Level(quads, 2.0 * nic)], sigma=0.03)
+    found = explore(net.current, net.measure)
+    assert [lv.group for lv in found.levels] == [pairs, quads], found.notes
+    assert [lv.capacity / nic for lv in found.levels] == pytest.approx([1.5, 2.0], rel=0.15)
+
+
+def test_confirmation_loads_each_group_uplink_with_the_most_flows_it_can_carry():
+    pairs = Level(groups_of([[0, 1], [2, 3], [4, 5]], 6), 1.0)
+    halves = Level(groups_of([[0, 1, 2, 3], [4, 5]], 6), 1.0)
+    rounds = confirmation(6, [pairs, halves])
+    # pair {0, 1} sends within its half first; pair {4, 5} has no other pair in its half
+    assert ((0, 2), (1, 3)) in rounds and ((4, 0), (5, 1)) in rounds
+    assert ((0, 4), (1, 5)) in rounds  # half {0..3} sends 2 flows: all {4, 5} can take
+
+
+def _measured(name: str) -> Rounds:
+    d = json.loads((DATA / name).read_text())
+    n = d["n"]
+    rounds = [
+        Round(
+            tuple(shift_flows(n, int(s))),
+            tuple(min(x) / 1e3 for x in zip(*reps)),
+        )
+        for s, reps in d["shift_ms"].items()
+    ]
+    lat = [[x * 1e-6 for x in row] for row in d["lat_us"]]
+    return Rounds(n, d["S"], [x / 1e3 for x in d["solo_ms"]], rounds, lat)
+
+
+@pytest.mark.parametrize(
+    "name, racks, mbit",
+    [
+        ("racks-3-4-2-tbf.json", [[0, 1, 2], [3, 4, 5, 6], [7, 8]], 40),
+        ("racks-5-5-tbf.json", [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]], 35),
+        ("racks-interleaved-9-serialize.json", [[0, 3, 6, 7], [1, 4], [2, 5, 8]], 40),
+        ("tree-8-tbf.json", [[0, 1], [2, 3], [4, 5], [6, 7]], 43),
+    ],
+)
+def test_measured_rounds_give_the_spec_racks(name, racks, mbit):
+    """The shift rounds alone (no confirmation rounds were measured) find the spec's racks,
+    or the tree's first level, and an uplink within 25% of the spec's rate."""
+    found = infer(_measured(name))
+    assert found.levels and found.levels[0].groups == racks, found.notes
+    assert found.levels[0].capacity * 8 / 1e6 == pytest.approx(mbit, rel=0.25)
+    assert found.loss < 0.6 * found.crossbar_loss
+
+
+def test_racks_written_by_the_fit_load_and_drive_the_contention_models(tmp_path):
+    import yaml
+
+    from commodel import collective, predict
+    from commodel.platform import load_platform
+
+    found = infer(_measured("racks-interleaved-9-serialize.json"))
+    section, _ = network_section(found)
+    doc = {
+        "commodel_platform": 1,
+        "name": "inferred",
+        "nodes": 9,
+        "plogp": {"L": 1e-4, "sizes": [0, 65536], "o_s": [1e-5, 1e-5], "o_r": [1e-5, 1e-5],
+                  "g": [1e-5, 0.03]},
+        "network": section,
+    }  # fmt: skip
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    plat = load_platform(str(path))
+    # 0 -> 3 in one rack runs at the NIC rate; 0 -> 1 and 3 -> 4 share rack {0,3,6,7}'s uplink
+    sched = collective("random-pairs", 9, 1 << 20, seed=3, degree=1)
+    for model in ("maxmin", "tcpflow", "plogpt", "zhu"):
+        assert predict(sched, plat, model=model).makespan_s > 0
+    times = {}
+    for pairs in ([(0, 3)], [(0, 1), (3, 4)]):
+        goal = ["num_ranks 9"]
+        for r in range(9):
+            ops = [f"s{k}: send 1048576b to {b}" for k, (a, b) in enumerate(pairs) if a == r]
+            ops += [f"r{k}: recv 1048576b from {a}" for k, (a, b) in enumerate(pairs) if b == r]
+            goal += [f"rank {r} {{", *ops, "}"]
+        gp = tmp_path / "x.goal"
+        gp.write_text("\n".join(goal) + "\n")
+        from commodel.schedules import read_goal
+
+        times[len(pairs)] = predict(read_goal(str(gp)), plat, model="maxmin").makespan_s
+    one = 1048576 / section["nic"]
+    two = 2 * 1048576 / section["backbone"]
+    assert times[1] == pytest.approx(one, rel=1e-3)
+    assert times[2] == pytest.approx(max(one, two), rel=1e-3)
