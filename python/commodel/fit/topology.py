@@ -27,9 +27,11 @@ groups) is added the same way. The report says what each candidate scored.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import CommodelError
 from .assemble import fitter
@@ -461,6 +463,45 @@ def explore(
     return infer(current())
 
 
+def rounds_of(rows: list[dict[str, Any]], n: int, size: int):
+    """The :class:`commodel.fit.topology.Rounds` of a campaign's sample rows (node ranks
+    renumbered 0..N-1 in rank order): per round the median time of each flow."""
+    ranks = sorted({int(r["src"]) for r in rows} | {int(r["dst"]) for r in rows})
+    index = {r: i for i, r in enumerate(ranks)}
+    flows: dict[tuple[str, str], dict[int, list[float]]] = {}
+    order: list[tuple[str, str]] = []
+    latency = [[0.0] * n for _ in range(n)] if any(r["quantity"] == "rtt" for r in rows) else None
+    for r in rows:
+        if r["quantity"] == "rtt":
+            a, b = index[int(r["src"])], index[int(r["dst"])]
+            latency[a][b] = latency[b][a] = float(r["value_s"])
+            continue
+        extra = r["extra"] if isinstance(r["extra"], dict) else json.loads(r["extra"] or "{}")
+        key = (str(r["pattern"]), extra["round"])
+        if key not in flows:
+            flows[key] = {}
+            order.append(key)
+        flows[key].setdefault(int(extra["flow"]), []).append(float(r["value_s"]))
+    solo = [0.0] * n
+    rounds = []
+    for key in order:
+        pairs = [tuple(f) for f in json.loads(key[1])]
+        times = tuple(_low_median(flows[key][k]) for k in range(len(pairs)))
+        if key[0] == "solo":
+            solo[pairs[0][0]] = times[0]
+        else:
+            rounds.append(Round(tuple(pairs), times))
+    if len(ranks) != n:
+        raise CommodelError(f"the topology campaign has flows of {len(ranks)} nodes, not {n}")
+    return Rounds(n, size, solo, rounds, latency)
+
+
+def _low_median(xs: list[float]) -> float:
+    """The lower median: of two repetitions the faster (noise only adds time)."""
+    s = sorted(xs)
+    return s[(len(s) - 1) // 2]
+
+
 def contiguous(groups: list[list[int]]) -> bool:
     """The groups, in order, are runs of consecutive nodes 0..N-1."""
     flat = [i for g in groups for i in g]
@@ -506,8 +547,6 @@ def network_section(found: Inference) -> tuple[dict, str]:
 
 @fitter("topology")
 def _fit_campaign(db, camp) -> dict:
-    from ..measure.topology import rounds_of
-
     samples = db.samples(camp.id)
     if not samples:
         raise CommodelError("the topology campaign has no samples")

@@ -142,7 +142,7 @@ def shift_round(n: int, s: int) -> list[tuple[int, int]]:
 
 def procedure(opts: dict[str, Any]):
     def run(ctx: Context) -> dict[str, Any]:
-        from ..fit.topology import explore
+        from ..fit.topology import explore, rounds_of
 
         nodes = node_ranks(ctx.hosts)
         n = len(nodes)
@@ -258,44 +258,3 @@ def _latency_step(ctx: Context, opts: dict, nodes: list[int], collected: list) -
         "pings": opts["pings"],
     }
     ctx.step("topology/latency", "topology.latency", params, rows, replay)
-
-
-def rounds_of(rows: list[dict[str, Any]], n: int, size: int):
-    """The :class:`commodel.fit.topology.Rounds` of a campaign's sample rows (node ranks
-    renumbered 0..N-1 in rank order): per round the median time of each flow."""
-    from ..fit.topology import Round, Rounds
-
-    ranks = sorted({int(r["src"]) for r in rows} | {int(r["dst"]) for r in rows})
-    index = {r: i for i, r in enumerate(ranks)}
-    flows: dict[tuple[str, str], dict[int, list[float]]] = {}
-    order: list[tuple[str, str]] = []
-    latency = [[0.0] * n for _ in range(n)] if any(r["quantity"] == "rtt" for r in rows) else None
-    for r in rows:
-        if r["quantity"] == "rtt":
-            a, b = index[int(r["src"])], index[int(r["dst"])]
-            latency[a][b] = latency[b][a] = float(r["value_s"])
-            continue
-        extra = r["extra"] if isinstance(r["extra"], dict) else json.loads(r["extra"] or "{}")
-        key = (str(r["pattern"]), extra["round"])
-        if key not in flows:
-            flows[key] = {}
-            order.append(key)
-        flows[key].setdefault(int(extra["flow"]), []).append(float(r["value_s"]))
-    solo = [0.0] * n
-    rounds = []
-    for key in order:
-        pairs = [tuple(f) for f in json.loads(key[1])]
-        times = tuple(_low_median(flows[key][k]) for k in range(len(pairs)))
-        if key[0] == "solo":
-            solo[pairs[0][0]] = times[0]
-        else:
-            rounds.append(Round(tuple(pairs), times))
-    if len(ranks) != n:
-        raise CommodelError(f"the topology campaign has flows of {len(ranks)} nodes, not {n}")
-    return Rounds(n, size, solo, rounds, latency)
-
-
-def _low_median(xs: list[float]) -> float:
-    """The lower median: of two repetitions the faster (noise only adds time)."""
-    s = sorted(xs)
-    return s[(len(s) - 1) // 2]

@@ -51,7 +51,7 @@ def spec_dirs(outdir: str, record: dict[str, Any]) -> list[tuple[str, dict[str, 
     from .specs import draw_spec
 
     out = []
-    for i in range(int(record["first"]), int(record["first"]) + int(record["count"])):
+    for i in sorted(int(d) for d in record["draws"]):
         spec = draw_spec(int(record["seed"]), i)
         out.append((os.path.join(outdir, spec["name"]), spec))
     return out
@@ -67,6 +67,7 @@ def run_study(
     measure_only: bool = False,
 ) -> dict[str, Any]:
     """Measure (resuming where a killed run stopped), score and report every draw."""
+    from ..cluster.control import Interrupted
     from .runner import measure_spec
 
     if role not in ROLES:
@@ -75,24 +76,29 @@ def run_study(
         raise CommodelError("--count must be >= 1, --first >= 0, --seed in 0 .. 2**63 - 1")
     os.makedirs(outdir, exist_ok=True)
     path = os.path.join(outdir, "study.json")
-    want = {"seed": seed, "count": count, "first": first, "role": role}
     if os.path.exists(path):
-        old = study_record(outdir)
-        if {k: old.get(k) for k in want} != want:
+        record = study_record(outdir)
+        if (record.get("seed"), record.get("role")) != (seed, role):
             raise CommodelError(
-                f"{outdir} holds another study ({', '.join(f'{k} {old.get(k)}' for k in want)});"
-                " choose another directory"
+                f"{outdir} holds the {record.get('role')} study of seed {record.get('seed')}; "
+                "choose another directory"
             )
-        record = old
     else:
-        record = dict(want, commit=_commit(), started=_now())
-        _write(path, record)
+        record = {"seed": seed, "role": role, "draws": [], "started": _now(), "commits": []}
+    record["draws"] = sorted(set(record["draws"]) | set(range(first, first + count)))
+    if _commit() not in record["commits"]:
+        record["commits"].append(_commit())
+    _write(path, record)
     failures = dict(record.get("failures", {}))
     for workdir, spec in spec_dirs(outdir, record):
+        if int(spec["name"].split("x")[-1]) not in range(first, first + count):
+            continue
         log(f"== {spec['name']}: {spec['description']}")
         try:
             measure_spec(spec, workdir, log)
             failures.pop(spec["name"], None)
+        except Interrupted:
+            raise  # SIGTERM, Ctrl-C: the cluster is down, the study stops here
         except CommodelError as exc:
             failures[spec["name"]] = str(exc).splitlines()[0]
             log(f"{spec['name']}: failed: {failures[spec['name']]}")

@@ -36,10 +36,11 @@ def write_summary(outdir: str, record: dict[str, Any]) -> str:
 
     role = record["role"]
     lines = [
-        f"# Held-out study: seed {record['seed']}, draws {record['first']}.."
-        f"{record['first'] + record['count'] - 1} ({role})",
+        f"# Held-out study: seed {record['seed']}, draws "
+        f"{', '.join(str(d) for d in record['draws'])} ({role})",
         "",
-        f"Measured with commit {record.get('commit', '?')} from {record.get('started', '?')}; "
+        f"Measured with commit {', '.join(record.get('commits', ['?']))} from "
+        f"{record.get('started', '?')}; "
         f"role **{role}**: "
         + (
             "these clusters may be used to try a model or fit change (development)."
@@ -48,10 +49,9 @@ def write_summary(outdir: str, record: dict[str, Any]) -> str:
             "nothing but this report (test)."
         ),
         "",
-        "Command: `commodel study run --seed {seed} --count {count} --first {first} "
-        "--role {role} -o DIR` (root; `commodel study score DIR` scores it again offline).".format(
-            **record
-        ),
+        f"Command: `commodel study run --seed {record['seed']} --first I --count K --role {role} "
+        "-o DIR` for the draws above (root; `commodel study score DIR` scores it again "
+        "offline).",
         "",
         "| cluster | spec | calibrate | a2a +-10% (tcpflow) | random +-10% | forced +-15% "
         "| order | timeouts tp/fp/fn |",
