@@ -67,6 +67,13 @@ def _commodel(args: list[str], logfile: str, log: Log) -> None:
         raise CommodelError(f"`commodel {' '.join(args[:4])} ...` failed (exit {rc}); {logfile}")
 
 
+def cluster_id(spec_name: str) -> str:
+    """The emulated cluster's name for draw ``rs<seed>x<index>``: ``s<seed>d<index>``, one
+    name per draw (``rs1x12`` and ``rs11x2`` must not meet)."""
+    seed, index = spec_name[2:].split("x")
+    return f"s{seed}d{index}"[:16]
+
+
 def write_spec(spec: dict[str, Any], workdir: str) -> str:
     os.makedirs(workdir, exist_ok=True)
     path = os.path.join(workdir, "spec.yaml")
@@ -87,9 +94,11 @@ def measure_spec(
         log(f"{spec['name']}: measured before, kept")
         return done
     spec_path = write_spec(spec, workdir)
-    name = spec["name"].replace("x", "")[:16]
+    name = cluster_id(spec["name"])
     hosts = int(spec["hosts"])
     elapsed: dict[str, float] = dict(done.get("elapsed_s", {}))
+    # a cluster of this draw left by a killed run: ours to remove (the name is the draw's)
+    subprocess.run([PY, "-m", "commodel", "cluster", "down", "--name", name], capture_output=True)
     with cluster_up(spec_path, name, log=log):
         want = set(parts)
         if want & {"all", "calibrate"}:
