@@ -34,6 +34,7 @@
 //! that time, in transfer order. Results are bit-for-bit repeatable.
 
 use crate::countdown::{Countdown, Progress};
+use crate::jitter::Jitter;
 use crate::matching::{self, Matcher};
 use crate::outcome::{Deadlock, MessageRecord, Outcome, RtoEvent, SimError, StuckOp};
 use crate::radix::{Keyed, RadixQueue};
@@ -265,8 +266,22 @@ pub fn simulate_shared<N: Network>(
     record_messages: bool,
     cpu: Option<&CpuShare>,
 ) -> Result<Outcome, SimError> {
+    simulate_noisy(schedule, net, rendezvous, record_messages, cpu, None)
+}
+
+/// [`simulate_shared`], each message's bytes on the network scaled by `jitter`'s next
+/// factor (None: as scheduled).
+pub fn simulate_noisy<N: Network>(
+    schedule: &Schedule,
+    net: &mut N,
+    rendezvous: Option<u64>,
+    record_messages: bool,
+    cpu: Option<&CpuShare>,
+    jitter: Option<Jitter>,
+) -> Result<Outcome, SimError> {
     let mut e = Engine::new(schedule, net, rendezvous, record_messages);
     e.cpu = cpu;
+    e.jitter = jitter;
     if cpu.is_some() {
         e.transfer = vec![0; schedule.num_ops()];
     }
@@ -297,6 +312,8 @@ struct Engine<'a, N: Network> {
     rtos: Vec<RtoEvent>,
     buf: Vec<XferEvent>,
     cpu: Option<&'a CpuShare>,
+    /// Per-message noise ([`crate::jitter`]).
+    jitter: Option<Jitter>,
     /// Per send, under [`CpuShare`] only: when the network started its message, and
     /// from its arrival on how long the transfer took.
     transfer: Vec<Time>,
@@ -328,6 +345,7 @@ impl<'a, N: Network> Engine<'a, N> {
             rtos: Vec::new(),
             buf: Vec::new(),
             cpu: None,
+            jitter: None,
             transfer: Vec::new(),
         }
     }
@@ -437,10 +455,19 @@ impl<'a, N: Network> Engine<'a, N> {
             Ev::ClearToSend(send) => {
                 let (src, dst) = (self.s.rank_of(send), self.s.peer(send));
                 self.started_transfer(send, t);
-                self.net.start(t, send, src, dst, self.s.size(send))?;
+                let bytes = self.on_wire(self.s.size(send));
+                self.net.start(t, send, src, dst, bytes)?;
             }
         }
         Ok(())
+    }
+
+    /// The bytes a message of `bytes` puts on the network: as scheduled, or with noise.
+    fn on_wire(&mut self, bytes: u64) -> u64 {
+        match self.jitter.as_mut() {
+            Some(j) => j.scale(bytes),
+            None => bytes,
+        }
     }
 
     /// The send `op` enters at `t` (PlogPT's Isend): its message goes to the network,
@@ -451,7 +478,8 @@ impl<'a, N: Network> Engine<'a, N> {
         self.net.send_entered(t, op, src, dst, self.s.size(op));
         if self.s.size(op) <= self.rdv {
             self.started_transfer(op, t);
-            self.net.start(t, op, src, dst, self.s.size(op))?;
+            let bytes = self.on_wire(self.s.size(op));
+            self.net.start(t, op, src, dst, bytes)?;
         } else {
             let l = self.net.control_latency(src, dst);
             self.push(add(t, l, op)?, Ev::Request(op));

@@ -20,6 +20,7 @@ pub mod countdown;
 pub mod dependents;
 pub mod engine;
 pub mod goal;
+pub mod jitter;
 pub mod loggops;
 pub mod matching;
 pub mod models;

@@ -102,6 +102,17 @@ pub struct Common {
     pub incast: Option<IncastParams>,
     /// Cores shared by every rank, with the per-message CPU overheads; None: a core per rank.
     pub cpu: Option<CpuParams>,
+    /// Per-message noise for a prediction's spread ([`crate::jitter`]); None: none.
+    pub jitter: Option<JitterParams>,
+}
+
+/// Each message's bytes times exp(`sigma` Z - `sigma`^2 / 2), Z drawn from `seed`'s stream.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct JitterParams {
+    /// σ, the spread of the log of a flow's time (>= 0).
+    pub sigma: f64,
+    /// Seed of the draws.
+    pub seed: u64,
 }
 
 /// Ranks that share `cores` cores (every rank of a run on one machine, busy-polling as

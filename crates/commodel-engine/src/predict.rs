@@ -11,6 +11,7 @@ use crate::contention::maxmin::MaxminNet;
 use crate::contention::plogpt::{self, PlogptNet, Rto};
 use crate::contention::tcpflow::{self, TcpflowNet};
 use crate::engine;
+use crate::jitter::Jitter;
 use crate::loggops::{self, LogGops};
 use crate::models::{Hockney, NicNetwork, PLogP, Table};
 use crate::outcome::{Outcome, SimError};
@@ -325,8 +326,21 @@ fn sim<N: engine::Network>(
         .map_err(|(field, e)| SimError::bad(model, format!("cpu.{field}"), e))?,
     };
     let cpu = cpu.as_ref();
+    let jitter = match &common.jitter {
+        Some(j) if !(j.sigma >= 0.0 && j.sigma <= 10.0) => {
+            return Err(SimError::bad(
+                model,
+                "jitter.sigma",
+                format!("must be a spread in [0, 10], got {}", j.sigma),
+            ))
+        }
+        Some(j) => Some(Jitter::new(j)),
+        None => None,
+    };
     match &common.incast {
-        None => engine::simulate_shared(schedule, &mut net, rendezvous, record_messages, cpu),
+        None => {
+            engine::simulate_noisy(schedule, &mut net, rendezvous, record_messages, cpu, jitter)
+        }
         Some(p) => {
             let rule = IncastRule::new(p, model)?;
             let nodes = match &common.rank_to_node {
@@ -334,7 +348,14 @@ fn sim<N: engine::Network>(
                 None => (0..schedule.num_ranks()).collect(),
             };
             let mut wrapped = Incast::new(net, rule, nodes);
-            engine::simulate_shared(schedule, &mut wrapped, rendezvous, record_messages, cpu)
+            engine::simulate_noisy(
+                schedule,
+                &mut wrapped,
+                rendezvous,
+                record_messages,
+                cpu,
+                jitter,
+            )
         }
     }
 }

@@ -7,9 +7,9 @@
 
 use crate::errors::sim_error;
 use commodel_engine::params::{
-    Common, CpuParams, Efficiency, FanIn, HockneyParams, IncastParams, IncastRow, LogGopsParams,
-    MaxminParams, ModelParams, PlogpParams, PlogptParams, PsPerByte, RtoRule, TcpflowParams,
-    TopologySpec, ZhuParams, MODELS,
+    Common, CpuParams, Efficiency, FanIn, HockneyParams, IncastParams, IncastRow, JitterParams,
+    LogGopsParams, MaxminParams, ModelParams, PlogpParams, PlogptParams, PsPerByte, RtoRule,
+    TcpflowParams, TopologySpec, ZhuParams, MODELS,
 };
 use commodel_engine::SimError;
 use pyo3::prelude::*;
@@ -141,6 +141,13 @@ fn common(f: &Fields<'_>) -> PyResult<Common> {
                 sizes: c.uints("sizes")?,
                 o_s: c.uints("o_s")?,
                 o_r: c.uints("o_r")?,
+            }),
+            None => None,
+        },
+        jitter: match f.dict("jitter")? {
+            Some(j) => Some(JitterParams {
+                sigma: j.float("sigma")?,
+                seed: j.uint("seed")?,
             }),
             None => None,
         },

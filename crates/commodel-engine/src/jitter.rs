@@ -1,0 +1,101 @@
+//! Per-message noise, for a prediction's spread (`jitter` of the model parameters).
+//!
+//! Each message that enters the network carries its bytes times a factor
+//! exp(σ·Z − σ²/2), Z a standard normal variate (mean factor 1), drawn in the
+//! engine's event order from a SplitMix64 stream seeded with `seed`, so a seed
+//! gives the same run every time and a set of seeds the distribution of the
+//! makespan. σ is the spread of one flow's time that the calibration measured
+//! (docs/models.md, *A prediction's spread*); the message records keep the
+//! schedule's bytes.
+
+use crate::params::JitterParams;
+
+/// The noise stream of one run.
+#[derive(Clone, Debug)]
+pub struct Jitter {
+    sigma: f64,
+    state: u64,
+    spare: Option<f64>,
+}
+
+impl Jitter {
+    /// The stream of `p` (σ must be finite and >= 0; checked by `predict::run`).
+    pub fn new(p: &JitterParams) -> Self {
+        Jitter {
+            sigma: p.sigma,
+            state: p.seed,
+            spare: None,
+        }
+    }
+
+    /// SplitMix64 as a float in (0, 1].
+    fn uniform(&mut self) -> f64 {
+        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.state;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        ((z >> 11) + 1) as f64 / (1u64 << 53) as f64
+    }
+
+    /// A standard normal variate (Box-Muller, the pair's second kept for the next call).
+    fn normal(&mut self) -> f64 {
+        if let Some(z) = self.spare.take() {
+            return z;
+        }
+        let (u1, u2) = (self.uniform(), self.uniform());
+        let r = (-2.0 * u1.ln()).sqrt();
+        let a = std::f64::consts::TAU * u2;
+        self.spare = Some(r * a.sin());
+        r * a.cos()
+    }
+
+    /// `bytes` times the next factor, at least 1 byte (0 stays 0).
+    pub fn scale(&mut self, bytes: u64) -> u64 {
+        if bytes == 0 || self.sigma == 0.0 {
+            return bytes;
+        }
+        let f = (self.sigma * self.normal() - self.sigma * self.sigma / 2.0).exp();
+        ((bytes as f64 * f).round() as u64).max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn factors_have_mean_one_and_the_given_spread() {
+        let mut j = Jitter::new(&JitterParams {
+            sigma: 0.2,
+            seed: 7,
+        });
+        let n = 200_000;
+        let xs: Vec<f64> = (0..n).map(|_| j.scale(1_000_000) as f64 / 1e6).collect();
+        let mean = xs.iter().sum::<f64>() / n as f64;
+        let logs: Vec<f64> = xs.iter().map(|x| x.ln()).collect();
+        let lmean = logs.iter().sum::<f64>() / n as f64;
+        let sd = (logs.iter().map(|l| (l - lmean).powi(2)).sum::<f64>() / n as f64).sqrt();
+        assert!((mean - 1.0).abs() < 0.003, "mean {mean}");
+        assert!((sd - 0.2).abs() < 0.002, "sd of the log {sd}");
+        assert!((lmean + 0.02).abs() < 0.002, "mean of the log {lmean}");
+    }
+
+    #[test]
+    fn a_seed_repeats_and_zero_is_kept() {
+        let p = JitterParams {
+            sigma: 0.3,
+            seed: 42,
+        };
+        let (mut a, mut b) = (Jitter::new(&p), Jitter::new(&p));
+        let xa: Vec<u64> = (0..100).map(|_| a.scale(4096)).collect();
+        let xb: Vec<u64> = (0..100).map(|_| b.scale(4096)).collect();
+        assert_eq!(xa, xb);
+        assert_eq!(a.scale(0), 0);
+        let mut none = Jitter::new(&JitterParams {
+            sigma: 0.0,
+            seed: 1,
+        });
+        assert_eq!(none.scale(12345), 12345);
+    }
+}
