@@ -275,7 +275,7 @@ fn duplex_delays_each_message_without_slowing_a_stream() {
     // 40 ms. Each byte adds (1/0.8 - 1)/B, 2.5 ms per message: all arrive at 42.5 ms,
     // where a loss of rate would give 4 * 10 ms / 0.8 = 50 ms (what `measure efficiency`
     // times, one message per flow, is 12.5 ms either way). Measured on two-rack-8
-    // (docs/models.md, *Why the duplex loss is a delay*): e_d of 128 KiB 0.86, 0.93, 0.97 at k = 1,
+    // (study/tcpflow-history.md, *Why the duplex loss is a delay*): e_d of 128 KiB 0.86, 0.93, 0.97 at k = 1,
     // 4, 16. With FIFO order the messages go one by one: 12.5, 22.5, 32.5, 42.5 ms.
     let ring: Vec<(u32, u32)> = (0..4)
         .flat_map(|_| (0..4u32).map(|i| (i, (i + 1) % 4)))

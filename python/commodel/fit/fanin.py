@@ -3,7 +3,7 @@
 ``measure efficiency``'s ``alltoall`` rounds send m bytes from every node to every other at
 once, as Open MPI's linear alltoall does: every node has N - 1 senders. Their TCP windows
 together overfill the port in front of the receiver, and a retransmission lost again costs
-a timeout (docs/models.md, *Fan-in: many connections into one port*). The mean round time (the
+a timeout (docs/models.md, *Fan-in*). The mean round time (the
 last flow's end) carries the expectation of those stalls.
 
 e_f(m) is fitted through the model itself: with the platform's other sections as they are

@@ -37,7 +37,7 @@ after the other (on 2 cores, one pair at a time; the samples' ``extra`` names th
 and the ``duplex`` ring takes the first nodes only, as many as the cores but at least 3.
 (On two-rack-8, 8 ranks on 2 cores, the exchange of 4 KiB took twice the one-way time
 with every pair at once, e_x = 0.51-0.54, against 0.90-0.95 in groups:
-docs/models.md, *What e is*.) From the eager limit on every pair runs at
+study/tcpflow-history.md, *What e is*.) From the eager limit on every pair runs at
 once, as on machines of their own: there the ``cpu`` section charges no more than its
 last eager size, and the rendezvous of an exchange waits for a peer that has no core
 (e_x(64 KiB) 0.58-0.70 with 4 or 8 ranks on 2 cores, 0.90-0.94 in groups), which these

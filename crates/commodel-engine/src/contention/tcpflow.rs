@@ -52,7 +52,7 @@
 //!     narrowest link of its route). A message alone, as `measure efficiency`
 //!     times it, arrives at its one-way time / e_d; k messages of one flow
 //!     posted at once arrive at k one-way times + one message's delay (the
-//!     stream rounds of docs/models.md, *Why the duplex loss is a delay*).
+//!     stream rounds of study/tcpflow-history.md, *Why the duplex loss is a delay*).
 //!
 //!   - **fan-in** (`fanin`, optional): a flow into a node that k >= 2 other
 //!     nodes send to (flows not waiting in their sender's FIFO) adds
