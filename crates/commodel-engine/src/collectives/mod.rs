@@ -112,6 +112,7 @@ mod barrier;
 mod bcast;
 mod fixed;
 mod gather;
+mod options;
 mod parallel;
 mod patterns;
 mod program;
@@ -126,60 +127,13 @@ use std::cell::RefCell;
 use std::io::{self, Write};
 
 use crate::schedule::{BuildError, Schedule, ScheduleBuilder};
+pub use options::{
+    CollectiveOptions, OptionError, OptionKind, OptionSpec, OptionValue, DEFAULT_FANOUT,
+    DEFAULT_GATHER_SYNC_FIRST_SEGMENT, DEFAULT_PIPELINE_SEGMENT, OPTIONS,
+};
 pub use parallel::THREADS_VAR;
 use program::Mpi;
 use record::{Block, RankStream};
-
-/// Default segment of `bcast-pipeline`, in bytes.
-pub const DEFAULT_PIPELINE_SEGMENT: u64 = 8 * 1024;
-/// Default chain fanout of `bcast-chain` and radix of `bcast-knomial`
-/// (Open MPI 4.1.4's `coll_tuned_bcast_algorithm_chain_fanout` and
-/// `coll_tuned_bcast_algorithm_knomial_radix`).
-pub const DEFAULT_FANOUT: u32 = 4;
-/// Default first segment of `gather-linear-sync`, in bytes.
-pub const DEFAULT_GATHER_SYNC_FIRST_SEGMENT: u64 = 1024;
-
-/// Options of [`generate`]; each generator reads the fields it needs.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CollectiveOptions {
-    /// Root rank of rooted collectives (gather, scatter, bcast). Default 0.
-    pub root: u32,
-    /// Seed of `random-pairs`. Default 0.
-    pub seed: u64,
-    /// Segment size in bytes: `bcast-pipeline` (default 8 KiB), the other
-    /// tree bcasts and `allreduce-segmented-ring` (default unsegmented, Open
-    /// MPI's forced default), first segment of `gather-linear-sync` (default
-    /// 1 KiB). Must be > 0 when given.
-    pub segment: Option<u64>,
-    /// Number of chains of `bcast-chain`, radix of `bcast-knomial`; default
-    /// [`DEFAULT_FANOUT`]. Must be >= 1 (>= 2 for the radix) when given.
-    pub fanout: Option<u32>,
-    /// Passes d of `random-pairs`. Default 1.
-    pub degree: u32,
-    /// Number k of sub-gathers of `gather-split`. Default 2.
-    pub splits: u32,
-    /// Outstanding requests of `alltoall-linear-sync`; 0 = no limit (Open MPI's default).
-    /// For `scatter-linear-nb`: every send to a rank that is a multiple of it
-    /// is blocking when > 1 (0, Open MPI's default: all nonblocking).
-    pub max_requests: u32,
-    /// Local reduction cost of allreduce in ns per byte received. Default 0.0 (no calc ops).
-    pub reduce_ns_per_byte: f64,
-}
-
-impl Default for CollectiveOptions {
-    fn default() -> Self {
-        CollectiveOptions {
-            root: 0,
-            seed: 0,
-            segment: None,
-            fanout: None,
-            degree: 1,
-            splits: 2,
-            max_requests: 0,
-            reduce_ns_per_byte: 0.0,
-        }
-    }
-}
 
 /// A generator: the schedule of one collective algorithm in a checked context.
 type Generator = for<'a> fn(&Ctx<'a>) -> Result<Schedule, CollectiveError>;
