@@ -191,6 +191,7 @@ static CATALOG: &[CollectiveInfo] = &[
     entry("allgather-bruck", "Open MPI bruck: ceil(log2 P) steps, send to rank-2^k, receive from rank+2^k, doubling blocks", allgather::bruck),
     entry("allgather-neighbor", "Open MPI neighbor exchange: P/2 sendrecv steps alternating between the two neighbours (ring if P is odd)", allgather::neighbor),
     entry("allgather-linear", "Open MPI linear: gather to rank 0, then bcast from rank 0, both as Open MPI's fixed rules pick them", allgather::linear),
+    entry("allgather-sparbit", "Open MPI 5.0 sparbit: ceil(log2 P) steps at halving distances, a sparse binomial tree per block", allgather::sparbit),
     entry("allgather-two-proc", "Open MPI two_proc: one sendrecv between the two ranks (P = 2 only)", allgather::two_proc),
     entry("allreduce-ring", "Open MPI ring: reduce-scatter ring then allgather ring over P blocks", allreduce::ring),
     entry("allreduce-recursive-doubling", "Open MPI recursive_doubling: log2 of the power of two below P full-buffer exchanges", allreduce::recursive_doubling),
