@@ -375,7 +375,7 @@ def candidate_schedule(
 
 
 def alike_classes(
-    collective: str, ranks: int, size: int, numbers: Any, root: int = 0
+    collective: str, ranks: int, size: int, numbers: Any, root: int = 0, mpi: str = "openmpi-4.1"
 ) -> list[frozenset[int]]:
     """The algorithms among ``numbers`` whose schedules at (P, m) are the same, in classes
     of two or more: Open MPI runs one function for them there (allreduce segmented_ring
@@ -385,13 +385,17 @@ def alike_classes(
     generator refuses (P, m), are in no class."""
     from ..errors import CollectiveError
 
-    gens = {n: g for n, _, g in ALGORITHMS[collective] if g is not None}
+    gens = {n: g for n, _, g in get_mpi(mpi).algorithms[collective] if g is not None}
     by_goal: dict[str, set[int]] = {}
     for n in sorted(set(numbers)):
         if n not in gens:
             continue
         try:
-            goal = candidate_schedule(collective, n, gens[n], ranks, size, root).to_goal()
+            the = get_mpi(mpi)
+            sched = candidate_schedule(
+                collective, n, gens[n], ranks, size, root, 2, False, the.segsize, the.faninout
+            )
+            goal = sched.to_goal()
         except CollectiveError:
             continue
         by_goal.setdefault(goal, set()).add(n)
