@@ -136,7 +136,7 @@ def mpi_t_forcing(collective: str) -> dict | None:
     so the C functions are called through ctypes in the already loaded MPI library."""
     import ctypes
 
-    from .traffic import loaded_libmpi
+    from ..mpis.library import loaded_libmpi
 
     if os.environ.get(mpich_var(collective)) or os.environ.get(MPICH_RULES_VAR):
         return None  # MPICH: its CVARs are read from the environment

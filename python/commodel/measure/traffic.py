@@ -21,6 +21,8 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+from ..mpis.library import loaded_libmpi
+
 # MPI_T_PVAR_CLASS_SIZE in Open MPI's mpi.h (the enumeration STATE, LEVEL, SIZE, ...)
 _CLASS_SIZE = 2
 _NAMES = ("pml_monitoring_messages_count", "pml_monitoring_messages_size")
@@ -88,31 +90,6 @@ def open_counters(MPI: Any) -> Counters | None:
         counters.close()
         return None
     return counters
-
-
-def loaded_libmpi_path() -> str | None:
-    """The file of the MPI library this process has loaded, or None."""
-    import re
-
-    try:
-        with open("/proc/self/maps", encoding="utf-8") as maps:
-            paths = [line.split()[-1] for line in maps if re.search(r"/libmpi\.so", line)]
-    except OSError:
-        return None
-    return paths[0] if paths else None
-
-
-def loaded_libmpi() -> Any:
-    """The MPI library this process has loaded (mpi4py's wheel loads it privately, so it is
-    not among the global symbols), as a ctypes library, or None."""
-    for path in [loaded_libmpi_path(), None]:
-        try:
-            lib = ctypes.CDLL(path)
-            lib.MPI_T_init_thread  # noqa: B018 (the symbol must be there)
-            return lib
-        except (OSError, AttributeError):
-            continue
-    return None
 
 
 def schedule_traffic(schedule: Any) -> list[list[tuple[int, int]]]:

@@ -264,7 +264,7 @@ def libmpi_path(prefix: str | os.PathLike | None = None) -> Path:
     the one mpi4py has loaded."""
     if prefix is not None:
         return Path(prefix) / "lib" / "libmpi.so.12"
-    from ..measure.traffic import loaded_libmpi_path
+    from .library import loaded_libmpi_path
 
     path = loaded_libmpi_path()
     if path is None:
