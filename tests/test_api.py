@@ -339,6 +339,11 @@ def test_one_size_grammar_in_goal_and_python() -> None:
         ({"fanout": 0}, "fanout must be a whole number from 1 to 4294967295, got 0"),
         ({"reduce_ns_per_byte": float("inf")}, "reduce_ns_per_byte must be finite and >= 0"),
         ({"name": 7}, "collective: name must be a str, got int"),
+        (
+            {"fan_out": 2},
+            "collective: unknown option 'fan_out'; options: root, seed, segment, degree, "
+            "splits, max_requests, fanout, reduce_ns_per_byte",
+        ),
     ],
 )
 def test_collective_arguments_are_named(arguments: dict, message: str) -> None:
@@ -346,6 +351,27 @@ def test_collective_arguments_are_named(arguments: dict, message: str) -> None:
     with pytest.raises(errors.CollectiveError) as info:
         commodel.collective(**call)
     assert message in str(info.value)
+
+
+@needs_engine
+def test_the_engine_checks_each_option_as_declared() -> None:
+    """The bindings convert and check every option by its row of the engine's table."""
+    from commodel import _engine
+
+    with pytest.raises(errors.CollectiveError, match="collective: unknown option 'fan_out'"):
+        _engine.collective("random-pairs", 4, 8, fan_out=2)
+    with pytest.raises(errors.CollectiveError, match="fanout must be a whole number from 1"):
+        _engine.collective("bcast-chain", 4, 8, fanout=0)
+    with pytest.raises(errors.CollectiveError, match="degree must be a whole number from 1"):
+        _engine.collective("random-pairs", 4, 8, degree=None)
+    names = [spec[0] for spec in commodel.schedules.collective_options()]
+    assert names == ["root", "seed", "segment", "degree", "splits", "max_requests", "fanout",
+                     "reduce_ns_per_byte"]  # fmt: skip
+    # the declared defaults are what the engine runs without the option
+    plain = _engine.collective("gather-split", 6, 600).to_goal()
+    defaults = {spec[0]: spec[4] for spec in commodel.schedules.collective_options()}
+    assert _engine.collective("gather-split", 6, 600, **defaults).to_goal() == plain
+    assert _engine.collective("gather-split", 6, 600, splits=3).to_goal() != plain
 
 
 @needs_engine

@@ -411,6 +411,33 @@ def test_mpirun_command_line():
     assert "--mca btl self,sm,tcp" in " ".join(argv)
 
 
+def test_hydra_command_line():
+    """MPICH's mpiexec over the cluster: our agent as its ssh, the management NIC for its
+    proxies, the ranks on libfabric's tcp provider over the data NICs, no shared memory;
+    a user's -genv of one of those names and their -n win."""
+    from commodel.cluster.launcher import hydra_argv
+
+    record = {"id": "t", "data_dev": "cm-data", "mgmt_dev": "cm-mgmt", "ctl_ns": "cm-t-ctl"}
+    argv = hydra_argv(record, "/m/mpiexec", Path("/x/h"), 4, [], ["a.out"])
+    text = " ".join(argv)
+    assert argv[3:5] == ["cm-t-ctl", "/m/mpiexec"]
+    for piece in (
+        "-launcher ssh -launcher-exec ",
+        "-iface cm-mgmt -f /x/h",
+        "-genv MPIR_CVAR_CH4_NETMOD ofi",
+        "-genv FI_PROVIDER tcp",
+        "-genv FI_TCP_IFACE cm-data",
+        "-genv MPIR_CVAR_NOLOCAL 1",
+        "-n 4 a.out",
+    ):
+        assert piece in text, piece
+    argv = hydra_argv(
+        record, "/m", Path("/x/h"), 4, ["-genv", "FI_PROVIDER", "sockets", "-n", "2"], ["a"]
+    )
+    text = " ".join(argv)
+    assert text.count("FI_PROVIDER") == 1 and text.endswith("-genv FI_PROVIDER sockets -n 2 a")
+
+
 def test_window_rate_over_the_common_window():
     # flow a: 1 MB/s from t=0 to 10; flow b: 2 MB/s from t=2 to 8
     a = {"samples": [[float(t), t * 1_000_000] for t in range(0, 11)]}

@@ -15,6 +15,7 @@ __all__ = [
     "Schedule",
     "collective",
     "collective_names",
+    "collective_options",
     "fixed_decision",
     "model_names",
     "parse_goal",
@@ -72,35 +73,17 @@ class MessageColumns:
 
 def parse_goal(text: str, filename: str = "<string>") -> Schedule: ...
 def read_goal(path: str) -> Schedule: ...
-def collective(
-    name: str,
-    ranks: int,
-    size: int,
-    root: int = 0,
-    seed: int = 0,
-    segment: int | None = None,
-    degree: int = 1,
-    splits: int = 2,
-    max_requests: int = 0,
-    reduce_ns_per_byte: float = 0.0,
-    fanout: int | None = None,
-) -> Schedule: ...
+def collective(name: str, ranks: int, size: int, **options: int | float | None) -> Schedule: ...
 def write_collective(
     name: str,
     ranks: int,
     size: int,
     path: str | None = None,
     write: Callable[[bytes], object] | None = None,
-    root: int = 0,
-    seed: int = 0,
-    segment: int | None = None,
-    degree: int = 1,
-    splits: int = 2,
-    max_requests: int = 0,
-    reduce_ns_per_byte: float = 0.0,
-    fanout: int | None = None,
+    **options: int | float | None,
 ) -> tuple[int, int, int]: ...
 def collective_names() -> list[tuple[str, str]]: ...
+def collective_options() -> list[tuple[str, str, int, int, int | float | None, str, str]]: ...
 def model_names() -> list[str]: ...
 def fixed_decision(collective: str, p: int, size: int) -> int | None: ...
 def simulate(

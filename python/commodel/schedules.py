@@ -80,46 +80,24 @@ def write_goal(schedule: Schedule, path: str | os.PathLike[str]) -> None:
         raise GoalError(f"{os.fspath(path)}: cannot write: {exc.strerror or exc}") from None
 
 
-def collective(
-    name: str,
-    ranks: int,
-    size: int | str,
-    root: int = 0,
-    seed: int = 0,
-    segment: int | str | None = None,
-    degree: int = 1,
-    splits: int = 2,
-    max_requests: int = 0,
-    reduce_ns_per_byte: float = 0.0,
-    fanout: int | None = None,
-) -> Schedule:
+def collective(name: str, ranks: int, size: int | str, **options: Any) -> Schedule:
     """Generate the schedule of collective ``name`` on ``ranks`` ranks, ``size`` bytes.
 
     ``size`` is the per-rank message size as the collective defines it (see
-    ``commodel schedule --list``); ``segment`` is the pipeline segment size of segmented
-    algorithms, ``degree`` the number of passes of ``random-pairs``, ``splits`` the number
-    of sub-gathers of ``gather-split``, ``max_requests`` the limit of outstanding requests
-    of ``alltoall-linear-sync`` (0: unlimited; for ``scatter-linear-nb``: every send to a
-    multiple of it is blocking), ``reduce_ns_per_byte`` the cost of the
-    reduction operation of the allreduce algorithms (a ``calc`` per reduced block; 0: none),
-    ``fanout`` the number of chains of ``bcast-chain`` and the radix of ``bcast-knomial``
-    (default 4, Open MPI's).
+    ``commodel schedule --list``). The keyword ``options`` are those of
+    :func:`collective_options` (the engine declares them; ``commodel schedule --help``
+    shows them with their defaults): ``root`` of rooted collectives, ``seed`` and
+    ``degree`` (passes) of ``random-pairs``, ``segment`` (a size, e.g. ``"8KiB"``) of
+    segmented algorithms, ``splits`` (sub-gathers) of ``gather-split``, ``max_requests``
+    (outstanding requests of ``alltoall-linear-sync``, 0: unlimited; for
+    ``scatter-linear-nb``: every send to a multiple of it is blocking), ``fanout`` (chains
+    of ``bcast-chain``, radix of ``bcast-knomial``; default 4, Open MPI's) and
+    ``reduce_ns_per_byte`` (the cost of the reduction of the allreduce algorithms, a
+    ``calc`` per reduced block; 0: none).
     """
     from . import _engine
 
-    args = _collective_args(
-        name,
-        ranks,
-        size,
-        root,
-        seed,
-        segment,
-        degree,
-        splits,
-        max_requests,
-        reduce_ns_per_byte,
-        fanout,
-    )
+    args = _collective_args(name, ranks, size, options)
     return _engine.collective(name, ranks, **args)
 
 
@@ -128,14 +106,7 @@ def write_collective(
     ranks: int,
     size: int | str,
     path: str | os.PathLike[str] | None = None,
-    root: int = 0,
-    seed: int = 0,
-    segment: int | str | None = None,
-    degree: int = 1,
-    splits: int = 2,
-    max_requests: int = 0,
-    reduce_ns_per_byte: float = 0.0,
-    fanout: int | None = None,
+    **options: Any,
 ) -> tuple[int, int, int]:
     """Write collective ``name`` as GOAL text to ``path`` (None or ``"-"``: standard output).
 
@@ -149,19 +120,7 @@ def write_collective(
 
     from . import _engine
 
-    args = _collective_args(
-        name,
-        ranks,
-        size,
-        root,
-        seed,
-        segment,
-        degree,
-        splits,
-        max_requests,
-        reduce_ns_per_byte,
-        fanout,
-    )
+    args = _collective_args(name, ranks, size, options)
     target = None if path is None else os.fspath(path)
     if target is not None and target != "-":
         return _engine.write_collective(name, ranks, path=target, **args)
@@ -177,51 +136,49 @@ def write_collective(
     return written
 
 
+def collective_options() -> list[tuple[str, str, int, int, int | float | None, str, str]]:
+    """The options of every collective generator, as the engine declares them: ``(name,
+    kind, min, max, default, metavar, help)``, kind one of ``"u32"``, ``"u64"``,
+    ``"bytes"`` (a size: ``"64KiB"`` is taken) and ``"f64"``; default None where the
+    generator decides."""
+    from . import _engine
+
+    return list(_engine.collective_options())
+
+
 def _collective_args(
-    name: object,
-    ranks: object,
-    size: int | str,
-    root: object,
-    seed: object,
-    segment: int | str | None,
-    degree: object,
-    splits: object,
-    max_requests: object,
-    reduce_ns_per_byte: object,
-    fanout: object = None,
+    name: object, ranks: object, size: int | str, options: dict[str, Any]
 ) -> dict[str, Any]:
-    """Check the arguments of :func:`collective`; the engine's keyword arguments after
-    ``name`` and ``ranks`` (sizes in bytes)."""
+    """Check the arguments of :func:`collective` against :func:`collective_options`; the
+    engine's keyword arguments after ``name`` and ``ranks`` (sizes in bytes)."""
     if not isinstance(name, str):
         raise CollectiveError(f"collective: name must be a str, got {type(name).__name__}")
     _whole("ranks", ranks, 1, MAX_U32)
-    _whole("root", root, 0, MAX_U32)
-    _whole("seed", seed, 0, MAX_SEED)
-    _whole("degree", degree, 1, MAX_U32)
-    _whole("splits", splits, 1, MAX_U32)
-    _whole("max_requests", max_requests, 0, MAX_U32)
-    if fanout is not None:
-        _whole("fanout", fanout, 1, MAX_U32)
-    if isinstance(reduce_ns_per_byte, bool) or not isinstance(reduce_ns_per_byte, (int, float)):
+    specs = {spec[0]: spec for spec in collective_options()}
+    unknown = sorted(set(options) - set(specs))
+    if unknown:
         raise CollectiveError(
-            f"collective: reduce_ns_per_byte must be a number, "
-            f"got {type(reduce_ns_per_byte).__name__}"
+            f"collective: unknown option {unknown[0]!r}; options: {', '.join(specs)}"
         )
-    if not 0 <= reduce_ns_per_byte < float("inf"):
-        raise CollectiveError(
-            f"collective: reduce_ns_per_byte must be finite and >= 0, got {reduce_ns_per_byte}"
-        )
-    return {
-        "size": _size("size", size),
-        "root": root,
-        "seed": seed,
-        "segment": None if segment is None else _size("segment", segment),
-        "degree": degree,
-        "splits": splits,
-        "max_requests": max_requests,
-        "reduce_ns_per_byte": reduce_ns_per_byte,
-        "fanout": fanout,
-    }
+    args: dict[str, Any] = {"size": _size("size", size)}
+    for key, kind, low, high, default, _metavar, _help in specs.values():
+        value = options.get(key, default)
+        if value is None and default is None:
+            args[key] = None
+        elif kind == "bytes":
+            args[key] = _size(key, value)
+        elif kind == "f64":
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise CollectiveError(
+                    f"collective: {key} must be a number, got {type(value).__name__}"
+                )
+            if not 0 <= value < float("inf"):
+                raise CollectiveError(f"collective: {key} must be finite and >= 0, got {value}")
+            args[key] = value
+        else:
+            _whole(key, value, low, high)
+            args[key] = value
+    return args
 
 
 def _whole(argument: str, value: object, low: int, high: int) -> None:

@@ -488,3 +488,54 @@ fn allreduce_rings_are_open_mpis_with_a_reduction_per_received_block() {
         }
     }
 }
+
+/// Open MPI 5.0's `ompi_coll_base_allgather_intra_sparbit`, call by call: in each of
+/// comm_log = ceil(log(P)/log(2)) steps, `data_expected - exclusion` pairs of isend (to
+/// rank + distance) and irecv (from rank - distance), then one wait_all.
+fn ompi5_sparbit(p: u32, count: u64) -> Vec<Trace> {
+    let comm_log = ((p as f64).ln() / 2f64.ln()).ceil() as u32;
+    let last_ignore = p.trailing_zeros();
+    let ignore_steps = (!(p >> last_ignore) | 1) << last_ignore;
+    (0..p)
+        .map(|rank| {
+            let mut t = Trace::default();
+            let mut distance = if comm_log > 0 {
+                1u32 << (comm_log - 1)
+            } else {
+                0
+            };
+            let mut data_expected = 1u32;
+            for _ in 0..comm_log {
+                let sendto = (rank + distance) % p;
+                let recvfrom = (rank + p - distance) % p;
+                let exclusion = u32::from((distance & ignore_steps) == distance);
+                let mut reqs = Vec::new();
+                for _transfer in 0..data_expected - exclusion {
+                    reqs.push(t.isend(sendto, count));
+                    reqs.push(t.irecv(recvfrom, count));
+                }
+                for r in reqs {
+                    t.wait(r);
+                }
+                distance >>= 1;
+                data_expected = (data_expected << 1) - exclusion;
+            }
+            t
+        })
+        .collect()
+}
+
+#[test]
+fn allgather_sparbit_is_open_mpi_5s() {
+    for p in [2u32, 3, 5, 6, 7, 8, 12, 13] {
+        for count in [1u64, 1000] {
+            let s = gen("allgather-sparbit", p, count);
+            assert_follows(&format!("sparbit P={p}"), &s, &ompi5_sparbit(p, count));
+            // every rank receives the P - 1 blocks it lacks, once each
+            for r in 0..p {
+                let got = s.ops_of(r).filter(|&id| s.kind(id) == OpKind::Recv).count();
+                assert_eq!(got as u32, p - 1, "P={p} rank {r}");
+            }
+        }
+    }
+}

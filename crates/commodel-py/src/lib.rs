@@ -13,7 +13,9 @@ mod errors;
 mod params;
 mod sinks;
 
-use commodel_engine::collectives::{self, CollectiveOptions, WriteGoalError};
+use commodel_engine::collectives::{
+    self, CollectiveOptions, OptionKind, OptionValue, WriteGoalError,
+};
 use commodel_engine::rank_ops::rank_ops;
 use commodel_engine::{goal, predict, schedule};
 use errors::{collective_error, goal_error, raise, rank_error, sim_error};
@@ -110,38 +112,87 @@ fn read_goal(py: Python<'_>, path: &str) -> PyResult<Schedule> {
     Ok(Schedule { inner })
 }
 
-/// Generate a collective schedule (see `collective_names()`).
+/// Generate a collective schedule (see `collective_names()`); the keyword arguments are
+/// the options of `collective_options()`.
 #[pyfunction]
-#[pyo3(signature = (name, ranks, size, root = 0, seed = 0, segment = None, degree = 1, splits = 2, max_requests = 0, reduce_ns_per_byte = 0.0, fanout = None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (name, ranks, size, **options))]
 fn collective(
     py: Python<'_>,
     name: &str,
     ranks: u32,
     size: u64,
-    root: u32,
-    seed: u64,
-    segment: Option<u64>,
-    degree: u32,
-    splits: u32,
-    max_requests: u32,
-    reduce_ns_per_byte: f64,
-    fanout: Option<u32>,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<Schedule> {
-    let opts = CollectiveOptions {
-        root,
-        seed,
-        segment,
-        fanout,
-        degree,
-        splits,
-        max_requests,
-        reduce_ns_per_byte,
-    };
+    let opts = collective_opts(options)?;
     let inner = py
         .allow_threads(|| collectives::generate(name, ranks, size, &opts))
         .map_err(collective_error)?;
     Ok(Schedule { inner })
+}
+
+/// The collective options given as keyword arguments, each converted as its row of
+/// `collectives::OPTIONS` says (None: the generator's default where it has one).
+fn collective_opts(options: Option<&Bound<'_, PyDict>>) -> PyResult<CollectiveOptions> {
+    let mut opts = CollectiveOptions::default();
+    for (key, value) in options.into_iter().flatten() {
+        let key: String = key.extract()?;
+        let kind = collectives::OPTIONS
+            .iter()
+            .find(|s| s.name == key)
+            .map(|s| s.kind);
+        let value = if value.is_none() {
+            OptionValue::Unset
+        } else if kind == Some(OptionKind::Rate) {
+            OptionValue::Rate(
+                value
+                    .extract::<f64>()
+                    .map_err(|_| collective_error(format!("collective: {key} must be a number")))?,
+            )
+        } else {
+            OptionValue::Whole(value.extract::<u64>().map_err(|_| {
+                collective_error(format!("collective: {key} must be a whole number >= 0"))
+            })?)
+        };
+        opts.set(&key, value)
+            .map_err(|e| collective_error(format!("collective: {e}")))?;
+    }
+    Ok(opts)
+}
+
+/// Every collective option: `(name, kind, min, max, default, metavar, help)`, kind one of
+/// "u32", "u64", "bytes", "f64", default None where the generator decides.
+#[pyfunction]
+#[allow(clippy::type_complexity)]
+fn collective_options(
+    py: Python<'_>,
+) -> Vec<(
+    &'static str,
+    &'static str,
+    u64,
+    u64,
+    PyObject,
+    &'static str,
+    &'static str,
+)> {
+    collectives::OPTIONS
+        .iter()
+        .map(|s| {
+            let default = match s.default {
+                OptionValue::Unset => py.None(),
+                OptionValue::Whole(x) => x.into_py(py),
+                OptionValue::Rate(x) => x.into_py(py),
+            };
+            (
+                s.name,
+                s.kind.name(),
+                s.min,
+                s.kind.max(),
+                default,
+                s.metavar,
+                s.help,
+            )
+        })
+        .collect()
 }
 
 /// Generate a collective like `collective` and write it as GOAL text rank by rank
@@ -149,8 +200,7 @@ fn collective(
 /// (created only once the schedule is known to be valid), or else through `write`,
 /// a callable taking `bytes`, in chunks. Returns `(num_ranks, num_ops, bytes_sent)`.
 #[pyfunction]
-#[pyo3(signature = (name, ranks, size, path = None, write = None, root = 0, seed = 0, segment = None, degree = 1, splits = 2, max_requests = 0, reduce_ns_per_byte = 0.0, fanout = None))]
-#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (name, ranks, size, path = None, write = None, **options))]
 fn write_collective(
     py: Python<'_>,
     name: &str,
@@ -158,25 +208,9 @@ fn write_collective(
     size: u64,
     path: Option<&str>,
     write: Option<PyObject>,
-    root: u32,
-    seed: u64,
-    segment: Option<u64>,
-    degree: u32,
-    splits: u32,
-    max_requests: u32,
-    reduce_ns_per_byte: f64,
-    fanout: Option<u32>,
+    options: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<(u32, u64, u64)> {
-    let opts = CollectiveOptions {
-        root,
-        seed,
-        segment,
-        fanout,
-        degree,
-        splits,
-        max_requests,
-        reduce_ns_per_byte,
-    };
+    let opts = collective_opts(options)?;
     let summary = match (path, write) {
         (Some(path), None) => py
             .allow_threads(|| {
@@ -288,6 +322,7 @@ fn _engine(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read_goal, m)?)?;
     m.add_function(wrap_pyfunction!(collective, m)?)?;
     m.add_function(wrap_pyfunction!(collective_names, m)?)?;
+    m.add_function(wrap_pyfunction!(collective_options, m)?)?;
     m.add_function(wrap_pyfunction!(write_collective, m)?)?;
     m.add_function(wrap_pyfunction!(model_names, m)?)?;
     m.add_function(wrap_pyfunction!(fixed_decision, m)?)?;

@@ -50,7 +50,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CommodelError
-from ..openmpi import ALGORITHMS, FANINOUT, SEGSIZE, default_algorithm, rule_message_size
+from ..mpis import Mpi
+from ..mpis import get as get_mpi
+from ..openmpi import ALGORITHMS, FANINOUT, SEGSIZE, rule_message_size
 from .rules import COLLECTIVE_IDS, CollectiveRules, CommRule, MessageRule
 
 ROOTED = ("bcast", "gather", "scatter")
@@ -193,16 +195,23 @@ class Advice:
     cpu_stretch: dict[int, float] = field(default_factory=dict)
     # gather: runs of the incast rule per prediction (the mean is the time; 0: none)
     samples: int = 0
+    # the MPI advised (commodel.mpis.NAMES)
+    mpi: str = "openmpi-4.1"
 
     def __post_init__(self) -> None:
         self.min_gain = MinGain.of(self.min_gain)
 
     def missing(self) -> list[tuple[int, str]]:
-        """Open MPI algorithms of the collective that have no generator."""
-        return [(n, a) for n, a, g in ALGORITHMS[self.collective] if g is None]
+        """Algorithms of the collective (of the MPI advised) that have no generator."""
+        return [(n, a) for n, a, g in get_mpi(self.mpi).algorithms[self.collective] if g is None]
 
 
-def check_collective(collective: str) -> str:
+def check_collective(collective: str, mpi: Mpi | None = None) -> str:
+    if mpi is not None and mpi.name != "openmpi-4.1":
+        if collective not in ALGORITHMS:
+            check_collective(collective)
+        mpi.check_collective(collective)
+        return collective
     if collective not in ALGORITHMS:
         raise CommodelError(
             f"--collective: unknown collective {collective[:40]!r}; choose one of "
@@ -222,6 +231,7 @@ def advise(
     splits: int | None = None,
     min_gain: MinGain | float | tuple[float, float] = MIN_GAIN,
     samples: int | None = None,
+    mpi: str = "openmpi-4.1",
 ) -> Advice:
     """Predict every algorithm with a generator at every (P, m), up to ``jobs`` at once
     (:func:`commodel.parallel.map_ordered`), and Open MPI's default; see the module text.
@@ -232,14 +242,15 @@ def advise(
     predicted best). ``samples`` (gather on a
     platform with escalation levels, any model but loggops): each time is the mean of that
     many runs with the incast rule (default :data:`ESCALATION_SAMPLES`; 0: one run
-    without it)."""
+    without it). ``mpi``: whose algorithms and default decision (:mod:`commodel.mpis`)."""
     from ..errors import CollectiveError
     from ..lmo.incast import predict_samples
     from ..parallel import map_ordered
     from ..platform import Platform, default_model, load_platform, model_spec
     from ..prediction import predict
 
-    check_collective(collective)
+    the_mpi = get_mpi(mpi)
+    check_collective(collective, the_mpi)
     if splits is not None and (collective != "gather" or splits < 1):
         raise CommodelError(f"--splits {splits}: only gather splits, into K >= 2 sub-gathers")
     plat = platform if isinstance(platform, Platform) else load_platform(platform)
@@ -275,7 +286,10 @@ def advise(
         escalation where the time is the mean of ``samples`` runs)."""
         p, m, number, gen, k, as_default = item
         try:
-            sched = candidate_schedule(collective, number, gen, p, m, root, k, as_default)
+            sched = candidate_schedule(
+                collective, number, gen, p, m, root, k, as_default, the_mpi.segsize,
+                the_mpi.faninout,
+            )  # fmt: skip
         except CollectiveError as exc:
             return None, _first_line(exc), 0
         if samples:
@@ -287,7 +301,7 @@ def advise(
     points = [Point(p, m) for p in ranks for m in sizes]
     todo = []
     for point in points:
-        for number, name, gen in ALGORITHMS[collective]:
+        for number, name, gen in the_mpi.algorithms[collective]:
             cand = Candidate(number, name, gen)
             point.candidates.append(cand)
             if gen is None:
@@ -295,9 +309,12 @@ def advise(
             else:
                 todo.append((cand, (point.ranks, point.size, number, gen, 2, False)))
         if point.ranks >= 2:
-            number = default_algorithm(collective, point.ranks, point.size)
-            [cand] = [c for c in point.candidates if c.number == number]
-            if cand.generator and runs_otherwise_as_default(collective, number):
+            number = the_mpi.default_algorithm(collective, point.ranks, point.size)
+            found = [c for c in point.candidates if c.number == number]
+            cand = (
+                found[0] if found else Candidate(number, the_mpi.label_of(collective, number), None)
+            )
+            if cand.generator and runs_otherwise_as_default(collective, number, the_mpi):
                 cand = Candidate(number, cand.name, cand.generator)
                 todo.append((cand, (point.ranks, point.size, number, cand.generator, 2, True)))
             point.default = cand
@@ -324,6 +341,7 @@ def advise(
         cpu.cores if cpu else None,
         stretch,
         samples,
+        the_mpi.name,
     )
 
 
@@ -336,24 +354,28 @@ def candidate_schedule(
     root: int = 0,
     splits: int = 2,
     as_default: bool = False,
+    segsize: dict | None = None,
+    faninout: dict | None = None,
 ) -> Any:
     """The schedule of Open MPI algorithm ``number`` (generator ``gen``) at (P, m) as a
     forced run and our rules file run it (:data:`~commodel.openmpi.SEGSIZE`, ``FANINOUT``),
     or with ``as_default`` as the fixed decision runs it: unsegmented, one chain."""
     from ..schedules import collective as generate
 
-    seg = SEGSIZE.get((collective, number))
+    segsize = SEGSIZE if segsize is None else segsize
+    faninout = FANINOUT if faninout is None else faninout
+    seg = segsize.get((collective, number))
     fan = None
     if as_default:
         seg, fan = (
             (max(size, 1) if seg else None),
-            (1 if FANINOUT.get((collective, number)) else None),
+            (1 if faninout.get((collective, number)) else None),
         )
     return generate(gen, ranks, size, root=root, segment=seg, splits=splits, fanout=fan)
 
 
 def alike_classes(
-    collective: str, ranks: int, size: int, numbers: Any, root: int = 0
+    collective: str, ranks: int, size: int, numbers: Any, root: int = 0, mpi: str = "openmpi-4.1"
 ) -> list[frozenset[int]]:
     """The algorithms among ``numbers`` whose schedules at (P, m) are the same, in classes
     of two or more: Open MPI runs one function for them there (allreduce segmented_ring
@@ -363,13 +385,17 @@ def alike_classes(
     generator refuses (P, m), are in no class."""
     from ..errors import CollectiveError
 
-    gens = {n: g for n, _, g in ALGORITHMS[collective] if g is not None}
+    gens = {n: g for n, _, g in get_mpi(mpi).algorithms[collective] if g is not None}
     by_goal: dict[str, set[int]] = {}
     for n in sorted(set(numbers)):
         if n not in gens:
             continue
         try:
-            goal = candidate_schedule(collective, n, gens[n], ranks, size, root).to_goal()
+            the = get_mpi(mpi)
+            sched = candidate_schedule(
+                collective, n, gens[n], ranks, size, root, 2, False, the.segsize, the.faninout
+            )
+            goal = sched.to_goal()
         except CollectiveError:
             continue
         by_goal.setdefault(goal, set()).add(n)
@@ -385,10 +411,11 @@ def runs_default_call(collective: str, point: Point, chosen: Candidate, fixed: i
     return chosen.number == fixed and not runs_otherwise_as_default(collective, chosen.number)
 
 
-def runs_otherwise_as_default(collective: str, number: int) -> bool:
+def runs_otherwise_as_default(collective: str, number: int, mpi: Mpi | None = None) -> bool:
     """Whether Open MPI's fixed decision (faninout 0, segsize 0) runs the algorithm other
     than our candidate of it does (:data:`~commodel.openmpi.SEGSIZE`, ``FANINOUT``)."""
-    return (collective, number) in SEGSIZE or (collective, number) in FANINOUT
+    seg, fan = (SEGSIZE, FANINOUT) if mpi is None else (mpi.segsize, mpi.faninout)
+    return (collective, number) in seg or (collective, number) in fan
 
 
 def split_of(plat: Any, ranks: int, size: int) -> Split | None:
@@ -475,11 +502,32 @@ def rules_table(
     return table if table.comm_rules else None
 
 
-def mpirun_line(path: str) -> str:
-    """The Open MPI options that make mpirun use the rules file at ``path``."""
+def mpirun_line(path: str, mpi: str = "openmpi-4.1") -> str:
+    """The launcher line with which ``mpi`` uses the rules file at ``path``: Open MPI's
+    dynamic rules options (5.0: with coll/han off, so that tuned's rules fire whatever the
+    number of ranks per host), MPICH's JSON tuning file variable."""
     import shlex
 
+    if mpi == "mpich":
+        return f"mpiexec -genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE {shlex.quote(path)} ..."
+    han = "--mca coll ^han " if mpi == "openmpi-5.0" else ""
     return (
-        "mpirun --mca coll_tuned_use_dynamic_rules 1 "
+        f"mpirun {han}--mca coll_tuned_use_dynamic_rules 1 "
         f"--mca coll_tuned_dynamic_rules_filename {shlex.quote(path)} ..."
     )
+
+
+def mpich_rules_from_advice(adv: Advice, builtin: dict) -> dict:
+    """MPICH's JSON tuning file for the advice's choices (:func:`commodel.mpis.mpich.
+    rules_json`): per P, from each size on, the chosen algorithm (where the advice keeps the
+    default, MPICH's default's algorithm)."""
+    from ..mpis.mpich import rules_json
+
+    picks: dict[int, list[tuple[int, int]]] = {}
+    for pt in adv.points:
+        chosen = pt.choice(adv.min_gain)
+        if chosen is not None and chosen.number:
+            picks.setdefault(pt.ranks, []).append((pt.size, chosen.number))
+    if not picks:
+        raise CommodelError("advise: no algorithm could be predicted, no rules to write")
+    return rules_json(adv.collective, picks, builtin)

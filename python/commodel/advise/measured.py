@@ -213,8 +213,9 @@ def verify(
     if rounds < 1:
         raise CommodelError(f"--rounds {rounds}: expected at least 1")
     from ..measure.collective import SweepRun, campaign_samples, sweep_algorithms, sweep_campaigns
-    from ..openmpi import default_algorithm
+    from ..mpis import get as get_mpi
 
+    default_algorithm = get_mpi(adv.mpi).default_algorithm
     coll = adv.collective
     by_p: dict[int, list[Any]] = {}
     for pt in adv.points:
@@ -232,7 +233,7 @@ def verify(
             "budget": budget,
         }
         base = [SweepRun(0), SweepRun("rules", 0, rules_file)]
-        base += [SweepRun(a, a) for a in sweep_algorithms(coll, p) if a]
+        base += [SweepRun(a, a) for a in sweep_algorithms(coll, p, adv.mpi) if a]
         splits: dict[int, list[int]] = {}
         for pt in pts:
             if pt.split is not None:
@@ -242,7 +243,7 @@ def verify(
         runs = list(base)
         for r in range(1, rounds):  # round r: every run again, its campaign marked
             runs += [replace(b, key=(b.key, r), given=b.given + (("round", r),)) for b in base]
-        campaigns, bad = sweep_campaigns(db_path, given, p, mpirun, runs, quiet, python)
+        campaigns, bad = sweep_campaigns(db_path, given, p, mpirun, runs, quiet, python, adv.mpi)
         failed += [f"P={p} {b}" for b in bad]
         # per run key and size, the samples of each round's mpirun
         samples: dict[int | str, dict[int, list[list[float]]]] = {}
@@ -275,7 +276,7 @@ def verify(
             if not default or not ours or not forced or number is None:
                 continue
             rounds = min(len(samples[key][pt.size]) for key in (0, "rules"))
-            alike = alike_classes(coll, p, pt.size, forced, root)
+            alike = alike_classes(coll, p, pt.size, forced, root, adv.mpi)
             points.append(
                 verified_point(
                     p, pt.size, default, ours, forced, number, rounds, fixed, alike, same
@@ -287,7 +288,10 @@ def verify(
 def csv_rows(
     coll: str, points: list[VerifiedPoint], adv: Advice, split_times: dict
 ) -> list[list[Any]]:
-    from ..openmpi import algorithm_label, default_algorithm
+    from ..mpis import get as get_mpi
+
+    algorithm_label = get_mpi(adv.mpi).label_of
+    default_algorithm = get_mpi(adv.mpi).default_algorithm
 
     splits = {(pt.ranks, pt.size): pt.split for pt in adv.points if pt.split is not None}
     rows = []
@@ -336,7 +340,10 @@ def write_csv(path: str, rows: list[list[Any]]) -> None:
 
 
 def format_verified(coll: str, points: list[VerifiedPoint], adv: Advice, split_times: dict) -> str:
-    from ..openmpi import algorithm_label, default_algorithm
+    from ..mpis import get as get_mpi
+
+    algorithm_label = get_mpi(adv.mpi).label_of
+    default_algorithm = get_mpi(adv.mpi).default_algorithm
     from ..report.tables import format_table
     from ..units import format_duration, format_size
 

@@ -36,6 +36,7 @@ collective is :func:`rule_message_size` (``coll_tuned_decision_dynamic.c``).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from ..errors import CommodelError
@@ -163,8 +164,10 @@ _LONG_MAX = 2**63 - 1
 _LONG_MIN = -(2**63)
 
 
-def tokens(data: bytes) -> list[tuple[int, int]]:
-    """Every integer ``ompi_coll_base_file_getnext_long`` would read: ``(value, line)``."""
+def tokens(data: bytes, follow: list[bool] | None = None) -> list[tuple[int, int]]:
+    """Every integer ``ompi_coll_base_file_getnext_long`` would read: ``(value, line)``.
+    With ``follow`` (a list), also whether after each one, past spaces and tabs, a digit
+    comes next (Open MPI 5.0's ``ompi_coll_base_file_peek_next_char_isdigit``)."""
     out: list[tuple[int, int]] = []
     n = len(data)
     i = 0
@@ -203,6 +206,11 @@ def tokens(data: bytes) -> list[tuple[int, int]]:
             value = -value if negative else value
             out.append((max(_LONG_MIN, min(_LONG_MAX, value)), line))
             i = j
+            if follow is not None:
+                k = j
+                while k < n and data[k] in b" \t":
+                    k += 1
+                follow.append(k < n and data[k] in b"0123456789")
             continue
         # no number starts here: the sign (if any) is consumed, one more character thrown away
         trash = data[j]
@@ -257,9 +265,31 @@ class _Reject(Exception):
         self.line, self.what, self.why = line, what, why
 
 
-def parse_rules(data: bytes) -> ParseResult:
-    """Read rules the way Open MPI 4.1.4 does, then check what it would silently misuse."""
-    toks = tokens(data)
+# What Open MPI 5.0 changed in the rules (coll_tuned_dynamic_file.c, the algorithm tables):
+# allgather 7 sparbit, allgatherv 6 sparbit.
+MAX_ALGORITHM_50 = {**MAX_ALGORITHM, 0: 7, 1: 6}
+_VERSION = re.compile(rb"rule-file-version-")
+_LABEL = {"openmpi-4.1": "Open MPI 4.1.4", "openmpi-5.0": "Open MPI 5.0"}
+
+
+def parse_rules(data: bytes, version: str = "openmpi-4.1") -> ParseResult:
+    """Read rules the way Open MPI 4.1.4 (``version`` "openmpi-4.1") or 5.0 does, then check
+    what it would silently misuse. Open MPI 5.0 first tries ``fscanf("rule-file-version-%u")``
+    at the start of the file (a file format version; 1 without it), and from version 2 reads
+    a fifth number of a rule, its max requests, when a digit follows the segsize on its line
+    (past spaces and tabs)."""
+    label = _LABEL.get(version, version)
+    file_version = 1
+    if version == "openmpi-5.0":
+        head = _VERSION.match(data)
+        if head:
+            digits = re.match(rb"\s*(\d+)", data[head.end() :])
+            skip = head.end() + (digits.end() if digits else 0)
+            file_version = int(digits.group(1)) if digits else 1
+            # the header's line stays one line (its newline is read next)
+            data = b" " * skip + data[skip:]
+    follow: list[bool] = []
+    toks = tokens(data, follow)
     s = _Stream(toks)
     tables: list[CollectiveRules] = []
     problems: list[Problem] = []
@@ -285,6 +315,8 @@ def parse_rules(data: bytes) -> ParseResult:
                     alg, _ = s.next(f"{rwhere}: algorithm")
                     fan, _ = s.next(f"{rwhere}: faninout")
                     seg, _ = s.next(f"{rwhere}: segsize")
+                    if file_version > 1 and follow[s.pos - 1]:
+                        s.next(f"{rwhere}: max requests")
                     if m == 0 and ms != 0:
                         raise _Reject(
                             mline,
@@ -301,7 +333,7 @@ def parse_rules(data: bytes) -> ParseResult:
                 "error",
                 rej.line,
                 "reader: " + rej.what,
-                f"{rej.why}; Open MPI 4.1.4 ignores the whole file without a message and "
+                f"{rej.why}; {label} ignores the whole file without a message and "
                 "uses its fixed decision",
             )
         )
@@ -315,11 +347,15 @@ def parse_rules(data: bytes) -> ParseResult:
                 f"{len(toks) - s.pos} numbers after the last collective are never read",
             )
         )
-    problems += _semantic_problems(tables)
+    problems += _semantic_problems(tables, version)
     return ParseResult(tables, problems)
 
 
-def _semantic_problems(tables: list[CollectiveRules]) -> list[Problem]:
+def _semantic_problems(
+    tables: list[CollectiveRules], version: str = "openmpi-4.1"
+) -> list[Problem]:
+    maxima = MAX_ALGORITHM_50 if version == "openmpi-5.0" else MAX_ALGORITHM
+    label = _LABEL.get(version, version)
     out: list[Problem] = []
     seen: dict[int, int] = {}
     for t in tables:
@@ -334,7 +370,7 @@ def _semantic_problems(tables: list[CollectiveRules]) -> list[Problem]:
                 )
             )
         seen[t.collective_id] = t.line
-        top = MAX_ALGORITHM.get(t.collective_id)
+        top = maxima.get(t.collective_id)
         if top is None:
             out.append(
                 Problem(
@@ -376,14 +412,14 @@ def _semantic_problems(tables: list[CollectiveRules]) -> list[Problem]:
                             r.line,
                             f"{where}: algorithm",
                             f"{r.algorithm} is not an algorithm of this collective (0..{top}); "
-                            "Open MPI 4.1.4 reads the file, then the MPI call fails with "
+                            f"{label} reads the file, then the MPI call fails with "
                             "MPI_ERR_ARG",
                         )
                     )
     return out
 
 
-def read_rules(path: str | os.PathLike) -> ParseResult:
+def read_rules(path: str | os.PathLike, version: str = "openmpi-4.1") -> ParseResult:
     name = os.fspath(path)
     try:
         with open(name, "rb") as handle:
@@ -394,7 +430,7 @@ def read_rules(path: str | os.PathLike) -> ParseResult:
         raise CommodelError(f"{name}: is a directory, not a rules file") from None
     except OSError as exc:
         raise CommodelError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    return parse_rules(data)
+    return parse_rules(data, version)
 
 
 def collective_table(tables: list[CollectiveRules], collective_id: int):

@@ -191,15 +191,35 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "default; outside the sizes measured, --use-rules FILE's rules or the default "
         "(verify them in a fresh database with --use-rules)",
     )
+    parser.add_argument(
+        "--mpi",
+        metavar="NAME",
+        help="the MPI to advise: openmpi-4.1, openmpi-5.0 or mpich (its algorithms, default "
+        "decision and rules format; default: the MPI of the mpirun on PATH, else of the "
+        "library mpi4py loads, else openmpi-4.1)",
+    )
     parser.add_argument("--quiet", action="store_true", help="with --verify: no progress bars")
     add_jobs_option(parser)
     parser.set_defaults(func=run, _parser=parser)
     return parser
 
 
+def chosen_mpi(args: argparse.Namespace) -> str:
+    """--mpi, or the MPI detected from the launcher (--mpirun's program when it is an
+    mpirun) or mpi4py; Open MPI 4.1 when nothing is found."""
+    from ..mpis import detect, get
+
+    if args.mpi:
+        return get(args.mpi).name
+    try:
+        return detect()
+    except CommodelError:
+        return "openmpi-4.1"
+
+
 def run(args: argparse.Namespace) -> int:
     if args.check_rules:
-        return check_rules(args.check_rules)
+        return check_rules(args.check_rules, chosen_mpi(args))
     given = (("--platform", args.platform), ("--collective", args.collective))
     missing = [flag for flag, value in given if not value]
     if missing:
@@ -207,7 +227,10 @@ def run(args: argparse.Namespace) -> int:
     from ..advise.advice import advise, check_collective, mpirun_line
     from ..platform import load_platform
 
-    check_collective(args.collective)
+    mpi = chosen_mpi(args)
+    from ..mpis import get as get_mpi
+
+    check_collective(args.collective, get_mpi(mpi))
     for flag, value in (("--use-rules", args.use_rules), ("--measured-rules", args.measured_rules)):
         if value and not args.verify:
             raise CommodelError(f"advise: {flag} needs --verify DB")
@@ -225,6 +248,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         splits=args.splits,
         samples=args.samples,
+        mpi=mpi,
         **({} if args.min_gain is None else {"min_gain": args.min_gain}),
     )
     if args.verify:
@@ -238,7 +262,7 @@ def run(args: argparse.Namespace) -> int:
     if args.rules:
         write_advice_rules(adv, args.rules)
         print(f"rules: {args.rules}")
-        print(mpirun_line(os.path.abspath(args.rules)))
+        print(mpirun_line(os.path.abspath(args.rules), adv.mpi))
     return 0
 
 
@@ -248,10 +272,34 @@ def write_advice_rules(adv, path: str, check_unchanged_in: str | None = None) ->
     campaigns are in it."""
     from ..advise.advice import rules_from_advice
 
+    if adv.mpi == "mpich":
+        return write_mpich_rules(adv, path)
     tables = rules_from_advice([adv])
     if not tables:
         raise CommodelError("advise: no algorithm could be predicted, no rules to write")
     return write_checked_rules(tables, path, check_unchanged_in)
+
+
+def write_mpich_rules(adv, path: str) -> str:
+    """MPICH's JSON tuning file for ``adv``: the installed MPICH's own selection tree (read
+    from its library) with the advised collective's branch replaced, checked with our
+    reader of csel.c's grammar before it is written."""
+    import json
+
+    from ..advise.advice import mpich_rules_from_advice
+    from ..mpis.mpich import builtin_tree, check_json, installed_library
+
+    builtin = builtin_tree(installed_library())
+    text = json.dumps(mpich_rules_from_advice(adv, builtin), indent=1) + "\n"
+    bad = [m for kind, m in check_json(text.encode(), builtin) if kind == "error"]
+    if bad:  # our writer and our reader disagree: a bug
+        raise CommodelError(f"internal: the rules for {path} fail our reader: {bad[0]}")
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except OSError as exc:
+        raise CommodelError(f"{path}: cannot write: {exc.strerror or exc}") from None
+    return text
 
 
 def write_checked_rules(tables, path: str, check_unchanged_in: str | None = None) -> str:
@@ -401,10 +449,18 @@ def format_advice(adv) -> str:
                 else (f"{chosen.number} {chosen.name}" if chosen else "-"),
             ]
         )
+    from ..mpis import get as get_mpi
+
+    label = get_mpi(adv.mpi).label
+    numbers = (
+        f"numbers in the order of MPIR_CVAR_{adv.collective.upper()}_INTRA_ALGORITHM"
+        if adv.mpi == "mpich"
+        else "numbers as coll_tuned_<coll>_algorithm"
+    )
     head = (
         f"{adv.collective} on platform {adv.platform}, model {adv.model}: predicted time of "
-        "Open MPI 4.1.4's algorithms (numbers as coll_tuned_<coll>_algorithm)\ndefault: what "
-        "Open MPI runs without a rules file; gain: default / best - 1; chosen: the best\n"
+        f"{label}'s algorithms ({numbers})\ndefault: what "
+        f"{label.rsplit(' ', 1)[0]} runs without a rules file; gain: default / best - 1; chosen: the best\n"
         f"where the gain exceeds --min-gain ({adv.min_gain}), else the default"
     )
     if adv.cpu_stretch:
@@ -496,19 +552,44 @@ def format_advice(adv) -> str:
     return "\n".join(lines)
 
 
-def check_rules(path: str) -> int:
+def check_rules(path: str, mpi: str = "openmpi-4.1") -> int:
+    if mpi == "mpich":
+        return check_mpich_rules(path)
     from ..advise.rules import read_rules
 
-    result = read_rules(path)
+    result = read_rules(path, version=mpi)
     for p in result.problems:
         sys.stdout.write(f"{path}: {p.kind}: {p}\n")
+    label = {"openmpi-4.1": "Open MPI 4.1.4", "openmpi-5.0": "Open MPI 5.0"}[mpi]
     if not result.accepted:
-        raise CommodelError(f"{path}: Open MPI 4.1.4 ignores this rules file (see the error above)")
+        raise CommodelError(f"{path}: {label} ignores this rules file (see the error above)")
     if not result.ok:
-        raise CommodelError(f"{path}: Open MPI 4.1.4 reads this file but an MPI call would fail")
+        raise CommodelError(f"{path}: {label} reads this file but an MPI call would fail")
     n_rules = sum(len(c.rules) for t in result.tables for c in t.comm_rules)
     print(
-        f"{path}: ok for Open MPI 4.1.4: {len(result.tables)} collectives, {n_rules} message "
+        f"{path}: ok for {label}: {len(result.tables)} collectives, {n_rules} message "
         f"rules, {sum(p.kind == 'warning' for p in result.problems)} warnings"
     )
+    return 0
+
+
+def check_mpich_rules(path: str) -> int:
+    """--check-rules for MPICH: the JSON tuning file read as csel.c reads it."""
+    from ..mpis.mpich import builtin_tree, check_json, installed_library
+
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise CommodelError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    try:
+        builtin = builtin_tree(installed_library())
+    except CommodelError:
+        builtin = None
+    problems = check_json(data, builtin)
+    for kind, message in problems:
+        sys.stdout.write(f"{path}: {kind}: {message}\n")
+    if any(kind == "error" for kind, _ in problems):
+        raise CommodelError(f"{path}: MPICH 5.0 fails on this tuning file (see above)")
+    print(f"{path}: ok for MPICH 5.0: {sum(k == 'warning' for k, _ in problems)} warnings")
     return 0

@@ -46,43 +46,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         metavar="BYTES",
         help="message size: 65536, 64KiB, 2kB (the units of GOAL, case-sensitive)",
     )
-    parser.add_argument("--root", type=nonnegative_int, default=0, help="root rank (default 0)")
-    parser.add_argument(
-        "--seed",
-        type=seed_arg,
-        default=0,
-        help="random seed, 0 .. 2**64 - 1 (random-pairs; default 0)",
-    )
-    parser.add_argument(
-        "--segment", type=size_arg, metavar="BYTES", help="segment size of pipelined algorithms"
-    )
-    parser.add_argument(
-        "--degree", type=positive_int, default=1, help="passes of random-pairs (default 1)"
-    )
-    parser.add_argument(
-        "--splits", type=positive_int, default=2, help="sub-gathers of gather-split (default 2)"
-    )
-    parser.add_argument(
-        "--max-requests",
-        type=nonnegative_int,
-        default=0,
-        metavar="N",
-        help="outstanding requests of alltoall-linear-sync (default 0: unlimited); "
-        "scatter-linear-nb: every send to a multiple of N is blocking",
-    )
-    parser.add_argument(
-        "--fanout",
-        type=positive_int,
-        metavar="K",
-        help="chains of bcast-chain, radix of bcast-knomial (default 4, as Open MPI)",
-    )
-    parser.add_argument(
-        "--reduce-ns-per-byte",
-        type=float,
-        default=0.0,
-        metavar="NS",
-        help="cost of the reduction in allreduce algorithms (default 0: none)",
-    )
+    add_option_arguments(parser)
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     parser.set_defaults(func=run, _parser=parser)
     return parser
@@ -90,7 +54,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     from ..report.tables import format_table
-    from ..schedules import collective_names, write_collective
+    from ..schedules import collective_names, collective_options, write_collective
     from ..units import format_size
 
     if args.list:
@@ -106,19 +70,9 @@ def run(args: argparse.Namespace) -> int:
     if missing:
         parser.error(f"missing {', '.join(missing)} (or use --list)")
     check_output_file(args.output, "-o")
+    options = {spec[0]: getattr(args, spec[0]) for spec in collective_options()}
     num_ranks, num_ops, bytes_sent = write_collective(
-        args.name,
-        args.ranks,
-        args.size,
-        args.output,
-        root=args.root,
-        seed=args.seed,
-        segment=args.segment,
-        degree=args.degree,
-        splits=args.splits,
-        max_requests=args.max_requests,
-        fanout=args.fanout,
-        reduce_ns_per_byte=args.reduce_ns_per_byte,
+        args.name, args.ranks, args.size, args.output, **options
     )
     if args.output not in (None, "-"):
         print(
@@ -127,3 +81,17 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     return 0
+
+
+def add_option_arguments(parser: argparse.ArgumentParser) -> None:
+    """One ``--name`` per collective option, as the engine declares them
+    (:func:`commodel.schedules.collective_options`)."""
+    from ..schedules import collective_options
+
+    types = {"u64": seed_arg, "bytes": size_arg, "f64": float}
+    for name, kind, low, _high, default, metavar, text in collective_options():
+        kind_type = types.get(kind, positive_int if low >= 1 else nonnegative_int)
+        parser.add_argument(
+            "--" + name.replace("_", "-"), type=kind_type, default=default, metavar=metavar,
+            help=text,
+        )  # fmt: skip

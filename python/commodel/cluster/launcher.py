@@ -137,21 +137,59 @@ def exec_in_host(record: dict[str, Any], host: str, command: Sequence[str]) -> i
 
 
 def mpi_flavour(mpirun: str) -> tuple[str, int]:
-    """("openmpi", major) for Open MPI's mpirun; other MPIs are refused."""
+    """("openmpi", major) for Open MPI's mpirun, ("mpich", major) for MPICH's hydra
+    mpiexec; other MPIs are refused."""
     try:
         proc = subprocess.run(
             [mpirun, "--version"], capture_output=True, text=True, timeout=30, check=False
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise ClusterError(f"cannot run {mpirun} --version: {exc}") from None
-    match = re.search(r"Open MPI\)?\s+(\d+)\.", proc.stdout + proc.stderr)
-    if not match:
-        first = (proc.stdout or proc.stderr).strip().splitlines()[:1]
-        raise ClusterError(
-            f"{mpirun} is not Open MPI ({first[0] if first else 'no version output'}); the "
-            "emulated cluster launches Open MPI 4 or 5 only"
-        )
-    return "openmpi", int(match.group(1))
+    text = proc.stdout + proc.stderr
+    match = re.search(r"Open MPI\)?\s+(\d+)\.", text)
+    if match:
+        return "openmpi", int(match.group(1))
+    hydra = re.search(r"HYDRA build details:\s+Version:\s+(\d+)\.", text)
+    if hydra:
+        return "mpich", int(hydra.group(1))
+    first = text.strip().splitlines()[:1]
+    raise ClusterError(
+        f"{mpirun} is neither Open MPI's mpirun nor MPICH's mpiexec "
+        f"({first[0] if first else 'no version output'}); the emulated cluster launches "
+        "Open MPI 4 or 5 and MPICH"
+    )
+
+
+def hydra_argv(
+    record: dict[str, Any],
+    mpiexec: str,
+    hostfile: Path,
+    ranks: int,
+    user_args: Sequence[str],
+    command: Sequence[str],
+) -> list[str]:
+    """MPICH's hydra mpiexec over the cluster: its proxies started by our agent (hydra's
+    ssh launcher calls ``AGENT -x HOST CMD``), mpiexec reached over the management network
+    (``-iface``); the ranks on the ofi netmod's tcp provider over the data NICs
+    (``FI_PROVIDER=tcp``, ``FI_TCP_IFACE``), no shared memory between them
+    (``MPIR_CVAR_NOLOCAL=1``); a user's ``-genv NAME VALUE`` of the same names wins."""
+    agent = str(state.agent_path(record["id"]))
+    given = {user_args[i + 1] for i, a in enumerate(user_args[:-1]) if a == "-genv"}
+    env = [
+        ("MPIR_CVAR_CH4_NETMOD", "ofi"),
+        ("FI_PROVIDER", "tcp"),
+        ("FI_TCP_IFACE", record["data_dev"]),
+        ("MPIR_CVAR_NOLOCAL", "1"),
+    ]
+    argv = [tool("ip"), "netns", "exec", record["ctl_ns"], mpiexec]
+    argv += ["-launcher", "ssh", "-launcher-exec", agent, "-iface", record["mgmt_dev"]]
+    argv += ["-f", str(hostfile)]
+    for key, value in env:
+        if key not in given:
+            argv += ["-genv", key, value]
+    if not _has_option(user_args, "-np", "-n"):
+        argv += ["-n", str(ranks)]
+    return argv + list(user_args) + list(command)
 
 
 def _user_mca_keys(args: Sequence[str]) -> set[str]:
@@ -256,7 +294,7 @@ def mpirun(
         raise ClusterError(f"--hosts must be in [1, {len(all_hosts)}], got {count}")
     mpirun_path = mpirun_path or os.environ.get("COMMODEL_MPIRUN") or "mpirun"
     resolved = tool(mpirun_path) if os.sep not in mpirun_path else mpirun_path
-    _, major = mpi_flavour(resolved)
+    flavour, major = mpi_flavour(resolved)
     if not state.agent_path(record["id"]).exists():
         write_agent(record)
 
@@ -264,20 +302,24 @@ def mpirun(
     run_dir = state.state_dir() / f"{record['id']}.run-{os.getpid()}"
     run_dir.mkdir(exist_ok=True)
     hostfile = run_dir / "hostfile"
+    slots = ":" if flavour == "mpich" else " slots="  # hydra: HOST:N
     hostfile.write_text(
-        "".join(f"{h['name']} slots={ranks_per_host}\n" for h in all_hosts[:count]),
+        "".join(f"{h['name']}{slots}{ranks_per_host}\n" for h in all_hosts[:count]),
         encoding="utf-8",
     )
-    argv = mpirun_argv(
-        record,
-        resolved,
-        major,
-        hostfile,
-        count * ranks_per_host,
-        ranks_per_host,
-        user_args,
-        command,
-    )
+    if flavour == "mpich":
+        argv = hydra_argv(record, resolved, hostfile, count * ranks_per_host, user_args, command)
+    else:
+        argv = mpirun_argv(
+            record,
+            resolved,
+            major,
+            hostfile,
+            count * ranks_per_host,
+            ranks_per_host,
+            user_args,
+            command,
+        )
     env = dict(os.environ)
     # With shaping: serialize the ranks stay SCHED_OTHER: busy-polling SCHED_RR ranks use up
     # the kernel's real-time budget, and its throttling then stalls the (SCHED_FIFO)

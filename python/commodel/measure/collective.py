@@ -38,7 +38,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
-from ..openmpi import ALGORITHMS, SEGSIZE, algorithm_label, rule_message_size
+from ..mpis import get as get_mpi
+from ..openmpi import SEGSIZE, algorithm_label, rule_message_size
 from .common import Context, kernel, sync_start
 from .concurrent import ci_ok
 
@@ -54,30 +55,41 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
+# MPICH's variables: the JSON tuning file, and the forced algorithm of a collective.
+MPICH_RULES_VAR = "MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE"
+
+
+def mpich_var(collective: str) -> str:
+    return f"MPIR_CVAR_{collective.upper()}_INTRA_ALGORITHM"
+
+
 def forced_algorithm(collective: str, environ: Mapping[str, str] | None = None) -> dict:
-    """What Open MPI was told about ``collective`` through ``OMPI_MCA_*`` variables:
+    """What the MPI was told about ``collective``: through ``OMPI_MCA_*`` variables (Open
+    MPI), or MPICH's ``MPIR_CVAR_<COLL>_INTRA_ALGORITHM`` (a name, numbered as
+    :mod:`commodel.mpis.mpich` does) and ``MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE``:
     ``{"algorithm": N (0: default decision), "rules_file": path or None}``."""
     env = os.environ if environ is None else environ
+    if env.get(mpich_var(collective)) or env.get(MPICH_RULES_VAR):
+        return _mpich_forcing(collective, env)
     dynamic = env.get("OMPI_MCA_coll_tuned_use_dynamic_rules", "0").strip().lower()
     dynamic_on = dynamic in ("1", "true", "yes", "enabled")
     name = f"OMPI_MCA_coll_tuned_{collective}_algorithm"
     text = env.get(name, "0").strip()
+    # Open MPI 5.0's table: 4.1.4's and allgather 7 (sparbit)
+    algs = get_mpi("openmpi-5.0").algorithms[collective]
     number = None
     if text.isdigit():
         number = int(text)
     else:  # Open MPI also takes the algorithm's name
-        for n, alg, _gen in ALGORITHMS[collective]:
+        for n, alg, _gen in algs:
             if alg == text or f"{n}" == text:
                 number = n
     if number is None:
         raise CommodelError(
-            f"{name}={text[:40]!r}: not an algorithm of {collective} "
-            f"(0..{ALGORITHMS[collective][-1][0]} or a name)"
+            f"{name}={text[:40]!r}: not an algorithm of {collective} (0..{algs[-1][0]} or a name)"
         )
-    if number > ALGORITHMS[collective][-1][0]:
-        raise CommodelError(
-            f"{name}={number}: {collective} has algorithms 0..{ALGORITHMS[collective][-1][0]}"
-        )
+    if number > algs[-1][0]:
+        raise CommodelError(f"{name}={number}: {collective} has algorithms 0..{algs[-1][0]}")
     rules = env.get("OMPI_MCA_coll_tuned_dynamic_rules_filename") or None
     if not dynamic_on:
         if number:
@@ -89,6 +101,33 @@ def forced_algorithm(collective: str, environ: Mapping[str, str] | None = None) 
     return {"algorithm": number, "rules_file": rules}
 
 
+def _mpich_forcing(collective: str, env: Mapping[str, str]) -> dict:
+    """:func:`forced_algorithm` for MPICH."""
+    mpich = get_mpi("mpich")
+    rules = env.get(MPICH_RULES_VAR) or None
+    text = env.get(mpich_var(collective), "auto")
+    if collective not in mpich.algorithms:
+        if text.strip() not in ("", "auto"):
+            raise CommodelError(f"{mpich_var(collective)}: not measured for MPICH")
+        return {"algorithm": 0, "rules_file": rules}
+    number = mpich.number_of(collective, text)
+    if number is None:
+        names = ", ".join(a for _n, a, _g in mpich.algorithms[collective])
+        raise CommodelError(
+            f"{mpich_var(collective)}={text[:40]!r}: not an algorithm of {collective} ({names})"
+        )
+    return {"algorithm": number, "rules_file": rules}
+
+
+def label_of(collective: str, number: int, environ: Mapping[str, str] | None = None) -> str:
+    """The algorithm's name as the MPI of the environment (MPICH's variables set, or Open
+    MPI) names it."""
+    env = os.environ if environ is None else environ
+    if env.get(mpich_var(collective)) or env.get(MPICH_RULES_VAR):
+        return get_mpi("mpich").label_of(collective, number)
+    return get_mpi("openmpi-5.0").label_of(collective, number)
+
+
 def mpi_t_forcing(collective: str) -> dict | None:
     """What Open MPI itself holds, read through the MPI tool interface (MPI_T control
     variables ``coll_tuned_use_dynamic_rules``, ``coll_tuned_<coll>_algorithm``,
@@ -97,8 +136,14 @@ def mpi_t_forcing(collective: str) -> dict | None:
     so the C functions are called through ctypes in the already loaded MPI library."""
     import ctypes
 
+    from ..mpis.library import loaded_libmpi
+
+    if os.environ.get(mpich_var(collective)) or os.environ.get(MPICH_RULES_VAR):
+        return None  # MPICH: its CVARs are read from the environment
     try:
-        lib = ctypes.CDLL(None)
+        lib = loaded_libmpi()
+        if lib is None:
+            return None
         init, get_index = lib.MPI_T_init_thread, lib.MPI_T_cvar_get_index
         alloc, read, free = (
             lib.MPI_T_cvar_handle_alloc,
@@ -285,7 +330,7 @@ def batch_reps(times: list[float], spent: float, opts: dict[str, Any]) -> int:
 
 def procedure(opts: dict[str, Any]):
     coll, alg = opts["collective"], int(opts["algorithm"])
-    label = algorithm_label(coll, alg)
+    label = label_of(coll, alg)
 
     def run(ctx: Context) -> dict[str, Any]:
         # every rank must have been started with the same forcing
@@ -399,11 +444,14 @@ def procedure(opts: dict[str, Any]):
 # --- the driver: one mpirun per algorithm -----------------------------------------------------
 
 
-def sweep_algorithms(collective: str, ranks: int) -> list[int]:
-    """0 (Open MPI's default decision), then every coll/tuned algorithm of ``collective``
-    that runs on ``ranks`` ranks (``two_proc`` only on 2: Open MPI 4.1.4 returns
-    MPI_ERR_UNSUPPORTED_OPERATION otherwise)."""
-    return [0] + [n for n, a, _g in ALGORITHMS[collective] if a != "two_proc" or ranks == 2]
+def sweep_algorithms(collective: str, ranks: int, mpi: str = "openmpi-4.1") -> list[int]:
+    """0 (the MPI's default decision), then every algorithm of ``collective`` that runs on
+    ``ranks`` ranks (``two_proc`` only on 2: Open MPI 4.1.4 returns
+    MPI_ERR_UNSUPPORTED_OPERATION otherwise). MPICH: the algorithms with a generator."""
+    algs = get_mpi(mpi).algorithms[collective]
+    if mpi == "mpich":
+        return [0] + [n for n, _a, g in algs if g]
+    return [0] + [n for n, a, _g in algs if a != "two_proc" or ranks == 2]
 
 
 def launch_argv(mpirun: list[str] | None, ranks: int, mca: list[tuple[str, str]]) -> list[str]:
@@ -419,9 +467,14 @@ def launch_argv(mpirun: list[str] | None, ranks: int, mca: list[tuple[str, str]]
     return prefix + opts + tail
 
 
-def run_mca(collective: str, algorithm: int, rules_file: str | None = None) -> dict[str, str]:
-    """The MCA parameters of a run (as ``OMPI_MCA_`` variables): none for Open MPI's default
-    decision, dynamic rules with the algorithm forced, or dynamic rules with a rules file."""
+def run_mca(
+    collective: str, algorithm: int, rules_file: str | None = None, mpi: str = "openmpi-4.1"
+) -> dict[str, str]:
+    """The environment of a run: for Open MPI 4.1 its MCA parameters (as ``OMPI_MCA_``
+    variables): none for the default decision, dynamic rules with the algorithm forced, or
+    dynamic rules with a rules file; for the others their :attr:`Mpi.run_env`."""
+    if mpi != "openmpi-4.1":
+        return get_mpi(mpi).run_env(collective, algorithm, rules_file)
     if rules_file:
         return {
             "OMPI_MCA_coll_tuned_use_dynamic_rules": "1",
@@ -458,8 +511,12 @@ def _command(
 ) -> list[str]:
     import sys
 
-    mca = [(k.removeprefix("OMPI_MCA_"), v) for k, v in forced.items()]
+    mca = [(k.removeprefix("OMPI_MCA_"), v) for k, v in forced.items() if k.startswith("OMPI_")]
     argv = launch_argv(mpirun, ranks, mca)
+    others = [(k, v) for k, v in forced.items() if not k.startswith("OMPI_")]
+    if others:  # MPICH's hydra: -genv NAME VALUE, before a trailing `--` as the options
+        at = len(argv) - 1 if argv[-1] == "--" else len(argv)
+        argv[at:at] = [x for k, v in others for x in ("-genv", k, v)]
     argv += [python or sys.executable, "-m", "commodel", "measure", "collective"]
     return argv + ["--collective", collective] + list(measure_args)
 
@@ -492,6 +549,7 @@ def sweep_campaigns(
     runs: list[SweepRun],
     quiet: bool = False,
     python: str | None = None,
+    mpi: str = "openmpi-4.1",
 ) -> tuple[dict[Any, int], list[str]]:
     """Run ``runs`` one after the other, one mpirun each; a complete campaign with the same
     options (they record the forcing) is kept, an unfinished one resumed. Returns the
@@ -502,17 +560,22 @@ def sweep_campaigns(
 
     coll = given["collective"]
     # the children see only the forcing on their mpirun line
-    env = {k: v for k, v in os.environ.items() if not k.startswith("OMPI_MCA_coll_tuned_")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("OMPI_MCA_coll_tuned_")
+        and k not in (MPICH_RULES_VAR, mpich_var(coll), "OMPI_MCA_coll")
+    }
     campaigns: dict[Any, int] = {}
     failed = []
     for run in runs:
         mine = {**given, **dict(run.given)}
-        forced = run_mca(coll, run.algorithm, run.rules_file)
+        forced = run_mca(coll, run.algorithm, run.rules_file, mpi)
         opts = validate_options(mine, environ=forced)
         expected = options_json(opts)
         argv = _command(coll, ranks, forced, _measure_args(db_path, opts, quiet), mpirun, python)
         key = f"{run.key[0]}@{run.key[1]}" if isinstance(run.key, tuple) else run.key
-        name = f"{key} {algorithm_label(coll, run.algorithm)}"
+        name = f"{key} {label_of(coll, run.algorithm, forced)}"
         if run.rules_file:
             name = f"{key} (rules file {run.rules_file})"
         with ResultsDB(db_path) as db:

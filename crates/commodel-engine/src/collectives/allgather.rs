@@ -124,3 +124,50 @@ pub(crate) fn linear(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     };
     sequence::then(ctx, &gathered, &bcast::fixed_rules(&b)?)
 }
+
+/// The number of steps of Open MPI 5.0's sparbit, `ceil(log(P) / log(2))` computed in
+/// floating point as `ompi_coll_base_allgather_intra_sparbit` does (0 for P = 1).
+fn sparbit_steps(p: u32) -> u32 {
+    ((p as f64).ln() / 2f64.ln()).ceil() as u32
+}
+
+/// Open MPI 5.0 sparbit (`ompi_coll_base_allgather_intra_sparbit`, "sparse binomial
+/// tree"). With L = ceil(log2 P) steps, the distance d starts at 2^(L-1) and halves; the
+/// steps whose d is one of the bits Open MPI's `ignore_steps` mask keeps (from the lowest
+/// set bit of P up, the bits where P >> ctz(P) is 0, and the lowest) send one block fewer.
+/// In a step rank r posts, for t = 0 .. e - x - 1 (e blocks expected, x that exclusion),
+/// an isend of block r - 2 t d to r + d and an irecv of block r - (2 t + 1) d from r - d
+/// (each block its own tag, the block's number), then waits for all of them; e becomes
+/// 2 e - x. Every rank ends with P blocks of `size` bytes.
+pub(crate) fn sparbit(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let p = ctx.p;
+    ctx.check_ops(2 * p as u64 * (p as u64 - 1))?;
+    let mut mpi = ctx.mpi();
+    let steps = sparbit_steps(p);
+    if steps == 0 {
+        return mpi.finish();
+    }
+    let last_ignore = p.trailing_zeros();
+    let ignore_steps = (!(p >> last_ignore) | 1).wrapping_shl(last_ignore);
+    for r in 0..p {
+        let mut distance: u32 = 1u32.wrapping_shl(steps - 1);
+        let mut expected: u32 = 1;
+        for _ in 0..steps {
+            let to = add(r, distance % p, p);
+            let from = sub(r, distance % p, p);
+            let exclusion = u32::from(distance & ignore_steps == distance);
+            let mut reqs = Vec::with_capacity(2 * expected as usize);
+            for t in 0..expected - exclusion {
+                let back = |k: u64| ((k * distance as u64) % p as u64) as u32;
+                let send_block = sub(r, back(2 * t as u64), p);
+                let recv_block = sub(r, back(2 * t as u64 + 1), p);
+                reqs.push(mpi.isend(r, to, ctx.size, send_block));
+                reqs.push(mpi.irecv(r, from, ctx.size, recv_block));
+            }
+            mpi.waitall(&reqs);
+            distance >>= 1;
+            expected = (expected << 1) - exclusion;
+        }
+    }
+    mpi.finish()
+}

@@ -112,6 +112,7 @@ mod barrier;
 mod bcast;
 mod fixed;
 mod gather;
+mod options;
 mod parallel;
 mod patterns;
 mod program;
@@ -126,115 +127,86 @@ use std::cell::RefCell;
 use std::io::{self, Write};
 
 use crate::schedule::{BuildError, Schedule, ScheduleBuilder};
+pub use options::{
+    CollectiveOptions, OptionError, OptionKind, OptionSpec, OptionValue, DEFAULT_FANOUT,
+    DEFAULT_GATHER_SYNC_FIRST_SEGMENT, DEFAULT_PIPELINE_SEGMENT, OPTIONS,
+};
 pub use parallel::THREADS_VAR;
 use program::Mpi;
 use record::{Block, RankStream};
 
-/// Default segment of `bcast-pipeline`, in bytes.
-pub const DEFAULT_PIPELINE_SEGMENT: u64 = 8 * 1024;
-/// Default chain fanout of `bcast-chain` and radix of `bcast-knomial`
-/// (Open MPI 4.1.4's `coll_tuned_bcast_algorithm_chain_fanout` and
-/// `coll_tuned_bcast_algorithm_knomial_radix`).
-pub const DEFAULT_FANOUT: u32 = 4;
-/// Default first segment of `gather-linear-sync`, in bytes.
-pub const DEFAULT_GATHER_SYNC_FIRST_SEGMENT: u64 = 1024;
+/// A generator: the schedule of one collective algorithm in a checked context.
+type Generator = for<'a> fn(&Ctx<'a>) -> Result<Schedule, CollectiveError>;
 
-/// Options of [`generate`]; each generator reads the fields it needs.
-#[derive(Clone, Debug, PartialEq)]
-pub struct CollectiveOptions {
-    /// Root rank of rooted collectives (gather, scatter, bcast). Default 0.
-    pub root: u32,
-    /// Seed of `random-pairs`. Default 0.
-    pub seed: u64,
-    /// Segment size in bytes: `bcast-pipeline` (default 8 KiB), the other
-    /// tree bcasts and `allreduce-segmented-ring` (default unsegmented, Open
-    /// MPI's forced default), first segment of `gather-linear-sync` (default
-    /// 1 KiB). Must be > 0 when given.
-    pub segment: Option<u64>,
-    /// Number of chains of `bcast-chain`, radix of `bcast-knomial`; default
-    /// [`DEFAULT_FANOUT`]. Must be >= 1 (>= 2 for the radix) when given.
-    pub fanout: Option<u32>,
-    /// Passes d of `random-pairs`. Default 1.
-    pub degree: u32,
-    /// Number k of sub-gathers of `gather-split`. Default 2.
-    pub splits: u32,
-    /// Outstanding requests of `alltoall-linear-sync`; 0 = no limit (Open MPI's default).
-    /// For `scatter-linear-nb`: every send to a rank that is a multiple of it
-    /// is blocking when > 1 (0, Open MPI's default: all nonblocking).
-    pub max_requests: u32,
-    /// Local reduction cost of allreduce in ns per byte received. Default 0.0 (no calc ops).
-    pub reduce_ns_per_byte: f64,
-}
-
-impl Default for CollectiveOptions {
-    fn default() -> Self {
-        CollectiveOptions {
-            root: 0,
-            seed: 0,
-            segment: None,
-            fanout: None,
-            degree: 1,
-            splits: 2,
-            max_requests: 0,
-            reduce_ns_per_byte: 0.0,
-        }
-    }
-}
-
-/// One entry of the [`catalog`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One entry of the [`catalog`]: a name, its one-line summary and its generator.
+#[derive(Clone, Copy)]
 pub struct CollectiveInfo {
     pub name: &'static str,
     pub summary: &'static str,
+    generate: Generator,
 }
 
-const fn info(name: &'static str, summary: &'static str) -> CollectiveInfo {
-    CollectiveInfo { name, summary }
+impl std::fmt::Debug for CollectiveInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CollectiveInfo")
+            .field("name", &self.name)
+            .field("summary", &self.summary)
+            .finish()
+    }
+}
+
+const fn entry(name: &'static str, summary: &'static str, generate: Generator) -> CollectiveInfo {
+    CollectiveInfo {
+        name,
+        summary,
+        generate,
+    }
 }
 
 static CATALOG: &[CollectiveInfo] = &[
-    info("alltoall-xor-pairwise", "PlogPT Alltoall_A: P-1 rounds, exchange with rank xor i, both waited (P power of two)"),
-    info("alltoall-xor-post-all", "PlogPT Alltoall_B: post all P-1 receives, then blocking sends to rank xor i (P power of two)"),
-    info("alltoall-basic-linear", "Open MPI basic_linear: all receives and sends posted at once, then one waitall"),
-    info("alltoall-pairwise", "Open MPI pairwise: P-1 sendrecv steps, send to rank+i, receive from rank-i"),
-    info("alltoall-modified-bruck", "Open MPI modified_bruck: ceil(log2 P) sendrecv steps at distance 2^k carrying the blocks with bit k set"),
-    info("alltoall-linear-sync", "Open MPI linear_sync: like basic_linear with at most max_requests outstanding per direction"),
-    info("alltoall-two-proc", "Open MPI two_proc: one sendrecv between the two ranks (P = 2 only)"),
-    info("gather-basic-linear", "Open MPI basic_linear: every rank sends to the root, which receives in rank order"),
-    info("gather-binomial", "Open MPI binomial: in-order binomial tree, each node receives its subtrees then forwards"),
-    info("gather-linear-sync", "Open MPI linear_sync: root sends a 0-byte go to each rank in turn, which sends two segments"),
-    info("scatter-basic-linear", "Open MPI basic_linear: the root sends each rank its block in rank order"),
-    info("scatter-binomial", "Open MPI binomial: in-order binomial tree, each node forwards its subtrees' blocks, largest first"),
-    info("scatter-linear-nb", "Open MPI linear_nb: the root posts an isend to each rank in rank order, then waits for all"),
-    info("bcast-basic-linear", "Open MPI basic_linear: the root posts a send to every rank, then waits for all"),
-    info("bcast-binomial", "Open MPI binomial: binomial tree, children served together (segmented if segment is set)"),
-    info("bcast-pipeline", "Open MPI pipeline: a chain root -> root+1 -> ..., message cut into segments (default 8 KiB)"),
-    info("bcast-chain", "Open MPI chain: the root feeds fanout (default 4) chains of consecutive ranks, unsegmented by default"),
-    info("bcast-binary-tree", "Open MPI bintree: level-order binary tree, children served together, unsegmented by default"),
-    info("bcast-split-binary-tree", "Open MPI split_bintree: each half down one subtree of the binary tree, then pairs swap halves"),
-    info("bcast-knomial", "Open MPI knomial: k-nomial tree of radix fanout (default 4), unsegmented by default"),
-    info("bcast-scatter-allgather", "Open MPI scatter_allgather: binomial scatter of P blocks, then recursive-doubling allgather"),
-    info("bcast-scatter-allgather-ring", "Open MPI scatter_allgather_ring: binomial scatter of P blocks, then ring allgather"),
-    info("allgather-ring", "Open MPI ring: P-1 sendrecv steps passing one block to the right neighbour"),
-    info("allgather-recursive-doubling", "Open MPI recursive_doubling: log2 P exchanges with rank xor 2^k (Bruck if P is not a power of two)"),
-    info("allgather-bruck", "Open MPI bruck: ceil(log2 P) steps, send to rank-2^k, receive from rank+2^k, doubling blocks"),
-    info("allgather-neighbor", "Open MPI neighbor exchange: P/2 sendrecv steps alternating between the two neighbours (ring if P is odd)"),
-    info("allgather-linear", "Open MPI linear: gather to rank 0, then bcast from rank 0, both as Open MPI's fixed rules pick them"),
-    info("allgather-two-proc", "Open MPI two_proc: one sendrecv between the two ranks (P = 2 only)"),
-    info("allreduce-ring", "Open MPI ring: reduce-scatter ring then allgather ring over P blocks"),
-    info("allreduce-recursive-doubling", "Open MPI recursive_doubling: log2 of the power of two below P full-buffer exchanges"),
-    info("allreduce-rabenseifner", "Open MPI Rabenseifner: recursive-halving reduce-scatter then recursive-doubling allgather"),
-    info("allreduce-segmented-ring", "Open MPI segmented_ring: ring reduce-scatter in phases of segment-sized parts (the ring without segment)"),
-    info("allreduce-basic-linear", "Open MPI basic_linear: linear reduce to rank 0, then linear bcast from rank 0"),
-    info("allreduce-nonoverlapping", "Open MPI nonoverlapping: reduce to rank 0, then bcast, both as Open MPI's fixed rules pick them"),
-    info("barrier-dissemination", "Open MPI bruck barrier: ceil(log2 P) zero-byte sendrecv steps at distance 2^k"),
-    info("barrier-linear", "Open MPI basic_linear: everyone sends to rank 0, which then releases each rank in turn"),
-    info("barrier-double-ring", "Open MPI double_ring: a zero-byte token goes twice round the ring from rank 0"),
-    info("barrier-recursive-doubling", "Open MPI recursive_doubling: log2 p' exchanges, ranks above p' folded in before and released after"),
-    info("barrier-tree", "Open MPI tree: binomial fan-in to rank 0, then fan-out"),
-    info("barrier-two-proc", "Open MPI two_proc: one zero-byte sendrecv between the two ranks (P = 2 only)"),
-    info("gather-split", "Lastovetsky: a gather of M bytes as k linear sub-gathers of M/k bytes, a barrier between two"),
-    info("random-pairs", "Zhu: d passes; each node in turn picks a random other node, transfer kept with probability 1/2"),
+    entry("alltoall-xor-pairwise", "PlogPT Alltoall_A: P-1 rounds, exchange with rank xor i, both waited (P power of two)", alltoall::xor_pairwise),
+    entry("alltoall-xor-post-all", "PlogPT Alltoall_B: post all P-1 receives, then blocking sends to rank xor i (P power of two)", alltoall::xor_post_all),
+    entry("alltoall-basic-linear", "Open MPI basic_linear: all receives and sends posted at once, then one waitall", alltoall::basic_linear),
+    entry("alltoall-pairwise", "Open MPI pairwise: P-1 sendrecv steps, send to rank+i, receive from rank-i", alltoall::pairwise),
+    entry("alltoall-modified-bruck", "Open MPI modified_bruck: ceil(log2 P) sendrecv steps at distance 2^k carrying the blocks with bit k set", alltoall::modified_bruck),
+    entry("alltoall-linear-sync", "Open MPI linear_sync: like basic_linear with at most max_requests outstanding per direction", alltoall::linear_sync),
+    entry("alltoall-two-proc", "Open MPI two_proc: one sendrecv between the two ranks (P = 2 only)", alltoall::two_proc),
+    entry("gather-basic-linear", "Open MPI basic_linear: every rank sends to the root, which receives in rank order", gather::basic_linear),
+    entry("gather-binomial", "Open MPI binomial: in-order binomial tree, each node receives its subtrees then forwards", gather::binomial),
+    entry("gather-linear-sync", "Open MPI linear_sync: root sends a 0-byte go to each rank in turn, which sends two segments", gather::linear_sync),
+    entry("scatter-basic-linear", "Open MPI basic_linear: the root sends each rank its block in rank order", scatter::basic_linear),
+    entry("scatter-binomial", "Open MPI binomial: in-order binomial tree, each node forwards its subtrees' blocks, largest first", scatter::binomial),
+    entry("scatter-linear-nb", "Open MPI linear_nb: the root posts an isend to each rank in rank order, then waits for all", scatter::linear_nb),
+    entry("bcast-basic-linear", "Open MPI basic_linear: the root posts a send to every rank, then waits for all", bcast::basic_linear),
+    entry("bcast-binomial", "Open MPI binomial: binomial tree, children served together (segmented if segment is set)", bcast::binomial),
+    entry("bcast-pipeline", "Open MPI pipeline: a chain root -> root+1 -> ..., message cut into segments (default 8 KiB)", bcast::pipeline),
+    entry("bcast-chain", "Open MPI chain: the root feeds fanout (default 4) chains of consecutive ranks, unsegmented by default", bcast::chain),
+    entry("bcast-binary-tree", "Open MPI bintree: level-order binary tree, children served together, unsegmented by default", bcast::binary_tree),
+    entry("bcast-split-binary-tree", "Open MPI split_bintree: each half down one subtree of the binary tree, then pairs swap halves", bcast::split_binary_tree),
+    entry("bcast-knomial", "Open MPI knomial: k-nomial tree of radix fanout (default 4), unsegmented by default", bcast::knomial),
+    entry("bcast-scatter-allgather", "Open MPI scatter_allgather: binomial scatter of P blocks, then recursive-doubling allgather", bcast::scatter_allgather),
+    entry("bcast-scatter-allgather-ring", "Open MPI scatter_allgather_ring: binomial scatter of P blocks, then ring allgather", bcast::scatter_allgather_ring),
+    entry("allgather-ring", "Open MPI ring: P-1 sendrecv steps passing one block to the right neighbour", allgather::ring),
+    entry("allgather-recursive-doubling", "Open MPI recursive_doubling: log2 P exchanges with rank xor 2^k (Bruck if P is not a power of two)", allgather::recursive_doubling),
+    entry("allgather-bruck", "Open MPI bruck: ceil(log2 P) steps, send to rank-2^k, receive from rank+2^k, doubling blocks", allgather::bruck),
+    entry("allgather-neighbor", "Open MPI neighbor exchange: P/2 sendrecv steps alternating between the two neighbours (ring if P is odd)", allgather::neighbor),
+    entry("allgather-linear", "Open MPI linear: gather to rank 0, then bcast from rank 0, both as Open MPI's fixed rules pick them", allgather::linear),
+    entry("allgather-sparbit", "Open MPI 5.0 sparbit: ceil(log2 P) steps at halving distances, a sparse binomial tree per block", allgather::sparbit),
+    entry("allgather-two-proc", "Open MPI two_proc: one sendrecv between the two ranks (P = 2 only)", allgather::two_proc),
+    entry("allreduce-ring", "Open MPI ring: reduce-scatter ring then allgather ring over P blocks", allreduce::ring),
+    entry("allreduce-recursive-doubling", "Open MPI recursive_doubling: log2 of the power of two below P full-buffer exchanges", allreduce::recursive_doubling),
+    entry("allreduce-rabenseifner", "Open MPI Rabenseifner: recursive-halving reduce-scatter then recursive-doubling allgather", allreduce::rabenseifner),
+    entry("allreduce-segmented-ring", "Open MPI segmented_ring: ring reduce-scatter in phases of segment-sized parts (the ring without segment)", allreduce::segmented_ring),
+    entry("allreduce-basic-linear", "Open MPI basic_linear: linear reduce to rank 0, then linear bcast from rank 0", allreduce::basic_linear),
+    entry("allreduce-nonoverlapping", "Open MPI nonoverlapping: reduce to rank 0, then bcast, both as Open MPI's fixed rules pick them", allreduce::nonoverlapping),
+    entry("barrier-dissemination", "Open MPI bruck barrier: ceil(log2 P) zero-byte sendrecv steps at distance 2^k", barrier::dissemination),
+    entry("barrier-linear", "Open MPI basic_linear: everyone sends to rank 0, which then releases each rank in turn", barrier::linear),
+    entry("barrier-double-ring", "Open MPI double_ring: a zero-byte token goes twice round the ring from rank 0", barrier::double_ring),
+    entry("barrier-recursive-doubling", "Open MPI recursive_doubling: log2 p' exchanges, ranks above p' folded in before and released after", barrier::recursive_doubling),
+    entry("barrier-tree", "Open MPI tree: binomial fan-in to rank 0, then fan-out", barrier::tree),
+    entry("barrier-two-proc", "Open MPI two_proc: one zero-byte sendrecv between the two ranks (P = 2 only)", barrier::two_proc),
+    entry("gather-split", "Lastovetsky: a gather of M bytes as k linear sub-gathers of M/k bytes, a barrier between two", gather::split),
+    entry("random-pairs", "Zhu: d passes; each node in turn picks a random other node, transfer kept with probability 1/2", random::random_pairs),
 ];
 
 /// The algorithm number Open MPI 4.1.4's fixed decision rules pick for the collectives
@@ -333,6 +305,8 @@ impl From<BuildError> for CollectiveError {
 #[derive(Clone, Copy)]
 pub(crate) struct Ctx<'a> {
     pub name: &'static str,
+    /// The catalog entry's generator ([`run`] calls it).
+    pub generate: Generator,
     pub p: u32,
     pub size: u64,
     pub opts: &'a CollectiveOptions,
@@ -570,6 +544,7 @@ fn checked_ctx<'a>(
     };
     let ctx = Ctx {
         name: entry.name,
+        generate: entry.generate,
         p: ranks,
         size,
         opts,
@@ -579,53 +554,9 @@ fn checked_ctx<'a>(
     Ok(ctx)
 }
 
-/// Run the generator of `ctx.name`.
+/// Run the generator of `ctx`'s catalog entry, errors named after it.
 fn run(ctx: Ctx) -> Result<Schedule, CollectiveError> {
-    let result = match ctx.name {
-        "alltoall-xor-pairwise" => alltoall::xor_pairwise(&ctx),
-        "alltoall-xor-post-all" => alltoall::xor_post_all(&ctx),
-        "alltoall-basic-linear" => alltoall::basic_linear(&ctx),
-        "alltoall-pairwise" => alltoall::pairwise(&ctx),
-        "alltoall-modified-bruck" => alltoall::modified_bruck(&ctx),
-        "alltoall-linear-sync" => alltoall::linear_sync(&ctx),
-        "alltoall-two-proc" => alltoall::two_proc(&ctx),
-        "gather-basic-linear" => gather::basic_linear(&ctx),
-        "gather-binomial" => gather::binomial(&ctx),
-        "gather-linear-sync" => gather::linear_sync(&ctx),
-        "gather-split" => gather::split(&ctx),
-        "scatter-basic-linear" => scatter::basic_linear(&ctx),
-        "scatter-binomial" => scatter::binomial(&ctx),
-        "scatter-linear-nb" => scatter::linear_nb(&ctx),
-        "bcast-basic-linear" => bcast::basic_linear(&ctx),
-        "bcast-binomial" => bcast::binomial(&ctx),
-        "bcast-pipeline" => bcast::pipeline(&ctx),
-        "bcast-chain" => bcast::chain(&ctx),
-        "bcast-binary-tree" => bcast::binary_tree(&ctx),
-        "bcast-split-binary-tree" => bcast::split_binary_tree(&ctx),
-        "bcast-knomial" => bcast::knomial(&ctx),
-        "bcast-scatter-allgather" => bcast::scatter_allgather(&ctx),
-        "bcast-scatter-allgather-ring" => bcast::scatter_allgather_ring(&ctx),
-        "allgather-ring" => allgather::ring(&ctx),
-        "allgather-recursive-doubling" => allgather::recursive_doubling(&ctx),
-        "allgather-bruck" => allgather::bruck(&ctx),
-        "allgather-neighbor" => allgather::neighbor(&ctx),
-        "allgather-two-proc" => allgather::two_proc(&ctx),
-        "allgather-linear" => allgather::linear(&ctx),
-        "allreduce-ring" => allreduce::ring(&ctx),
-        "allreduce-recursive-doubling" => allreduce::recursive_doubling(&ctx),
-        "allreduce-rabenseifner" => allreduce::rabenseifner(&ctx),
-        "allreduce-segmented-ring" => allreduce::segmented_ring(&ctx),
-        "allreduce-basic-linear" => allreduce::basic_linear(&ctx),
-        "allreduce-nonoverlapping" => allreduce::nonoverlapping(&ctx),
-        "barrier-dissemination" => barrier::dissemination(&ctx),
-        "barrier-linear" => barrier::linear(&ctx),
-        "barrier-double-ring" => barrier::double_ring(&ctx),
-        "barrier-recursive-doubling" => barrier::recursive_doubling(&ctx),
-        "barrier-tree" => barrier::tree(&ctx),
-        "barrier-two-proc" => barrier::two_proc(&ctx),
-        "random-pairs" => random::random_pairs(&ctx),
-        other => unreachable!("catalog entry {other} has no generator"),
-    };
+    let result = (ctx.generate)(&ctx);
     result.map_err(|e| match e {
         CollectiveError::Build { source, .. } => CollectiveError::Build {
             name: ctx.name,

@@ -71,7 +71,7 @@ pub(crate) fn on_threads(
     text: bool,
     mut take: impl FnMut(Block) -> bool,
 ) -> Ended {
-    let (name, p, size, opts) = (ctx.name, ctx.p, ctx.size, ctx.opts);
+    let (name, generate, p, size, opts) = (ctx.name, ctx.generate, ctx.p, ctx.size, ctx.opts);
     std::thread::scope(|scope| {
         let mut queues: Vec<Receiver<Block>> = Vec::new();
         let mut threads = Vec::new();
@@ -87,6 +87,7 @@ pub(crate) fn on_threads(
                 let stream = RefCell::new(RankStream::worker(share, p, text, to));
                 let ctx = Ctx {
                     name,
+                    generate,
                     p,
                     size,
                     opts,

