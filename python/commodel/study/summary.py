@@ -21,14 +21,24 @@ def _load(path: str) -> Any:
 
 
 def calibrate_parts(workdir: str) -> str:
-    """calibrate's own account of its parts' times (the last line it printed)."""
-    try:
-        with open(os.path.join(workdir, "calibrate.log"), encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError:
+    """How long each part of the calibration took (its campaign's start to its end in
+    ``cal.duckdb``), as ``plogp 41 s, topology 6 s, ...``."""
+    from ..db import ResultsDB
+    from ..errors import CommodelError
+
+    path = os.path.join(workdir, "cal.duckdb")
+    if not os.path.exists(path):
         return ""
-    found = re.findall(r"measured: ([^;\n]*)", text)
-    return found[-1] if found else ""
+    try:
+        with ResultsDB(path, read_only=True) as db:
+            camps = db.campaigns()
+    except CommodelError:
+        return ""
+    return ", ".join(
+        f"{c.benchmark} {(c.finished - c.started).total_seconds():.0f} s"
+        for c in camps
+        if c.finished is not None
+    )
 
 
 def write_summary(outdir: str, record: dict[str, Any]) -> str:
