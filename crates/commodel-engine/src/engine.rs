@@ -39,6 +39,7 @@ use crate::matching::{self, Matcher};
 use crate::outcome::{Deadlock, MessageRecord, Outcome, RtoEvent, SimError, StuckOp};
 use crate::radix::{Keyed, RadixQueue};
 use crate::schedule::{OpId, OpKind, Schedule};
+use crate::table::Table;
 use crate::time::{add, Overflow, Time, PS_PER_NS};
 
 /// Index of a transfer handed to a [`Network`] (the send operation's id).
@@ -127,8 +128,8 @@ pub struct CpuShare {
     /// The last size of the tables: larger messages take its values.
     last_size: u64,
     /// (s - 1) o_s(m) and (s - 1) o_r(m) at the sizes given, ps.
-    send: crate::models::Table,
-    recv: crate::models::Table,
+    send: Table,
+    recv: Table,
 }
 
 impl CpuShare {
@@ -154,7 +155,7 @@ impl CpuShare {
                     Time::try_from(y).map_err(|_| (name, "(s - 1) times it exceeds 2^64 ps".into()))
                 })
                 .collect::<Result<Vec<_>, (&'static str, String)>>()?;
-            crate::models::Table::new(sizes.to_vec(), v).map_err(|e| (name, e))
+            Table::new(sizes.to_vec(), v).map_err(|e| (name, e))
         };
         let (send, recv) = (extra(o_s, "o_s")?, extra(o_r, "o_r")?);
         if ranks <= cores {
@@ -174,7 +175,7 @@ impl CpuShare {
     }
 
     /// (s - 1) o(m) split into the message's own part and its bytes' (see the type), ps.
-    fn split(table: &crate::models::Table, bytes: u64) -> Option<(Time, Time)> {
+    fn split(table: &Table, bytes: u64) -> Option<(Time, Time)> {
         let own = table.at(bytes.min(1))?;
         Some((own, table.at(bytes)?.saturating_sub(own)))
     }

@@ -23,7 +23,7 @@ pub mod goal;
 pub mod jitter;
 pub mod loggops;
 pub mod matching;
-pub mod models;
+pub mod nic;
 pub mod outcome;
 pub mod params;
 pub mod predict;
@@ -31,6 +31,7 @@ mod radix;
 pub mod rank_ops;
 pub mod schedule;
 mod stdsort;
+pub mod table;
 pub mod time;
 pub mod topology;
 

@@ -13,13 +13,14 @@ use crate::contention::tcpflow::{self, TcpflowNet};
 use crate::engine;
 use crate::jitter::Jitter;
 use crate::loggops::{self, LogGops};
-use crate::models::{Hockney, NicNetwork, PLogP, Table};
+use crate::nic::{Hockney, NicNetwork, PLogP};
 use crate::outcome::{Outcome, SimError};
 pub use crate::params::MODELS;
 use crate::params::{
     Common, Efficiency, ModelParams, PlogptParams, PsPerByte, RtoRule, TopologySpec,
 };
 use crate::schedule::Schedule;
+use crate::table::Table;
 use crate::time::{self, Time, PS_PER_S};
 use crate::topology::{placement, Topology};
 

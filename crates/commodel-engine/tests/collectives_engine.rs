@@ -5,7 +5,8 @@ mod collectives_support;
 use collectives_support::*;
 use commodel_engine::engine;
 use commodel_engine::loggops::{self, LogGops};
-use commodel_engine::models::{NicNetwork, PLogP, Table};
+use commodel_engine::nic::{NicNetwork, PLogP};
+use commodel_engine::table::Table;
 use commodel_engine::{OpKind, Schedule};
 
 fn sends(s: &Schedule) -> Vec<(u32, u32, u32, u64)> {

@@ -1,7 +1,8 @@
 //! PLogP closed forms (PlogPT paper, eq. 18 and 19) on hand-built Alltoall A and B.
 
 use commodel_engine::engine::simulate;
-use commodel_engine::models::{NicNetwork, PLogP, Table};
+use commodel_engine::nic::{NicNetwork, PLogP};
+use commodel_engine::table::Table;
 use commodel_engine::{OpRef, ScheduleBuilder};
 
 fn plogp(l: u64, g: u64) -> PLogP {

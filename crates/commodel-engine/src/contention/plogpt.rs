@@ -36,7 +36,7 @@
 
 use super::{emit_due, Fluid, OutQueue, Scope};
 use crate::engine::{Entering, Lookahead, Network, XferEvent, XferId};
-use crate::models::Table;
+use crate::table::Table;
 use crate::time::{add, Overflow, Time, PS_PER_S};
 use crate::topology::{Levels, Route, Topology};
 use rustc_hash::FxHashMap;

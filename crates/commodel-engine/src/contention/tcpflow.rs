@@ -93,7 +93,7 @@ use super::burst::{BurstParams, Bursts};
 use super::maxmin::Filler;
 use super::{emit_due, Fluid, OutQueue, Scope};
 use crate::engine::{Network, XferEvent, XferId};
-use crate::models::Table;
+use crate::table::Table;
 use crate::time::{add, Overflow, Time, PS_PER_S};
 use crate::topology::{Route, Topology};
 use std::cmp::Reverse;
