@@ -9,7 +9,7 @@
 //! (one `u32` per row otherwise). About 4.1 bytes per operation plus 2 per edge, where
 //! plain rows of `u32`s take 4 plus 4.
 
-use crate::schedule::OpId;
+use crate::op_id::OpId;
 
 /// Rows per stored absolute start.
 const BLOCK: usize = 64;

@@ -24,6 +24,7 @@ pub mod jitter;
 pub mod loggops;
 pub mod matching;
 pub mod nic;
+pub mod op_id;
 pub mod outcome;
 pub mod params;
 pub mod predict;

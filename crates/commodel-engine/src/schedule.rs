@@ -17,6 +17,7 @@
 use std::fmt;
 
 use crate::dependents::{DepRows, Dependents};
+pub use crate::op_id::OpId;
 
 /// Wildcard peer (receive from any source) or tag (any tag): GOAL's `-1`.
 pub const ANY: u32 = u32::MAX;
@@ -687,9 +688,6 @@ impl OpTable {
         }
     }
 }
-
-/// Global operation index (rank-major: rank 0's operations first).
-pub type OpId = u32;
 
 /// An immutable, checked schedule. See the module documentation.
 ///
