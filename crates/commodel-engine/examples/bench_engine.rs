@@ -1,14 +1,15 @@
 //! One engine benchmark case per process, so that peak memory is the case's own.
 //!
 //! `cargo run --release --example bench_engine -- MODEL COLLECTIVE RANKS SIZE`
-//! (MODEL: `loggops`, `plogp`, or `maxmin` / `zhu` on the two racks of
-//! `benches/contention.py`)
+//! (MODEL: `loggops`, `plogp`, or `maxmin` / `zhu` / `tcpflow` on the two racks of
+//! `benches/contention.py`; `tcpflow` with its calibrated `tcp` section, [`tcp_section`])
 //! prints one JSON line: ops, events, generation and simulation seconds (wall
 //! and CPU), events per CPU second and peak resident memory (VmHWM).
 
 use commodel_engine::collectives::{generate, CollectiveOptions};
 use commodel_engine::params::{
-    Common, LogGopsParams, MaxminParams, PlogpParams, TopologySpec, ZhuParams,
+    Common, Efficiency, FanIn, LogGopsParams, MaxminParams, PlogpParams, RtoRule, TcpflowParams,
+    TopologySpec, ZhuParams,
 };
 use commodel_engine::{predict, ModelParams};
 use serde_json::json;
@@ -51,6 +52,36 @@ fn two_racks(ranks: u32) -> TopologySpec {
     }
 }
 
+/// `tcpflow` on the two racks with the `tcp` section of `benches/contention.py`'s
+/// `TCP_SECTION` (efficiency tables with fan-in, `fifo_limit` 16384) and its plogp
+/// (L = 30 us, g(m) = 10 us + m / 125 MB/s).
+fn tcp_section(ranks: u32) -> TcpflowParams {
+    TcpflowParams {
+        topology: two_racks(ranks),
+        L: 30_000_000,
+        sizes: vec![0, 65536],
+        g: vec![10_000_000, 10_000_000 + 524_288_000],
+        efficiency: Some(Efficiency {
+            sizes: vec![4096, 16384, 65536, 262144],
+            exchange: vec![0.8407, 0.8963, 0.5725, 0.5917],
+            duplex: vec![0.9516, 0.885, 0.8137, 0.835],
+            fanin: Some(FanIn {
+                peers: 7,
+                sizes: vec![4096, 16384, 65536, 262144],
+                e: vec![1.0, 0.9, 0.09, 0.33],
+            }),
+        }),
+        fifo_limit: Some(16384),
+        rto: None,
+        rto_rule: RtoRule::Plogpt,
+        buffer: None,
+        bucket: None,
+        overhead: None,
+        ack: None,
+        common: Common::default(),
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() != 5 {
@@ -78,9 +109,10 @@ fn main() {
         }),
         "maxmin" => ModelParams::Maxmin(MaxminParams::new(two_racks(ranks), true)),
         "zhu" => ModelParams::Zhu(ZhuParams::new(two_racks(ranks), true)),
+        "tcpflow" => ModelParams::Tcpflow(tcp_section(ranks)),
         other => {
             eprintln!(
-                "bench_engine: no benchmark parameters for model {other:?} (loggops, plogp, maxmin, zhu)"
+                "bench_engine: no benchmark parameters for model {other:?} (loggops, plogp, maxmin, zhu, tcpflow)"
             );
             std::process::exit(2);
         }
