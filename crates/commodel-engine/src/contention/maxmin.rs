@@ -34,6 +34,10 @@ pub struct Filler {
     unfixed: Vec<u32>,
     on: Vec<Vec<u32>>,
     fixed: Vec<bool>,
+    /// Scratch: each flow's weight, and its route as local resource indices.
+    weights: Vec<f64>,
+    routes: Vec<u32>,
+    route_start: Vec<u32>,
 }
 
 impl Filler {
@@ -46,25 +50,36 @@ impl Filler {
             unfixed: Vec::new(),
             on: Vec::new(),
             fixed: Vec::new(),
+            weights: Vec::new(),
+            routes: Vec::new(),
+            route_start: Vec::new(),
         }
     }
 
     pub fn allocate<'a>(
         &mut self,
-        flows: impl Iterator<Item = (&'a [u32], f64)> + Clone,
+        flows: impl Iterator<Item = (&'a [u32], f64)>,
         cap: impl Fn(u32) -> f64,
         rates: &mut Vec<f64>,
     ) {
         rates.clear();
+        for v in &mut self.on[..self.res.len()] {
+            v.clear();
+        }
         self.res.clear();
         self.left.clear();
         self.wsum.clear();
         self.unfixed.clear();
-        for v in &mut self.on {
-            v.clear();
-        }
-        let mut weights = Vec::new();
-        for (i, (route, w)) in flows.clone().enumerate() {
+        let mut weights = std::mem::take(&mut self.weights);
+        weights.clear();
+        // Each flow's route as local resource indices: flow i's are
+        // routes[route_start[i]..route_start[i + 1]].
+        let mut routes = std::mem::take(&mut self.routes);
+        routes.clear();
+        let mut route_start = std::mem::take(&mut self.route_start);
+        route_start.clear();
+        route_start.push(0);
+        for (i, (route, w)) in flows.enumerate() {
             rates.push(f64::INFINITY);
             weights.push(w);
             for &r in route {
@@ -80,15 +95,16 @@ impl Filler {
                         self.on.push(Vec::new());
                     }
                 }
+                routes.push(j);
                 let j = j as usize;
                 self.wsum[j] += 1.0 / w;
                 self.unfixed[j] += 1;
                 self.on[j].push(i as u32);
             }
+            route_start.push(routes.len() as u32);
         }
         self.fixed.clear();
         self.fixed.resize(rates.len(), false);
-        let routes: Vec<&[u32]> = flows.map(|(r, _)| r).collect();
         loop {
             let mut lam = f64::INFINITY;
             for j in 0..self.res.len() {
@@ -112,8 +128,8 @@ impl Filler {
                     self.fixed[i] = true;
                     let rate = lam / weights[i];
                     rates[i] = rate;
-                    for &r in routes[i] {
-                        let q = self.local[r as usize] as usize;
+                    for &q in &routes[route_start[i] as usize..route_start[i + 1] as usize] {
+                        let q = q as usize;
                         self.left[q] -= rate;
                         self.wsum[q] -= 1.0 / weights[i];
                         self.unfixed[q] -= 1;
@@ -124,6 +140,9 @@ impl Filler {
         for &r in &self.res {
             self.local[r as usize] = u32::MAX;
         }
+        self.weights = weights;
+        self.routes = routes;
+        self.route_start = route_start;
     }
 }
 

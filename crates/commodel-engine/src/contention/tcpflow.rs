@@ -123,13 +123,14 @@ pub struct FanIn {
 }
 
 impl FanIn {
-    /// The efficiency of a flow of `m` bytes into a node with `k` senders.
-    fn at(&self, k: u32, m: u64) -> f64 {
+    /// The efficiency of a flow into a node with `k` senders, `e_f` its e_f(m)
+    /// (`interpolate(&self.sizes, &self.e, m)`, looked up once per flow).
+    fn at(&self, k: u32, e_f: f64) -> f64 {
         if k < 2 || self.peers < 2 {
             return 1.0;
         }
         let w = ((k as u64).min(self.peers) - 1) as f64 / (self.peers - 1) as f64;
-        1.0 - (1.0 - interpolate(&self.sizes, &self.e, m)) * w
+        1.0 - (1.0 - e_f) * w
     }
 }
 
@@ -208,6 +209,11 @@ struct Meta {
     /// The bytes of its message that the buckets of its route's links let through at once
     /// when it was posted: its work's floor is m + h less these.
     credit: u64,
+    /// e_x(m), e_d(m) and the interpolated e_f(m) of its size, looked up once when it is
+    /// posted (1 without an efficiency table or a fan-in table).
+    e_x: f64,
+    e_d: f64,
+    e_f: f64,
 }
 
 /// The `tcpflow` network.
@@ -239,6 +245,10 @@ pub struct TcpflowNet {
     items: Vec<u32>,
     level_start: Vec<usize>,
     level_rates: Vec<f64>,
+    /// Scratch: the entries of one level that can get capacity.
+    group: Vec<u32>,
+    /// Scratch: the entries of `work` that are not waiting, in order.
+    active: Vec<u32>,
     used: Vec<f64>,
     bursts: Option<Bursts>,
     /// Scratch: the RTO events of an instant.
@@ -311,6 +321,8 @@ impl TcpflowNet {
             items: Vec::new(),
             level_start: Vec::new(),
             level_rates: Vec::new(),
+            group: Vec::new(),
+            active: Vec::new(),
             used: Vec::new(),
             bursts,
             rtos: Vec::new(),
@@ -405,8 +417,10 @@ impl TcpflowNet {
                 .map(|&id| (flows[id as usize].route.as_slice(), 1.0));
             self.filler
                 .allocate(items, |r| topo.capacity(r, false), &mut self.rates);
-            for &id in work {
+            self.active.clear();
+            for (k, &id) in work.iter().enumerate() {
                 self.meta[id as usize].waiting = false;
+                self.active.push(k as u32);
             }
             return;
         }
@@ -431,26 +445,39 @@ impl TcpflowNet {
             self.items[next[l as usize]] = k as u32;
             next[l as usize] += 1;
         }
+        // What a level leaves of resource r: its capacity less what the levels before
+        // took, 0 once that is within 1e-9 of the capacity.
+        let left = |used: &[f64], r: u32| {
+            let c = topo.capacity(r, false);
+            let left = c - used[r as usize];
+            if left > c * 1e-9 {
+                left
+            } else {
+                0.0
+            }
+        };
         for l in 0..=top as usize {
-            let group = &self.items[start[l]..start[l + 1]];
+            // A flow with a resource left at 0 gets rate 0 (the filling fixes it first, at
+            // 0, which changes nothing of the others'): only the others are filled. Past
+            // level 0, most of a long queue waits behind a full up link.
+            self.group.clear();
+            for &k in &self.items[start[l]..start[l + 1]] {
+                let route = flows[work[k as usize] as usize].route.as_slice();
+                if route.iter().all(|&r| left(&self.used, r) > 0.0) {
+                    self.group.push(k);
+                }
+            }
+            if self.group.is_empty() {
+                continue;
+            }
             let used = &self.used;
-            let items = group
+            let items = self
+                .group
                 .iter()
                 .map(|&k| (flows[work[k as usize] as usize].route.as_slice(), 1.0));
-            self.filler.allocate(
-                items,
-                |r| {
-                    let c = topo.capacity(r, false);
-                    let left = c - used[r as usize];
-                    if left > c * 1e-9 {
-                        left
-                    } else {
-                        0.0
-                    }
-                },
-                &mut self.level_rates,
-            );
-            for (j, &k) in group.iter().enumerate() {
+            self.filler
+                .allocate(items, |r| left(used, r), &mut self.level_rates);
+            for (j, &k) in self.group.iter().enumerate() {
                 let rate = self.level_rates[j];
                 self.rates[k as usize] = rate;
                 for &r in &flows[work[k as usize] as usize].route {
@@ -458,11 +485,17 @@ impl TcpflowNet {
                 }
             }
         }
+        // Only flows with a rate added to `used`.
+        self.active.clear();
         for (k, &id) in work.iter().enumerate() {
-            for &r in &flows[id as usize].route {
-                self.used[r as usize] = 0.0;
+            let waiting = self.rates[k] <= 0.0;
+            self.meta[id as usize].waiting = waiting;
+            if !waiting {
+                self.active.push(k as u32);
+                for &r in &flows[id as usize].route {
+                    self.used[r as usize] = 0.0;
+                }
             }
-            self.meta[id as usize].waiting = self.rates[k] <= 0.0;
         }
     }
 
@@ -474,7 +507,9 @@ impl TcpflowNet {
     /// The efficiency of flow `id` in the network's present state, as (the factor on its
     /// rate, 1/e - 1: the delay its arrival accrues per second of its time alone); `load`:
     /// the max-min rate carried by each resource (bytes/s, before efficiencies). Fan-in
-    /// (`self.senders`, per node) adds its 1/e_f - 1 to the delay of either case.
+    /// (`self.senders`, per node) adds its 1/e_f - 1 to the delay of either case. The
+    /// reverse flow b -> a is in flight when `self.pairs` (every (receiving node, sending
+    /// node) of the flows that are not waiting) holds (a, b).
     fn efficiency(&self, id: u32, load: &[f64]) -> (f64, f64) {
         let Some(eff) = &self.p.efficiency else {
             return (1.0, 0.0);
@@ -484,16 +519,11 @@ impl TcpflowNet {
             return (1.0, 0.0);
         }
         let fanin = match &eff.fanin {
-            Some(f) => 1.0 / f.at(self.senders[m.dst as usize], m.bytes) - 1.0,
+            Some(f) => 1.0 / f.at(self.senders[m.dst as usize], m.e_f) - 1.0,
             None => 0.0,
         };
-        let on = &self.fluid.on;
-        let back = &on[self.topo.node_up(m.dst) as usize];
-        if back.iter().any(|&o| {
-            let r = &self.meta[o as usize];
-            r.dst == m.src && !r.waiting
-        }) {
-            return (eff.at(&eff.exchange, m.bytes), fanin);
+        if self.pairs.binary_search(&(m.src, m.dst)).is_ok() {
+            return (m.e_x, fanin);
         }
         // The reverse path's busiest end: a's down link, b's up link.
         let u = [self.topo.node_down(m.src), self.topo.node_up(m.dst)]
@@ -501,25 +531,30 @@ impl TcpflowNet {
             .map(|&r| load[r as usize] / self.topo.capacity(r, false))
             .fold(0.0, f64::max)
             .min(1.0);
-        let e = 1.0 - (1.0 - eff.at(&eff.duplex, m.bytes)) * u;
+        let e = 1.0 - (1.0 - m.e_d) * u;
         (1.0, 1.0 / e - 1.0 + fanin)
     }
 
-    /// Per node that a flow of `work` goes to, the number of other nodes sending to it
-    /// (flows that are not waiting) into `self.senders`; the pairs in `self.pairs`.
-    /// Every flow into a node shares its down link, so they are all in `work`.
-    fn count_senders(&mut self, work: &[u32]) {
+    /// The (receiving node, sending node) pairs of the flows of `work` that are not waiting
+    /// (`self.active`),
+    /// once each and sorted, into `self.pairs`; with a fan-in table, per node that a flow
+    /// of `work` goes to, the number of other nodes sending to it into `self.senders`.
+    /// Every flow into a node shares its down link, and every flow out of it its up link
+    /// (whose reverse direction the component holds), so they are all in `work`.
+    fn count_senders(&mut self, work: &[u32], fanin: bool) {
         self.pairs.clear();
-        for &id in work {
-            let m = &self.meta[id as usize];
+        for &k in &self.active {
+            let m = &self.meta[work[k as usize] as usize];
             if m.src != m.dst && !m.waiting {
                 self.pairs.push((m.dst, m.src));
             }
         }
         self.pairs.sort_unstable();
         self.pairs.dedup();
-        for &(dst, _) in &self.pairs {
-            self.senders[dst as usize] += 1;
+        if fanin {
+            for &(dst, _) in &self.pairs {
+                self.senders[dst as usize] += 1;
+            }
         }
     }
 
@@ -536,9 +571,12 @@ impl TcpflowNet {
     fn apply_efficiency(&mut self, work: &[u32]) {
         let mut load = std::mem::take(&mut self.load);
         load.resize(self.topo.num_resources(), 0.0);
-        for (k, &id) in work.iter().enumerate() {
+        // The flows that are not waiting (`self.active`, in `work` order); the others have
+        // rate 0 and add nothing.
+        for &k in &self.active {
+            let id = work[k as usize];
             for &r in &self.fluid.flows[id as usize].route {
-                load[r as usize] += self.rates[k];
+                load[r as usize] += self.rates[k as usize];
             }
         }
         let fanin = self
@@ -546,10 +584,19 @@ impl TcpflowNet {
             .efficiency
             .as_ref()
             .is_some_and(|e| e.fanin.is_some());
-        if fanin {
-            self.count_senders(work);
-        }
+        self.count_senders(work, fanin);
         for (k, &id) in work.iter().enumerate() {
+            if self.rates[k] <= 0.0 {
+                // No rate to scale, and no delay accrues at rate 0.
+                self.meta[id as usize].lag = 0.0;
+            }
+        }
+        for i in 0..self.active.len() {
+            let k = self.active[i] as usize;
+            if self.rates[k] <= 0.0 {
+                continue;
+            }
+            let id = work[k];
             let (factor, lag) = self.efficiency(id, &load);
             self.rates[k] *= factor;
             // Per byte: the delay accrues at the flow's rate over the rate it has alone.
@@ -560,8 +607,8 @@ impl TcpflowNet {
                 0.0
             };
         }
-        for &id in work {
-            for &r in &self.fluid.flows[id as usize].route {
+        for &k in &self.active {
+            for &r in &self.fluid.flows[work[k as usize] as usize].route {
                 load[r as usize] = 0.0;
             }
         }
@@ -643,7 +690,20 @@ impl Network for TcpflowNet {
         } else {
             0
         };
+        let (e_x, e_d, e_f) = match &self.p.efficiency {
+            Some(eff) => (
+                eff.at(&eff.exchange, bytes),
+                eff.at(&eff.duplex, bytes),
+                eff.fanin
+                    .as_ref()
+                    .map_or(1.0, |f| interpolate(&f.sizes, &f.e, bytes)),
+            ),
+            None => (1.0, 1.0, 1.0),
+        };
         self.meta[id] = Meta {
+            e_x,
+            e_d,
+            e_f,
             credit,
             bytes,
             src: a,
