@@ -371,26 +371,26 @@ impl ScheduleBuilder {
         self.frozen.finish()
     }
 
-    /// Check and freeze `rank` alone, and forget it here: the result has the
-    /// builder's ranks, all empty but `rank`, which has what was added to it.
-    /// For writing a schedule rank by rank while it is built.
+    /// Check and freeze `rank` alone, and forget it here: the result is a one-rank
+    /// schedule whose rank 0 has what was added to `rank` (peers and cycle errors name
+    /// the builder's ranks). For writing a schedule rank by rank while it is built.
     pub(crate) fn take_rank(&mut self, rank: u32) -> Result<Schedule, BuildError> {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
         let p = self.num_ranks();
         let taken = std::mem::take(&mut self.ranks[rank as usize]);
-        let mut one = Freezer::new(p);
+        // A schedule of this rank alone, as its rank 0: its size does not grow with P (a
+        // schedule of P ranks, all but one empty, made writing P ranks O(P^2)). Peers are
+        // checked against the P ranks here.
+        let mut one = Freezer::new(1);
         one.check_size(taken.ops.len() as u64)?;
         taken.check(rank, p)?;
-        for _ in 0..rank {
-            one.add(RankBuild::default());
-        }
         one.add(taken);
-        for _ in rank + 1..p {
-            one.add(RankBuild::default());
-        }
-        one.finish()
+        one.finish().map_err(|e| match e {
+            BuildError::Cycle { ops, .. } => BuildError::Cycle { rank, ops },
+            other => other,
+        })
     }
 }
 

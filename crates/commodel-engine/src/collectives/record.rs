@@ -173,14 +173,14 @@ impl<'w> RankStream<'w> {
         }
     }
 
-    /// Rank `rank` is complete: `schedule` holds it alone.
+    /// Rank `rank` is complete: `schedule` holds it alone, as its rank 0.
     pub(crate) fn rank_done(&mut self, schedule: &Schedule, rank: u32) {
         if self.error.is_some() || self.backstep.is_some() {
             return;
         }
         let written = match &mut self.sink {
-            Sink::Goal(text) => text.rank(schedule, rank),
-            Sink::Text { text, .. } => text.rank(schedule, rank),
+            Sink::Goal(text) => text.rank_as(schedule, 0, rank),
+            Sink::Text { text, .. } => text.rank_as(schedule, 0, rank),
             _ => return,
         };
         self.num_ops += schedule.num_ops() as u64;

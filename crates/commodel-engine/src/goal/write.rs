@@ -71,9 +71,15 @@ impl<W: Write> GoalWriter<W> {
 
     /// Write the block of `rank` of `schedule`.
     pub(crate) fn rank(&mut self, schedule: &Schedule, rank: u32) -> io::Result<()> {
+        self.rank_as(schedule, rank, rank)
+    }
+
+    /// Write the block of `rank` of `schedule` as rank `shown` (a schedule holding one
+    /// rank of a larger one as its rank 0).
+    pub(crate) fn rank_as(&mut self, schedule: &Schedule, rank: u32, shown: u32) -> io::Result<()> {
         let names = Names::new(schedule, rank);
         self.buf.extend_from_slice(b"rank ");
-        push_u64(&mut self.buf, u64::from(rank));
+        push_u64(&mut self.buf, u64::from(shown));
         self.buf.extend_from_slice(b" {\n");
         for id in schedule.ops_of(rank) {
             names.push(&mut self.buf, id);
