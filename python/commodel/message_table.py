@@ -54,6 +54,12 @@ class MessageTable(Sequence):
     def __init__(self, columns: Any) -> None:
         self._columns = columns
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled (an MPI worker's prediction sent back, commodel.parallel) as the plain
+        list of its :class:`~commodel.prediction.Message`: the engine's columns do not
+        pickle."""
+        return (list, (list(self),))
+
     def __len__(self) -> int:
         return len(self._columns)
 

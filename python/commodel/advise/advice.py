@@ -47,13 +47,17 @@ sub-messages are below M1), and the split's gain over the plain linear gather is
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 from ..errors import CommodelError
 from ..mpis import Mpi
 from ..mpis import get as get_mpi
 from ..openmpi import ALGORITHMS, FANINOUT, SEGSIZE, rule_message_size
 from .rules import COLLECTIVE_IDS, CollectiveRules, CommRule, MessageRule
+
+if TYPE_CHECKING:
+    from ..platform import Platform
 
 ROOTED = ("bcast", "gather", "scatter")
 
@@ -220,6 +224,39 @@ def check_collective(collective: str, mpi: Mpi | None = None) -> str:
     return collective
 
 
+def _predict_candidate(
+    collective: str,
+    root: int,
+    segsize: dict | None,
+    faninout: dict | None,
+    samples: int,
+    plat: Platform,
+    model: str,
+    item: tuple[int, int, int, str, int, bool],
+) -> tuple[float | None, str, int]:
+    """(time, "", timeouts) of one algorithm at (P, m), or (None, why the generator refused,
+    0); ``as_default``: unsegmented and one chain, as Open MPI's fixed decision runs it.
+    timeouts: the messages a retransmission timeout delays (the runs with an escalation
+    where the time is the mean of ``samples`` runs). Module-level, so that an MPI worker
+    can be sent it (:mod:`commodel.parallel`)."""
+    from ..errors import CollectiveError
+    from ..lmo.incast import predict_samples
+    from ..prediction import predict
+
+    p, m, number, gen, k, as_default = item
+    try:
+        sched = candidate_schedule(
+            collective, number, gen, p, m, root, k, as_default, segsize, faninout
+        )
+    except CollectiveError as exc:
+        return None, _first_line(exc), 0
+    if samples:
+        runs = predict_samples(sched, plat, model, samples)
+        return runs.mean_s, "", runs.escalated_runs
+    pred = predict(sched, plat, model=model, record_messages=False)
+    return pred.makespan_s, "", len(pred.rto_events)
+
+
 def advise(
     platform: Any,
     collective: str,
@@ -243,11 +280,8 @@ def advise(
     platform with escalation levels, any model but loggops): each time is the mean of that
     many runs with the incast rule (default :data:`ESCALATION_SAMPLES`; 0: one run
     without it). ``mpi``: whose algorithms and default decision (:mod:`commodel.mpis`)."""
-    from ..errors import CollectiveError
-    from ..lmo.incast import predict_samples
     from ..parallel import map_ordered
     from ..platform import Platform, default_model, load_platform, model_spec
-    from ..prediction import predict
 
     the_mpi = get_mpi(mpi)
     check_collective(collective, the_mpi)
@@ -277,27 +311,6 @@ def advise(
             f"({', '.join(map(str, ranks))})"
         )
 
-    def predict_candidate(
-        item: tuple[int, int, int, str, int, bool],
-    ) -> tuple[float | None, str, int]:
-        """(time, "", timeouts) of one algorithm at (P, m), or (None, why the generator
-        refused, 0); ``as_default``: unsegmented and one chain, as Open MPI's fixed decision
-        runs it. timeouts: the messages a retransmission timeout delays (the runs with an
-        escalation where the time is the mean of ``samples`` runs)."""
-        p, m, number, gen, k, as_default = item
-        try:
-            sched = candidate_schedule(
-                collective, number, gen, p, m, root, k, as_default, the_mpi.segsize,
-                the_mpi.faninout,
-            )  # fmt: skip
-        except CollectiveError as exc:
-            return None, _first_line(exc), 0
-        if samples:
-            runs = predict_samples(sched, plat, model, samples)
-            return runs.mean_s, "", runs.escalated_runs
-        pred = predict(sched, plat, model=model, record_messages=False)
-        return pred.makespan_s, "", len(pred.rto_events)
-
     points = [Point(p, m) for p in ranks for m in sizes]
     todo = []
     for point in points:
@@ -326,7 +339,17 @@ def advise(
             if point.split is not None:
                 item = (point.ranks, point.size, 0, "gather-split", point.split.k, False)
                 todo.append((point.split, item))
-    outcomes = map_ordered(predict_candidate, [item for _, item in todo], jobs)
+    task = partial(
+        _predict_candidate,
+        collective,
+        root,
+        the_mpi.segsize,
+        the_mpi.faninout,
+        samples,
+        plat,
+        model,
+    )
+    outcomes = map_ordered(task, [item for _, item in todo], jobs)
     for (cand, _), (time_s, note, timeouts) in zip(todo, outcomes):
         cand.time_s, cand.note, cand.timeouts = time_s, note, timeouts
     name = getattr(plat, "name", None) or str(platform)

@@ -114,7 +114,8 @@ def write_output(text: str, path: str | None) -> None:
 
 
 def add_jobs_option(parser: argparse.ArgumentParser) -> None:
-    """``--jobs N``: how many predictions run at once (commodel.parallel)."""
+    """``--jobs N``: how many predictions run at once, and ``--executor``: on threads or on
+    MPI workers (commodel.parallel)."""
     parser.add_argument(
         "--jobs",
         "-j",
@@ -122,4 +123,12 @@ def add_jobs_option(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="run up to N independent predictions at once (default: the usable cores; "
         "1: one after the other); the output is the same for every N",
+    )
+    parser.add_argument(
+        "--executor",
+        choices=["threads", "mpi"],
+        default="threads",
+        help="where the predictions run: threads of this process (default), or mpi: the "
+        "workers of 'mpiexec -n N python -m mpi4py.futures -m commodel ...' on any hosts "
+        "(N - 1 workers; --jobs is then ignored); the output is the same",
     )

@@ -229,6 +229,10 @@ def _main(argv: Sequence[str] | None, debug: bool) -> int:
                 file=sys.stderr,
             )
             return 2
+        if getattr(args, "executor", None) is not None:
+            from ..parallel import use_executor
+
+            use_executor(args.executor)
         return int(args.func(args) or 0)
     except CommodelError as exc:
         if debug:

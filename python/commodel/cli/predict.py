@@ -172,12 +172,14 @@ def run(args: argparse.Namespace) -> int:
         args.model = default_model(platform)
     record = (args.json and not args.no_messages) or bool(args.gantt) or bool(args.parquet)
     if args.model == "all":  # report/model_comparison.py
+        from ..parallel import executor
         from ..report.model_comparison import compare_models, comparison_dict, comparison_table
 
         platform = platform or load_platform(args.platform)
-        runs = compare_models(
-            read_goal(args.schedule), platform, record_messages=record, jobs=args.jobs
-        )
+        # MPI workers each read the file (a schedule is not sent by pickle); threads share
+        # one reading.
+        sched = args.schedule if executor() == "mpi" else read_goal(args.schedule)
+        runs = compare_models(sched, platform, record_messages=record, jobs=args.jobs)
         if args.gantt:
             from ..report.gantt import draw_gantt
 

@@ -9,6 +9,7 @@ rank (and its finish time), RTO events and the ratio of each makespan to the fas
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ..errors import CommodelError
@@ -37,6 +38,17 @@ def missing_sections(platform: Platform, model: str) -> str:
     return f"no `{'`, `'.join(missing)}` section" if missing else ""
 
 
+def _run_model(schedule: object, platform: Platform, record_messages: bool, name: str) -> ModelRun:
+    """``schedule`` under model ``name``, or the sections it misses; module-level, so that an
+    MPI worker can be sent it (:mod:`commodel.parallel`; ``schedule`` is then a path)."""
+    from ..prediction import predict
+
+    skipped = missing_sections(platform, name)
+    if skipped:
+        return ModelRun(name, None, skipped)
+    return ModelRun(name, predict(schedule, platform, model=name, record_messages=record_messages))
+
+
 def compare_models(
     schedule: object,
     platform: Platform,
@@ -48,17 +60,9 @@ def compare_models(
     models at once (:func:`commodel.parallel.map_ordered`; the runs come in model order)."""
     from ..parallel import map_ordered
     from ..platform import model_names
-    from ..prediction import predict
 
-    def run(name: str) -> ModelRun:
-        skipped = missing_sections(platform, name)
-        if skipped:
-            return ModelRun(name, None, skipped)
-        return ModelRun(
-            name, predict(schedule, platform, model=name, record_messages=record_messages)
-        )
-
-    runs = map_ordered(run, models if models is not None else model_names(), jobs)
+    task = partial(_run_model, schedule, platform, record_messages)
+    runs = map_ordered(task, models if models is not None else model_names(), jobs)
     if not any(r.prediction for r in runs):
         raise CommodelError(
             f"platform {platform.name} has the sections of none of the models "

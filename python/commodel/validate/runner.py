@@ -14,6 +14,7 @@ import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any, Callable
 
 from ..errors import CommodelError
@@ -171,6 +172,13 @@ def predict_and_match(
     return out
 
 
+def _predict_item(platform: Any, item: tuple[str, MeasuredPattern, str]) -> ModelOutcome:
+    """:func:`predict_and_match` of one (schedule, measured, model); module-level, so that
+    an MPI worker can be sent it (:mod:`commodel.parallel`)."""
+    schedule, measured, model = item
+    return predict_and_match(schedule, measured, platform, model)
+
+
 def compare_schedule(
     schedule: str,
     measured: MeasuredPattern,
@@ -283,7 +291,7 @@ def validate(
             counters = run_pattern(cluster, sched, db, max_reps, ranks_per_host, timeout)
         runs.append((sched, load_pattern(db, sched), counters))
     todo = [(sched, measured, model) for sched, measured, _ in runs for model in models]
-    outcomes = map_ordered(lambda t: predict_and_match(t[0], t[1], platform, t[2]), todo, jobs)
+    outcomes = map_ordered(partial(_predict_item, platform), todo, jobs)
     results = []
     for k, (sched, measured, counters) in enumerate(runs):
         mine = outcomes[k * len(models) : (k + 1) * len(models)]
