@@ -41,9 +41,26 @@ SIZE = 65536
 NIC = 125e6  # B/s, 1 Gbit/s
 
 
-def platform(ranks: int) -> dict:
+# A calibrated `tcp` section (efficiency tables with fan-in, fifo_limit 16384): what
+# `calibrate` writes, and what makes `tcpflow` the default model (crates/commodel-engine/
+# examples/bench_engine.rs has the same for `bench_engine tcpflow`).
+TCP_SECTION = {
+    "fifo_limit": 16384,
+    "efficiency": {
+        "sizes": [4096, 16384, 65536, 262144],
+        "exchange": [0.8407, 0.8963, 0.5725, 0.5917],
+        "duplex": [0.9516, 0.885, 0.8137, 0.835],
+        "fanin": {"peers": 7, "sizes": [4096, 16384, 65536, 262144], "e": [1.0, 0.9, 0.09, 0.33]},
+    },
+}
+
+
+def platform(ranks: int, tcp: bool = False) -> dict:
+    """The two racks of ``ranks`` nodes; ``tcp``: with :data:`TCP_SECTION`."""
     half = ranks // 2
+    extra = {"tcp": TCP_SECTION} if tcp else {}
     return {
+        **extra,
         "commodel_platform": 1,
         "name": f"two-racks-{ranks}",
         "nodes": ranks,

@@ -1,6 +1,7 @@
 """`make bench`: every benchmark in turn (not part of the tests; slow).
 
-python benches/run.py            # engine, file path, contention models, PLogP measurement, outputs
+python benches/run.py            # engine, file path, contention models, PLogP measurement, outputs,
+                                 # sweeps on MPI workers
 python benches/run.py engine     # one of them
 """
 
@@ -11,7 +12,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BENCHES = ["engine", "goal_path", "contention", "measure_plogp", "outputs"]
+BENCHES = ["engine", "goal_path", "contention", "measure_plogp", "outputs", "sweep"]
 
 
 def main() -> int:
