@@ -22,6 +22,7 @@ const US: u64 = 1_000_000;
 fn racks(nodes: u64) -> TopologySpec {
     TopologySpec::Racks {
         racks: vec![nodes / 2, nodes - nodes / 2],
+        members: None,
         nic: NIC,
         nic_bidir: None,
         nic_latency: 10 * US,
