@@ -60,6 +60,9 @@ class Prediction:
     events: int = 0
     makespan_ps: int = 0
     platform: str = ""
+    #: The makespan's 80% interval (:func:`commodel.spread.spread`: ``low_s``, ``high_s``,
+    #: ``quantiles``, ``samples``, ``sigma``), where one was asked for.
+    interval: dict[str, Any] | None = None
 
     @property
     def slowest_rank(self) -> RankFinish:
@@ -93,6 +96,7 @@ class Prediction:
                 for m in self.messages
             ],
             "rto_events": [dict(e) for e in self.rto_events],
+            **({} if self.interval is None else {"interval": dict(self.interval)}),
         }
 
     def to_json(self, indent: int | None = None) -> str:
@@ -150,6 +154,7 @@ def predict(
     platform: Platform | str | os.PathLike[str],
     model: str | None = None,
     record_messages: bool = True,
+    jitter: dict[str, Any] | None = None,
 ) -> Prediction:
     """Predict ``schedule`` (a Schedule or a GOAL file) on ``platform`` under ``model``.
 
@@ -159,6 +164,9 @@ def predict(
     ``zhu-fair`` (``commodel.models()`` lists them with a summary; docs/models.md says what
     each charges). Without ``model``: ``tcpflow`` on a calibrated platform (one with
     ``tcp.efficiency``), ``loggops`` otherwise.
+
+    ``jitter`` (``{"sigma": s, "seed": k}``) gives every message a noise factor on its bytes
+    (one noisy run; :func:`commodel.spread.spread` runs several for the interval).
     """
     from . import _engine
     from .schedules import read_goal
@@ -182,6 +190,10 @@ def predict(
     plat = load_platform(platform)
     spec = model_spec(model if model is not None else default_model(plat))
     params = plat.engine_params(spec.name)
+    if jitter is not None:
+        from .platform.engine_params import with_jitter
+
+        params = with_jitter(params, spec.name, jitter["sigma"], jitter["seed"])
     sched = read_goal(schedule) if isinstance(schedule, (str, os.PathLike)) else schedule
 
     result = _engine.simulate(sched, spec.name, params, record_messages=record_messages)

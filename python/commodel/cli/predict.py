@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import textwrap
+from typing import Any
 
 from ..errors import CommodelError
 from .common import (
@@ -106,6 +107,13 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         help="first seed of --samples, 0 .. 2**64 - 1 (default 0)",
     )
     parser.add_argument(
+        "--spread",
+        type=int,
+        metavar="K",
+        help="the makespan's 80%% interval from K runs with per-message noise of the "
+        "platform's tcp.spread (default 20 where the platform has it; 0: none)",
+    )
+    parser.add_argument(
         "--json", action="store_true", help="print the prediction as JSON (docs/formats.md)"
     )
     parser.add_argument(
@@ -123,6 +131,30 @@ def model_file(path: str, model: str) -> str:
     """The picture of one model of ``--model all``: ``a2a.png`` -> ``a2a-plogp.png``."""
     stem, suffix = os.path.splitext(path)
     return f"{stem}-{model}{suffix}"
+
+
+def with_interval(prediction: Any, schedule: Any, platform: Any, model: str, k: int | None) -> Any:
+    """``prediction`` with its 80% interval (:mod:`commodel.spread`): K noisy runs, by
+    default 20 where the platform has ``tcp.spread`` and the model scales messages."""
+    import dataclasses
+
+    from ..spread import SAMPLES, sigma_of, spread
+
+    if k is not None and k != 0 and k < 2:
+        raise CommodelError(f"--spread {k}: an interval needs at least 2 runs (0: none)")
+    if k == 0 or model == "loggops":
+        if k:
+            raise CommodelError("--spread: loggops has no per-message noise; choose another model")
+        return prediction
+    if sigma_of(platform) is None:
+        if k:
+            raise CommodelError(
+                f"--spread {k}: platform {platform.name} has no tcp.spread (commodel calibrate "
+                "measures it)"
+            )
+        return prediction
+    sp = spread(schedule, platform, model, samples=k or SAMPLES)
+    return prediction if sp is None else dataclasses.replace(prediction, interval=sp.as_dict())
 
 
 def check_options(args: argparse.Namespace) -> None:
@@ -210,6 +242,7 @@ def run(args: argparse.Namespace) -> int:
     platform.engine_params(args.model)
     schedule = read_goal(args.schedule)
     prediction = predict(schedule, platform, model=args.model, record_messages=record)
+    prediction = with_interval(prediction, schedule, platform, args.model, args.spread)
     if args.gantt:  # report/gantt.py
         from ..report.gantt import draw_gantt
 

@@ -552,6 +552,19 @@ def _fit_campaign(db, camp) -> dict:
         raise CommodelError("the topology campaign has no samples")
     n = max(int(s["n_ranks"]) for s in samples)
     size = int(camp.options.get("size", samples[0]["size_bytes"]))
-    found = infer(rounds_of(samples, n, size))
+    rounds = rounds_of(samples, n, size)
+    found = infer(rounds)
     section, note = network_section(found)
-    return {"network": section, "__comment__": note}
+    sigma = spread_of(rounds, found)
+    note += (
+        f"\ntcp.spread {sigma:.3f}: the spread of the log of a flow's time about the fitted "
+        f"model over every round (a prediction's 80% interval, commodel.spread)"
+    )
+    return {"network": section, "tcp": {"spread": round(sigma, 4)}, "__comment__": note}
+
+
+def spread_of(rounds: Rounds, found: Inference) -> float:
+    """sigma: the root mean square of log(measured / predicted) over every flow of the
+    rounds, the solo flows included, under the levels found."""
+    flows = sum(1 for t in rounds.solo if t > 0) + sum(len(rd.flows) for rd in rounds.rounds)
+    return math.sqrt(loss(rounds, found.nic, found.levels) / max(1, flows))

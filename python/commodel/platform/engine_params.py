@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
-from ..errors import ModelError, PlatformWarning
+from ..errors import CommodelError, ModelError, PlatformWarning
 from ..units import seconds_to_ps
 from .network import Network, TreeNetwork
 from .sections import TCP, Cpu, Hockney, LogGOPS, PLogP
@@ -361,3 +361,12 @@ def zhu_params(platform: Platform) -> dict[str, Any]:
 )
 def zhu_fair_params(platform: Platform) -> dict[str, Any]:
     return _zhu(platform, "zhu-fair", False)
+
+
+def with_jitter(params: dict[str, Any], model: str, sigma: float, seed: int) -> dict[str, Any]:
+    """``params`` of ``model`` with per-message noise: each message's bytes times
+    exp(sigma Z - sigma^2 / 2), Z drawn from ``seed`` (the engine's ``jitter``; a
+    prediction's spread, :mod:`commodel.spread`). ``loggops`` has no messages to scale."""
+    if model == "loggops":
+        raise CommodelError("loggops takes no per-message noise (its gaps are LogGOPSim's)")
+    return {**params, "jitter": {"sigma": float(sigma), "seed": int(seed)}}

@@ -111,7 +111,8 @@ class TCP:
     """TCP constants: the retransmission timeout, PlogPT's thresholds eps_S, eps_T, the rule
     that decides a buffer overflowed (``plogpt``: eq. 14's P_B; ``buffer``: the measured
     port buffers ``network.buffer``), the measured efficiency of traffic both ways, and the
-    largest message a node's NIC sends in posting order (``tcpflow``, measured)."""
+    largest message a node's NIC sends in posting order (``tcpflow``, measured), and the
+    spread sigma of one flow's time (a prediction's interval, :mod:`commodel.spread`)."""
 
     rto: float = 0.2  # s
     eps_S: float | None = None  # dimensionless (PlogPT eq. 5)
@@ -119,6 +120,7 @@ class TCP:
     efficiency: TcpEfficiency | None = None
     rto_rule: str = "plogpt"  # one of RTO_RULES
     fifo_limit: int | None = None  # B, the largest message a NIC sends in posting order
+    spread: float | None = None  # sigma of the log of one flow's time (a prediction's spread)
 
 
 RTO_RULES = ("plogpt", "buffer")
@@ -294,7 +296,9 @@ def validate_tcp_fanin(at: At, value: Any) -> TcpFanIn:
 
 def validate_tcp(at: At, value: Any) -> TCP:
     data = mapping(
-        at, value, optional=("rto", "eps_S", "eps_T", "efficiency", "rto_rule", "fifo_limit")
+        at,
+        value,
+        optional=("rto", "eps_S", "eps_T", "efficiency", "rto_rule", "fifo_limit", "spread"),
     )
     eps_s = data.get("eps_S")
     if eps_s is not None:
@@ -313,7 +317,18 @@ def validate_tcp(at: At, value: Any) -> TCP:
         ),
         rto_rule=choice(at.key("rto_rule"), data.get("rto_rule", "plogpt"), RTO_RULES, "rule"),
         fifo_limit=size(at.key("fifo_limit"), data.get("fifo_limit"), allow_none=True),
+        spread=_spread(at.key("spread"), data.get("spread")),
     )
+
+
+def _spread(at: At, value: Any) -> float | None:
+    """``tcp.spread``: sigma in [0, 10] (the spread of the log of one flow's time)."""
+    if value is None:
+        return None
+    sigma = number(at, value, float, "a number")
+    if not 0 <= sigma <= 10:
+        raise at.error(f"must be a spread sigma in [0, 10], got {sigma}")
+    return sigma
 
 
 def validate_lmo(at: At, value: Any) -> LMO:

@@ -43,6 +43,13 @@ def prediction_summary(
         cores, s = cpu_stretch
         lines.append(f"cpu       {nranks} ranks share {cores} cores: CPU work x{s:.3g}")
     lines.append(f"makespan  {format_duration(prediction.makespan_s, unit)}")
+    if prediction.interval is not None:
+        iv = prediction.interval
+        lines.append(
+            f"interval  {format_duration(iv['low_s'], unit)} .. "
+            f"{format_duration(iv['high_s'], unit)} (80%: {iv['samples']} runs with "
+            f"per-message noise sigma {iv['sigma']:.3g})"
+        )
     lines.append(f"slowest   rank {slowest.rank}")
     if prediction.rto_events:
         lines.append(f"RTOs      {len(prediction.rto_events)}")

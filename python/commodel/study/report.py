@@ -121,6 +121,8 @@ def score(result: dict[str, Any], model: str, excluded: set[str] | None = None) 
         err = _err(pred, row["measured_s"])
         what = f"{row['collective']} {row['algorithm']} {row['size']} B"
         s.forced.add(err is not None and abs(err) <= 0.15, err or 0.0, f"{what} {err or 0:+.0%}")
+        if pred.get("low_s") is not None and pred.get("high_s") is not None:
+            s.coverage.add(pred["low_s"] <= row["measured_s"] <= pred["high_s"], 0.0, what)
         if err is not None:
             key = (row["collective"], row["size"])
             groups.setdefault(key, []).append(

@@ -51,14 +51,22 @@ def platform_path(workdir: str, refit: bool) -> str:
     return out
 
 
+INTERVAL_MODELS = ("tcpflow",)  # the models whose 80% interval the report scores
+
+
 def _predict(sched: Any, plat: Any, model: str) -> dict[str, Any]:
     from ..prediction import predict
+    from ..spread import spread
 
     try:
         pred = predict(sched, plat, model=model, record_messages=False)
+        sp = spread(sched, plat, model) if model in INTERVAL_MODELS else None
     except CommodelError as exc:
         return {"error": str(exc).splitlines()[0]}
-    return {"makespan_s": pred.makespan_s, "rto": len(pred.rto_events)}
+    out = {"makespan_s": pred.makespan_s, "rto": len(pred.rto_events)}
+    if sp is not None:
+        out.update(low_s=sp.low_s, high_s=sp.high_s)
+    return out
 
 
 def score_schedules(workdir: str, plat: Any, models: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -147,11 +155,25 @@ def score_forced(workdir: str, plat: Any, models: tuple[str, ...]) -> list[dict[
                     cand = [x for x in pt.candidates if x.number == alg]
                     if cand and cand[0].time_s is not None:
                         row["models"][m] = {"makespan_s": cand[0].time_s, "rto": cand[0].timeouts}
+                        if m in INTERVAL_MODELS:
+                            row["models"][m].update(
+                                _forced_interval(plat, m, coll, alg, cand[0].generator, size)
+                            )
                     else:
                         note = cand[0].note if cand else "no generator"
                         row["models"][m] = {"error": note or "no prediction"}
                 out.append(row)
     return out
+
+
+def _forced_interval(plat: Any, model: str, coll: str, alg: int, gen: str, size: int) -> dict:
+    """The 80% interval of a forced algorithm's schedule as the advice predicts it."""
+    from ..advise.advice import candidate_schedule
+    from ..spread import spread
+
+    sched = candidate_schedule(coll, alg, gen, plat.nodes, size)
+    sp = spread(sched, plat, model)
+    return {} if sp is None else {"low_s": sp.low_s, "high_s": sp.high_s}
 
 
 def score_spec(workdir: str, refit: bool = False, models: tuple[str, ...] = MODELS) -> dict:

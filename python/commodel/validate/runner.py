@@ -132,6 +132,8 @@ class ModelOutcome:
     rto_events: int = 0
     error: str | None = None  # why the model could not predict it
     predicted: list[PredictedMessage] = field(default_factory=list, repr=False)
+    low_s: float | None = None  # the makespan's 80% interval (commodel.spread), if any
+    high_s: float | None = None
 
 
 @dataclass
@@ -148,9 +150,11 @@ class ScheduleResult:
 def predict_under(schedule: str, platform: Any, model: str) -> ModelOutcome:
     """Predict one schedule; a model that cannot run here is recorded, not raised."""
     from ..prediction import predict
+    from ..spread import spread
 
     try:
         pred = predict(schedule, platform, model)
+        interval = spread(schedule, platform, model)
     except CommodelError as exc:
         return ModelOutcome(model, error=str(exc))
     msgs = [
@@ -158,7 +162,12 @@ def predict_under(schedule: str, platform: Any, model: str) -> ModelOutcome:
         for m in pred.messages
     ]
     return ModelOutcome(
-        model, makespan_s=pred.makespan_s, rto_events=len(pred.rto_events), predicted=msgs
+        model,
+        makespan_s=pred.makespan_s,
+        rto_events=len(pred.rto_events),
+        predicted=msgs,
+        low_s=None if interval is None else interval.low_s,
+        high_s=None if interval is None else interval.high_s,
     )
 
 
@@ -243,6 +252,18 @@ class Validation:
             else:
                 pairs.append((o.makespan_s, r.measured.makespan_s))
         return summarize(pairs, self.tolerance)
+
+    def coverage(self, model: str) -> tuple[int, int]:
+        """(schedules whose measured median makespan lies in the model's 80% interval,
+        schedules with an interval)."""
+        inside = total = 0
+        for r in self._counted():
+            o = r.outcomes.get(model)
+            if o is None or o.low_s is None or o.high_s is None:
+                continue
+            total += 1
+            inside += o.low_s <= r.measured.makespan_s <= o.high_s
+        return inside, total
 
     def errors(self, model: str, scope: str) -> list[float]:
         out: list[float] = []
@@ -411,6 +432,13 @@ def summary_text(v: Validation) -> str:
         counted = len(v.results) - len(bound)
         if a.count < counted:
             lines.append(f"{'':<13} (predicted {a.count} of {counted}: {gone.get(model)})")
+    covered = [(m, *v.coverage(m)) for m in v.models if v.coverage(m)[1]]
+    if covered:
+        lines.append("")
+        lines.append(
+            "80% intervals (per-message noise of tcp.spread) holding the measured median: "
+            + ", ".join(f"{m} {i}/{n} ({100 * i / n:.0f}%)" for m, i, n in covered)
+        )
     shares = [median(r.measured.wait_shares()) for r in v.results if r.measured.wait_shares()]
     if shares and not bound:
         lines.append("")

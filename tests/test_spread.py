@@ -1,0 +1,97 @@
+"""A prediction's spread (commodel.spread, predict --spread): K runs with per-message noise
+of the platform's tcp.spread, the 10th and 90th percentiles of their makespans."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import yaml
+
+from commodel import collective, predict
+from commodel.errors import CommodelError
+from commodel.platform import platform_from_dict
+from commodel.spread import quantile, spread
+
+# one crossbar of 1 MB/s links, PLogP with no per-message cost beyond the wire: a message of
+# m bytes alone takes m us, plus L = 0
+DOC = {
+    "commodel_platform": 1,
+    "name": "spread-test",
+    "nodes": 4,
+    "plogp": {"L": 0.0, "sizes": [0, 1_000_000], "o_s": [0, 0], "o_r": [0, 0], "g": [0, 1.0]},
+    "network": {"topology": "crossbar", "nodes": 4, "nic": 1e6},
+    "tcp": {"spread": 0.2},
+}
+
+
+def plat(sigma=0.2):
+    doc = json.loads(json.dumps(DOC))
+    if sigma is None:
+        del doc["tcp"]
+    else:
+        doc["tcp"]["spread"] = sigma
+    return platform_from_dict(doc)
+
+
+def test_quantiles_are_linear_between_order_statistics():
+    assert quantile([4.0, 1.0, 3.0, 2.0], 0.5) == 2.5
+    assert quantile([1.0, 2.0, 3.0, 4.0, 5.0], 0.1) == pytest.approx(1.4)
+    assert quantile([7.0], 0.9) == 7.0
+
+
+def test_one_message_gets_the_lognormal_interval():
+    """A single message of 1 MB: its time is 1 s times the factor, so the interval of many
+    runs approaches exp(-sigma^2/2 -+ 1.2816 sigma)."""
+    sched = collective("random-pairs", 2, 1_000_000, seed=1, degree=1)
+    base = predict(sched, plat(), model="maxmin").makespan_s
+    sp = spread(sched, plat(), "maxmin", samples=400)
+    lo, hi = math.exp(-0.02 - 1.2816 * 0.2), math.exp(-0.02 + 1.2816 * 0.2)
+    assert sp.low_s / base == pytest.approx(lo, rel=0.05)
+    assert sp.high_s / base == pytest.approx(hi, rel=0.05)
+    assert (sp.samples, sp.sigma) == (400, 0.2)
+    # a seed gives the same runs: the interval repeats
+    assert spread(sched, plat(), "maxmin", samples=20) == spread(sched, plat(), "maxmin", 20)
+
+
+def test_no_spread_no_noise_and_bad_counts():
+    sched = collective("alltoall-pairwise", 4, 65536)
+    assert spread(sched, plat(None), "tcpflow") is None  # no tcp.spread
+    assert spread(sched, plat(), "loggops") is None
+    zero = spread(sched, plat(0.0), "tcpflow", samples=5)
+    base = predict(sched, plat(0.0), model="tcpflow").makespan_s
+    assert zero.low_s == zero.high_s == base
+    with pytest.raises(CommodelError, match="at least 2 runs"):
+        spread(sched, plat(), "tcpflow", samples=1)
+
+
+def test_tcp_spread_is_validated():
+    doc = json.loads(json.dumps(DOC))
+    doc["tcp"]["spread"] = -0.1
+    with pytest.raises(CommodelError, match=r"tcp\.spread.*\[0, 10\]"):
+        platform_from_dict(doc)
+
+
+def test_predict_prints_and_writes_the_interval(tmp_path, capsys):
+    from commodel.cli.main import main
+
+    p = tmp_path / "p.yaml"
+    p.write_text(yaml.safe_dump(DOC))
+    g = tmp_path / "a.goal"
+    from commodel.schedules import write_goal
+
+    write_goal(collective("alltoall-pairwise", 4, 65536), str(g))
+    assert main(["predict", str(g), "--platform", str(p), "--model", "maxmin"]) == 0
+    out = capsys.readouterr().out
+    assert "interval" in out and "80%: 20 runs with per-message noise sigma 0.2" in out
+    assert main(["predict", str(g), "-p", str(p), "--model", "maxmin", "--json",
+                 "--no-messages", "--spread", "7"]) == 0  # fmt: skip
+    data = json.loads(capsys.readouterr().out)
+    iv = data["interval"]
+    assert iv["samples"] == 7 and iv["quantiles"] == [0.1, 0.9]
+    assert iv["low_s"] <= iv["high_s"]
+    assert main(["predict", str(g), "-p", str(p), "--model", "maxmin", "--spread", "0"]) == 0
+    assert "interval" not in capsys.readouterr().out
+    assert main(["predict", str(g), "-p", str(p), "--model", "maxmin", "--spread", "1"]) == 2
+    assert "at least 2 runs" in capsys.readouterr().err
