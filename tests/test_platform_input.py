@@ -78,10 +78,19 @@ def test_plogp_table_beyond_the_engine_names_the_entry(tmp_path: Path) -> None:
 
 
 def test_deep_nesting_is_refused_with_the_line(tmp_path: Path) -> None:
-    deep = "[" * 20_000 + "]" * 20_000
+    deep = "[" * 100 + "]" * 100
     path = write(tmp_path, f"commodel_platform: 1\nname: x\nnodes: 1\ndescription: {deep}\n")
     message = error_of(path)
     assert message == f"{path}:4:77: invalid YAML: nested deeper than 64 levels"
+
+
+def test_very_deep_nesting_is_refused_by_the_parser(tmp_path: Path) -> None:
+    """libyaml scans a flow collection ahead and stops at its own limit of 1000 levels."""
+    deep = "[" * 20_000 + "]" * 20_000
+    path = write(tmp_path, f"commodel_platform: 1\nname: x\nnodes: 1\ndescription: {deep}\n")
+    message = error_of(path)
+    assert message.startswith(f"{path}:4:")
+    assert message.endswith(("nested deeper than 64 levels", "exceeded maximum nesting depth"))
 
 
 def test_alias_bomb_is_refused_before_it_grows(tmp_path: Path) -> None:
@@ -241,9 +250,59 @@ def test_integer_too_long_for_python_names_the_line(tmp_path: Path) -> None:
     assert error_of(path) == f"{path}:3:8: invalid YAML: an integer of 5000 digits is too long"
 
 
-def test_impossible_date_is_invalid_yaml(tmp_path: Path) -> None:
+def test_a_date_is_text(tmp_path: Path) -> None:
+    """No platform field is a date: YAML's implicit timestamps are read as text."""
     path = write(tmp_path, "commodel_platform: 1\nname: x\nnodes: 1\ndescription: 2026-13-45\n")
-    assert error_of(path).startswith(f"{path}: invalid YAML: month must be in 1..12")
+    assert load_platform(path).description == "2026-13-45"
+    path = write(tmp_path, {**BASE, "hockney": {"alpha": "2026-11-28", "beta": 1e-9}})
+    assert error_of(path).startswith(f"{path}: hockney.alpha: must be a time in seconds")
+
+
+@pytest.mark.parametrize(
+    ("value", "tag"),
+    [
+        ("!!timestamp x", "'!!timestamp'"),
+        ("!!timestamp 2026-11-28", "'!!timestamp'"),
+        ("!!binary aGVsbG8=", "'!!binary'"),
+        ("!!set {a, b}", "'!!set'"),
+        ("!!omap [a: 1]", "'!!omap'"),
+        ("!!pairs [a: 1]", "'!!pairs'"),
+        ("!!python/object:os.system x", "'!!python/object:os.system'"),
+        ("!local x", "'!local'"),
+    ],
+)
+def test_tags_a_platform_needs_not_are_refused(tmp_path: Path, value: str, tag: str) -> None:
+    path = write(tmp_path, f"commodel_platform: 1\nname: x\nnodes: 1\ndescription: {value}\n")
+    assert error_of(path) == (
+        f"{path}:4:14: invalid YAML: tag {tag} is not allowed (only text, numbers, "
+        "true/false, null, lists and mappings)"
+    )
+
+
+def test_plain_tags_are_allowed(tmp_path: Path) -> None:
+    path = write(tmp_path, "commodel_platform: !!int 1\nname: !!str x\nnodes: ! 1\n")
+    assert load_platform(path).nodes == 1
+
+
+def test_bytes_that_are_not_utf8_name_the_offset(tmp_path: Path) -> None:
+    path = tmp_path / "x.yaml"
+    path.write_bytes(b"commodel_platform: 1\nname: x\xff\nnodes: 1\n")
+    assert error_of(path) == f"{path}:2: byte 28 (0xff) is not UTF-8; a platform file is UTF-8 text"
+
+
+def test_control_characters_name_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "commodel_platform: 1\nname: x\x01\nnodes: 1\n")
+    assert error_of(path) == (
+        f"{path}:2: invalid YAML: character U+0001 (at character 28) is not allowed: "
+        "YAML forbids control characters"
+    )
+
+
+def test_a_file_too_large_is_refused_before_it_is_parsed(tmp_path: Path) -> None:
+    path = write(tmp_path, "commodel_platform: 1\nname: x\nnodes: 1\n" + "#" * (2 << 20))
+    assert error_of(path) == (
+        f"{path}: larger than 2 MiB; a platform file is at most 2097152 bytes"
+    )
 
 
 def test_eps_s_that_is_not_a_number(tmp_path: Path) -> None:

@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 
 from ..errors import UnitsError
 from ..platform.fields import describe
@@ -439,20 +438,11 @@ def parse_spec(data: Any, source: str) -> ClusterSpec:
 
 def load_spec(path: str | Path) -> ClusterSpec:
     """Read and validate a spec file; errors name the file and the field."""
-    source = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ClusterError(f"{source}: cannot read the cluster spec: {exc.strerror}") from None
-    from ..platform.yaml_limits import LimitedLoader
+    from ..platform.yaml_limits import read_yaml_file
 
-    try:
-        data = yaml.load(text, Loader=LimitedLoader)  # bounded nesting and aliases, unique keys
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ClusterError(f"{where}: not valid YAML: {problem}") from None
+    source = str(path)
+    # the platform files' path: bounded size, nesting and aliases, unique keys, plain tags
+    data = read_yaml_file(path, source, ClusterError, "cluster spec")
     return parse_spec(data, source)
 
 

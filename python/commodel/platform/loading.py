@@ -219,25 +219,9 @@ def load_platform(path_or_name: str | os.PathLike | Platform) -> Platform:
 
 
 def _load_file(path: Path, source: str) -> Platform:
-    import yaml  # imported here so that `commodel --help` stays fast
+    from .yaml_limits import read_yaml_file  # imports yaml: `commodel --help` stays fast
 
-    from .yaml_limits import LimitedLoader
-
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise PlatformError(f"{source}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise PlatformError(f"{source}: not a UTF-8 text file") from None
-    try:
-        data = yaml.load(text, Loader=LimitedLoader)  # a SafeLoader with limits
-    except ValueError as exc:  # a date that does not exist (2026-13-45)
-        raise PlatformError(f"{source}: invalid YAML: {str(exc)[:200]}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark is not None else source
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise PlatformError(f"{where}: invalid YAML: {problem}") from None
+    data = read_yaml_file(path, source, PlatformError, "platform file")
     if data is None:
         raise PlatformError(f"{source}: empty platform file")
     return platform_from_dict(data, source)
