@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-
 from ..errors import UnitsError
 from ..platform.fields import describe
 from ..units import parse_rate, parse_size
