@@ -189,12 +189,12 @@ def predict(
         model_spec(model)  # an unknown model fails before the platform is read
     plat = load_platform(platform)
     spec = model_spec(model if model is not None else default_model(plat))
-    params = plat.engine_params(spec.name)
+    sched = read_goal(schedule) if isinstance(schedule, (str, os.PathLike)) else schedule
+    params = plat.engine_params(spec.name, sched.num_ranks)
     if jitter is not None:
         from .platform.engine_params import with_jitter
 
         params = with_jitter(params, spec.name, jitter["sigma"], jitter["seed"])
-    sched = read_goal(schedule) if isinstance(schedule, (str, os.PathLike)) else schedule
 
     result = _engine.simulate(sched, spec.name, params, record_messages=record_messages)
     return prediction_from_engine(result, platform=plat.name)

@@ -148,14 +148,25 @@ def parse_size(value: str | int) -> int:
     return nbytes
 
 
+def to_float(value: int | float) -> float:
+    """``value`` as a float; an integer too large for one (beyond about 1.8e308) is a
+    :class:`UnitsError`, not Python's OverflowError. NaN and infinities pass (callers that
+    need a finite number check it and name their field)."""
+    try:
+        return float(value)
+    except OverflowError:
+        bits = value.bit_length() if isinstance(value, int) else 0
+        raise UnitsError(f"a {bits}-bit integer is too large (at most about 1.8e308)") from None
+
+
 def parse_duration(value: str | float | int) -> float:
     """Return a duration in seconds from ``1.5e-6``, ``"1.5us"``, ``"200 ms"``, ``"5000ns"``."""
     if isinstance(value, bool):
         raise UnitsError(f"cannot read {value!r} as a duration")
     if isinstance(value, (int, float)):
-        return float(value)
+        return to_float(value)
     if not isinstance(value, str):
-        raise UnitsError(f"cannot read {value!r} as a duration")
+        raise UnitsError(f"cannot read {_quoted(value)} as a duration")
     number, unit = _split(value, "a duration (e.g. 1.5e-6, 1.5us, 200ms)")
     factor = _DURATION_UNITS.get(unit.lower() if unit != "µs" else unit)
     if factor is None:
@@ -168,9 +179,9 @@ def parse_rate(value: str | float | int) -> float:
     if isinstance(value, bool):
         raise UnitsError(f"cannot read {value!r} as a rate")
     if isinstance(value, (int, float)):
-        return float(value)
+        return to_float(value)
     if not isinstance(value, str):
-        raise UnitsError(f"cannot read {value!r} as a rate")
+        raise UnitsError(f"cannot read {_quoted(value)} as a rate")
     number, unit = _split(value, "a rate (e.g. 117e6, 936.4Mbps, 1GB/s)")
     factor = _RATE_UNITS.get(unit.lower())
     if factor is None:

@@ -239,7 +239,7 @@ def run(args: argparse.Namespace) -> int:
     # an unknown model or a platform that lacks the model's section fails first
     model_spec(args.model)
     platform = platform or load_platform(args.platform)
-    platform.engine_params(args.model)
+    platform.engine_params(args.model, ranks=1)
     schedule = read_goal(args.schedule)
     prediction = predict(schedule, platform, model=args.model, record_messages=record)
     prediction = with_interval(prediction, schedule, platform, args.model, args.spread)

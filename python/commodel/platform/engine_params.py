@@ -228,13 +228,19 @@ def cpu_params(platform: Platform, model: str) -> dict[str, Any]:
     }
 
 
-def placement_params(platform: Platform) -> dict[str, Any]:
-    """``rank_to_node`` for the engine when ranks are not one per node."""
+def placement_params(platform: Platform, ranks: int | None = None) -> dict[str, Any]:
+    """``rank_to_node`` for the engine when ranks are not one per node: for the first
+    ``ranks`` ranks (a schedule's), or every rank the platform holds (``None``; up to
+    2**32 - 2, so give ``ranks`` when the platform may be large). The models on a network
+    take it (:meth:`Platform.engine_params` adds it), and the incast rule."""
     if platform.rank_to_node is not None:
         return {"rank_to_node": list(platform.rank_to_node)}
     if platform.ranks_per_node > 1:
         per = platform.ranks_per_node
-        return {"rank_to_node": [r // per for r in range(platform.nodes * per)]}
+        held = platform.nodes * per
+        return {
+            "rank_to_node": [r // per for r in range(min(held, held if ranks is None else ranks))]
+        }
     return {}
 
 
@@ -249,7 +255,6 @@ def _plogp_on_network(platform: Platform, model: str) -> tuple[PLogP, dict[str, 
         "sizes": list(p.sizes),
         "g": [ps(v) for v in p.g],
         "S": p.S,
-        **placement_params(platform),
     }
     if network.buffer is not None:  # the port buffers of tcp.rto_rule buffer
         params["buffer"] = list(network.buffer)
@@ -322,7 +327,6 @@ def _maxmin(platform: Platform, model: str, rtt_weights: bool) -> dict[str, Any]
         "topology": topology_params(network),
         "rtt_weights": rtt_weights,
         "S": S,
-        **placement_params(platform),
     }
 
 

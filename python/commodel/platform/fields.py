@@ -15,10 +15,19 @@ from collections.abc import Sequence
 from typing import Any, Callable
 
 from ..errors import PlatformError, UnitsError
-from ..units import MAX_SECONDS, parse_duration, parse_rate, parse_size
+from ..units import MAX_SECONDS, parse_duration, parse_rate, parse_size, to_float
 
 # Longest text read as a number ("1.5us", "936.4Mbps"); longer text is not one.
 MAX_NUMBER_TEXT = 100
+
+# Counts are bounded before anything is sized by them.
+# Nodes of a platform: the engine builds every node's links whatever a schedule uses (2**22
+# nodes took 2 to 5 s and up to 1.5 GB per model here); 2**20 keeps a model under a second.
+MAX_NODES = 2**20
+# Ranks: the engine numbers ranks in 32 bits (GOAL's num_ranks is at most 2**32 - 2).
+MAX_RANKS = 2**32 - 2
+# Other whole numbers the engine takes (cores, flows): 32-bit.
+MAX_U32 = 2**32 - 1
 
 
 class At:
@@ -94,7 +103,7 @@ def number(at: At, value: Any, parse: Callable[[Any], float], what: str) -> floa
     ):
         raise at.error(f"must be {what}, got {describe(value)}")
     try:
-        parsed = parse(value)
+        parsed = to_float(value) if parse is float and not isinstance(value, str) else parse(value)
     except UnitsError as exc:
         raise at.error(f"must be {what}: {exc}") from None
     except ValueError:  # ``parse`` is float
@@ -158,13 +167,27 @@ def size(at: At, value: Any, allow_none: bool = False) -> int | None:
         raise at.error(f"must be a size in bytes: {exc}") from None
 
 
-def integer(at: At, value: Any, minimum: int | None = None) -> int:
-    """A whole number, >= ``minimum`` if given."""
+def integer(
+    at: At, value: Any, minimum: int | None = None, maximum: int | None = None, why: str = ""
+) -> int:
+    """A whole number, >= ``minimum`` and <= ``maximum`` if given (``why``: the reason for
+    the maximum, said in the message)."""
     if isinstance(value, bool) or not isinstance(value, int):
         raise at.error(f"must be a whole number, got {describe(value)}")
     if minimum is not None and value < minimum:
         raise at.error(f"must be >= {minimum}, got {describe(value)}")
+    if maximum is not None and value > maximum:
+        because = f" ({why})" if why else ""
+        raise at.error(f"must be at most {maximum}{because}, got {describe(value)}")
     return value
+
+
+NODES_WHY = "the engine builds every node's links"
+
+
+def node_count(at: At, value: Any, minimum: int = 1) -> int:
+    """A count of nodes (or of racks, leaves, nodes per rack), at most :data:`MAX_NODES`."""
+    return integer(at, value, minimum, MAX_NODES, NODES_WHY)
 
 
 def number_list(at: At, value: Any, item: Callable[[At, Any], Any], min_len: int = 1) -> list:

@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PlatformError
-from .engine_params import cpu_params, model_spec
-from .fields import MAX_QUOTE, At, describe, integer, mapping, number_list
+from .engine_params import cpu_params, model_spec, placement_params
+from .fields import MAX_QUOTE, MAX_RANKS, At, describe, integer, mapping, node_count, number_list
 from .network import Network
 from .sections import SECTIONS, TCP, Hockney, LogGOPS, PLogP
 
@@ -96,10 +96,13 @@ class Platform:
         cpu = self.sections.get("cpu")
         return ranks / cpu.cores if cpu is not None and ranks > cpu.cores else 1.0
 
-    def engine_params(self, model: str) -> dict[str, Any]:
-        """The parameters of ``model`` in the engine's units (integer picoseconds)."""
+    def engine_params(self, model: str, ranks: int | None = None) -> dict[str, Any]:
+        """The parameters of ``model`` in the engine's units (integer picoseconds); with the
+        rank placement of a schedule of ``ranks`` ranks (``None``: every rank the platform
+        holds) for the models on a network."""
         spec = model_spec(model)
-        return {**spec.params(self), **cpu_params(self, spec.name)}
+        placement = placement_params(self, ranks) if "network" in spec.sections else {}
+        return {**spec.params(self), **cpu_params(self, spec.name), **placement}
 
 
 def platform_from_dict(data: Any, source: str = "<dict>") -> Platform:
@@ -126,8 +129,14 @@ def platform_from_dict(data: Any, source: str = "<dict>") -> Platform:
         description = ""
     if not isinstance(description, str):
         raise at.key("description").error(f"must be a string, got {describe(description)}")
-    nodes = integer(at.key("nodes"), top["nodes"], minimum=1)
-    ranks_per_node = integer(at.key("ranks_per_node"), top.get("ranks_per_node", 1), minimum=1)
+    nodes = node_count(at.key("nodes"), top["nodes"])
+    ranks_per_node = integer(
+        at.key("ranks_per_node"),
+        top.get("ranks_per_node", 1),
+        minimum=1,
+        maximum=MAX_RANKS // nodes,
+        why=f"{nodes} nodes hold at most {MAX_RANKS} ranks, the engine's 32-bit rank numbers",
+    )
     rank_to_node = None
     if top.get("rank_to_node") is not None:
         if "ranks_per_node" in top:

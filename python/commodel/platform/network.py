@@ -34,7 +34,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Union
 
-from .fields import At, choice, describe, integer, mapping, number_list, rate, seconds, size
+from .fields import (
+    MAX_NODES,
+    MAX_U32,
+    NODES_WHY,
+    At,
+    choice,
+    describe,
+    integer,
+    mapping,
+    node_count,
+    number,
+    number_list,
+    rate,
+    seconds,
+    size,
+)
 
 TOPOLOGIES = ("binary-tree", "crossbar", "racks", "leaf-spine", "fat-tree")
 
@@ -131,7 +146,7 @@ def _binary_tree(at: At, value: dict[str, Any]) -> BinaryTree:
     for key in ("nodes", "unidirectional"):
         if key not in data:
             raise at.key(key).error("missing (required for topology binary-tree)")
-    nodes = integer(at.key("nodes"), data["nodes"], minimum=2)
+    nodes = node_count(at.key("nodes"), data["nodes"], minimum=2)
     if nodes & (nodes - 1):
         raise at.key("nodes").error(f"a binary tree needs a power of two nodes, got {nodes}")
     height = nodes.bit_length() - 1
@@ -159,9 +174,12 @@ def _binary_tree(at: At, value: dict[str, Any]) -> BinaryTree:
 
 
 def _at_least_one(at: At, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 1:
+    if isinstance(value, str):
         raise at.error(f"must be a number >= 1, got {describe(value)}")
-    return float(value)
+    parsed = number(at, value, float, "a number >= 1")
+    if parsed < 1:
+        raise at.error(f"must be a number >= 1, got {describe(value)}")
+    return parsed
 
 
 def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
@@ -171,7 +189,7 @@ def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
         nodes = data.get("nodes")
         if nodes is None:
             raise at.key("nodes").error("missing (required for topology crossbar)")
-        nodes = integer(at.key("nodes"), nodes, minimum=1)
+        nodes = node_count(at.key("nodes"), nodes)
         racks: tuple[int, ...] = (nodes,)
         members = None
         nic_latency = seconds(at.key("latency"), data.get("latency", 0.0))
@@ -205,8 +223,9 @@ def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
             required=("leaves", "nodes_per_leaf", "nic"),
             optional=(*common, "oversubscription", "latency"),
         )
-        leaves = integer(at.key("leaves"), data["leaves"], minimum=1)
-        per = integer(at.key("nodes_per_leaf"), data["nodes_per_leaf"], minimum=1)
+        leaves = node_count(at.key("leaves"), data["leaves"])
+        per = node_count(at.key("nodes_per_leaf"), data["nodes_per_leaf"])
+        _at_most_max_nodes(at.key("leaves"), leaves * per, f"{leaves} leaves of {per} nodes")
         racks = (per,) * leaves
         members = None
         nodes = leaves * per
@@ -215,7 +234,7 @@ def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
         backbone = None
         backbone_latency = nic_latency
     if "nodes" in data and topology != "crossbar":
-        given = integer(at.key("nodes"), data["nodes"], minimum=1)
+        given = integer(at.key("nodes"), data["nodes"], minimum=1, maximum=MAX_NODES, why=NODES_WHY)
         if given != nodes:
             raise at.key("nodes").error(f"is {given} but the {topology} holds {nodes} nodes")
     nic = rate(at.key("nic"), data["nic"])
@@ -233,9 +252,9 @@ def _tree_network(at: At, value: dict[str, Any], topology: str) -> TreeNetwork:
         raise at.key("backbone_kind").error(f"must be electrical or optical, got {describe(kind)}")
     saturation = None
     if data.get("saturation") is not None:
-        saturation = integer(at.key("saturation"), data["saturation"], minimum=1)
+        saturation = integer(at.key("saturation"), data["saturation"], minimum=1, maximum=MAX_U32)
     elif kind == "optical" and backbone is not None:
-        saturation = max(1, int(backbone // nic))
+        saturation = max(1, min(MAX_U32, int(min(backbone / nic, MAX_U32))))
     return TreeNetwork(
         topology=topology,
         nodes=nodes,
@@ -285,9 +304,12 @@ def _racks(at: At, data: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ..
             )
         if raw and all(isinstance(r, list) for r in raw):
             lists = [
-                number_list(at.key("racks").index(i), r, lambda a, v: integer(a, v, 0))
+                number_list(
+                    at.key("racks").index(i), r, lambda a, v: integer(a, v, 0, MAX_NODES - 1)
+                )
                 for i, r in enumerate(raw)
             ]
+            _at_most_max_nodes(at.key("racks"), sum(len(r) for r in lists), "the racks")
             members = [m for r in lists for m in r]
             for i, r in enumerate(lists):
                 if not r:
@@ -298,9 +320,17 @@ def _racks(at: At, data: dict[str, Any]) -> tuple[tuple[int, ...], tuple[int, ..
                     f"{sorted(members)[:16]}"
                 )
             return tuple(len(r) for r in lists), tuple(members)
-        return tuple(number_list(at.key("racks"), raw, lambda a, v: integer(a, v, 1))), None
-    count = integer(at.key("racks"), raw, minimum=1)
+        racks = tuple(number_list(at.key("racks"), raw, node_count))
+        _at_most_max_nodes(at.key("racks"), sum(racks), f"racks of {sum(racks)} nodes in all")
+        return racks, None
+    count = node_count(at.key("racks"), raw)
     if "nodes_per_rack" not in data:
         raise at.key("nodes_per_rack").error("missing (required when racks is a count)")
-    per = integer(at.key("nodes_per_rack"), data["nodes_per_rack"], minimum=1)
+    per = node_count(at.key("nodes_per_rack"), data["nodes_per_rack"])
+    _at_most_max_nodes(at.key("racks"), count * per, f"{count} racks of {per} nodes")
     return (per,) * count, None
+
+
+def _at_most_max_nodes(at: At, nodes: int, what: str) -> None:
+    if nodes > MAX_NODES:
+        raise at.error(f"{what} make {nodes} nodes; at most {MAX_NODES} ({NODES_WHY})")

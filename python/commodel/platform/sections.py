@@ -14,10 +14,12 @@ from typing import Any, Callable
 
 from ..errors import PlatformWarning
 from .fields import (
+    MAX_U32,
     At,
     choice,
     integer,
     mapping,
+    node_count,
     number,
     number_list,
     rate,
@@ -290,7 +292,7 @@ def validate_tcp_fanin(at: At, value: Any) -> TcpFanIn:
     e = number_list(at.key("e"), data["e"], _efficiency_value)
     same_length(at.key("e"), e, sizes_at, sizes)
     return TcpFanIn(
-        peers=integer(at.key("peers"), data["peers"], 2), sizes=tuple(sizes), e=tuple(e)
+        peers=node_count(at.key("peers"), data["peers"], 2), sizes=tuple(sizes), e=tuple(e)
     )
 
 
