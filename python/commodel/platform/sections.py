@@ -28,6 +28,7 @@ from .fields import (
     seconds_per_byte,
     size,
 )
+from .many_to_one import validate_many_to_one
 from .network import validate_network
 
 
@@ -354,16 +355,11 @@ def validate_cpu(at: At, value: Any) -> Cpu:
     sizes_at = at.key("sizes")
     sizes = _increasing_sizes(sizes_at, data["sizes"])
     return Cpu(
-        cores=integer(at.key("cores"), data["cores"], minimum=1),
+        cores=integer(at.key("cores"), data["cores"], minimum=1, maximum=MAX_U32),
         sizes=tuple(sizes),
         o_s=_table(at, data, "o_s", sizes_at, sizes),
         o_r=_table(at, data, "o_r", sizes_at, sizes),
     )
-
-
-def validate_many_to_one(at: At, value: Any) -> dict[str, Any]:
-    """Escalation statistics (Lastovetsky 4.3); checked in depth by the model that uses them."""
-    return dict(mapping(at, value, optional=tuple(value) if isinstance(value, dict) else ()))
 
 
 SectionValidator = Callable[[At, Any], Any]
