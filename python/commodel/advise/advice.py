@@ -282,6 +282,7 @@ def advise(
     without it). ``mpi``: whose algorithms and default decision (:mod:`commodel.mpis`)."""
     from ..parallel import map_ordered
     from ..platform import Platform, default_model, load_platform, model_spec
+    from ..schedule_cost import check_advice_cost
 
     the_mpi = get_mpi(mpi)
     check_collective(collective, the_mpi)
@@ -349,6 +350,8 @@ def advise(
         plat,
         model,
     )
+    # before any schedule is built
+    check_advice_cost(collective, [item for _, item in todo], samples, the_mpi.segsize)
     outcomes = map_ordered(task, [item for _, item in todo], jobs)
     for (cand, _), (time_s, note, timeouts) in zip(todo, outcomes):
         cand.time_s, cand.note, cand.timeouts = time_s, note, timeouts

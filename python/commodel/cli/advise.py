@@ -49,7 +49,10 @@ def sizes_arg(text: str) -> list[int]:
             out.append(m)
             m *= 2
         return out
-    return size_list(text)
+    sizes = size_list(text)
+    if not sizes:
+        raise argparse.ArgumentTypeError(f"expected at least one size, got {text[:40]!r}")
+    return sizes
 
 
 def percent_arg(text: str) -> float:
@@ -77,7 +80,12 @@ def min_gain_arg(text: str) -> tuple[float, float]:
 
 
 def ranks_arg(text: str) -> list[int]:
-    return [positive_int(x) for x in text.split(",") if x.strip()]
+    ranks = [positive_int(x) for x in text.split(",") if x.strip()]
+    if not ranks:
+        raise argparse.ArgumentTypeError(
+            f"expected at least one communicator size, got {text[:40]!r}"
+        )
+    return ranks
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:

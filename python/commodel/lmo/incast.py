@@ -15,9 +15,12 @@ import statistics
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import PlatformError
+from ..errors import CommodelError, PlatformError
 from ..units import duration_unit, format_duration, seconds_to_ps
 from .closed_forms import LMOModel
+
+# f_i(n, M) evaluated for the incast rule's table, one (n, M, level) each: about 10 s here.
+MAX_TABLE = 2**20
 
 
 def _send_sizes(schedule: Any) -> list[int]:
@@ -39,8 +42,15 @@ def incast_table(platform: Any, schedule: Any) -> dict[str, Any]:
         )
     model = LMOModel([], [], [], m2o)
     table = []
+    sizes = _send_sizes(schedule)
+    entries = max(0, schedule.num_ranks - 2) * len(sizes) * len(m2o["levels"])
+    if entries > MAX_TABLE:
+        raise CommodelError(
+            f"the incast rule's table for {schedule.num_ranks} ranks and {len(sizes)} message "
+            f"sizes would need {entries} escalation probabilities, more than {MAX_TABLE}"
+        )
     for n in range(3, schedule.num_ranks + 1):
-        for size in _send_sizes(schedule):
+        for size in sizes:
             f = [e.probability for e in model.escalations(n, size)]
             if any(p > 0 for p in f):
                 total = sum(f)
@@ -109,17 +119,18 @@ def predict_samples(
 ) -> Samples:
     """Run ``schedule`` ``samples`` times under ``model`` with the incast rule."""
     from .. import _engine
-    from ..errors import CommodelError
     from ..platform import model_spec, placement_params
+    from ..schedule_cost import check_samples_cost
     from ..units import ps_to_seconds
 
     if samples < 1:
         raise CommodelError(f"--samples must be >= 1, got {samples}")
+    check_samples_cost(samples, schedule.num_ops + schedule.num_ranks)
     spec = model_spec(model)
     if spec.name == "loggops":
         raise CommodelError("the incast rule works with the message-level models, not loggops")
-    params = dict(platform.engine_params(spec.name))
-    params.update(placement_params(platform))
+    params = dict(platform.engine_params(spec.name, schedule.num_ranks))
+    params.update(placement_params(platform, schedule.num_ranks))
     if spec.name == "tcpflow":
         # the measured escalations stand for the losses at full ports: no tail drops and
         # no fan-in delay on top

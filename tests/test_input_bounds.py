@@ -1,0 +1,328 @@
+"""Numbers and counts from a user's files and options: checked before anything is sized by
+them, with an error that names the file and field (issue 40's crash classes)."""
+
+from __future__ import annotations
+
+import copy
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from commodel import parse_goal, predict
+from commodel.cluster.spec import load_spec
+from commodel.cluster.util import ClusterError
+from commodel.errors import CommodelError
+from commodel.platform import load_platform, platform_from_dict
+from commodel.platform.fields import MAX_NODES, MAX_RANKS
+from conftest import needs_engine
+from test_platform_input import error_of, write
+
+BIG = 10**400  # an integer too large for a float
+
+BASE: dict[str, Any] = {
+    "commodel_platform": 1,
+    "name": "b",
+    "nodes": 4,
+    "plogp": {
+        "L": 1e-6,
+        "sizes": [0, 1024],
+        "o_s": [1e-6, 2e-6],
+        "o_r": [1e-6, 2e-6],
+        "g": [1e-6, 3e-6],
+    },
+    "network": {"topology": "crossbar", "nodes": 4, "nic": 1e8},
+}
+
+
+def platform_error(path: Path) -> str:
+    return error_of(path)
+
+
+def with_network(**network: Any) -> dict[str, Any]:
+    data = copy.deepcopy(BASE)
+    data["network"] = network
+    return data
+
+
+# --- integers too large for a float ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("section", "key", "shown"),
+    [
+        ("network", "nic", "network.nic: must be a rate in bytes per second: a 1329-bit integer"),
+        ("plogp", "L", "plogp.L: must be a time in seconds: a 1329-bit integer"),
+    ],
+)
+def test_integer_too_large_for_a_float_names_the_field(
+    tmp_path: Path, section: str, key: str, shown: str
+) -> None:
+    data = copy.deepcopy(BASE)
+    data[section][key] = BIG
+    path = write(tmp_path, data)
+    assert platform_error(path).startswith(f"{path}: {shown} is too large")
+
+
+def test_oversubscription_too_large_for_a_float(tmp_path: Path) -> None:
+    data = with_network(
+        topology="leaf-spine", leaves=2, nodes_per_leaf=2, nic=1e8, oversubscription=BIG
+    )
+    path = write(tmp_path, data)
+    assert platform_error(path).startswith(f"{path}: network.oversubscription: must be a number")
+
+
+def test_tcp_eps_s_too_large_for_a_float(tmp_path: Path) -> None:
+    path = write(tmp_path, {**BASE, "tcp": {"eps_S": BIG}})
+    assert platform_error(path).startswith(f"{path}: tcp.eps_S: must be a number: a 1329-bit")
+
+
+def test_cluster_rate_too_large_for_a_float(tmp_path: Path) -> None:
+    path = write(
+        tmp_path, f"hosts: 2\nnic_rate: {BIG}\ntopology: {{type: racks, backbone_rate: 100Mbit}}\n"
+    )
+    with pytest.raises(ClusterError) as info:
+        load_spec(path)
+    assert str(info.value).startswith(f"{path}: nic_rate: a 1329-bit integer is too large")
+
+
+def test_cluster_spec_bytes_not_utf8_name_the_offset(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_bytes(b"hosts: 2\xff\nnic_rate: 100Mbit\n")
+    with pytest.raises(ClusterError) as info:
+        load_spec(path)
+    assert str(info.value) == f"{path}:1: byte 8 (0xff) is not UTF-8; a cluster spec is UTF-8 text"
+
+
+def test_cluster_spec_timestamp_tag_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "description: !!timestamp x\nhosts: 2\n")
+    with pytest.raises(ClusterError, match=r"c?\.yaml:1:14: invalid YAML: tag '!!timestamp'"):
+        load_spec(path)
+
+
+# --- counts bounded before anything is sized by them -------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("network", "message"),
+    [
+        (
+            {"topology": "leaf-spine", "leaves": 2**64, "nodes_per_leaf": 1, "nic": 1e8},
+            f"network.leaves: must be at most {MAX_NODES} (the engine builds every node's links)",
+        ),
+        (
+            {"topology": "racks", "racks": 2**64, "nodes_per_rack": 1, "nic": 1e8, "backbone": 1e9},
+            f"network.racks: must be at most {MAX_NODES}",
+        ),
+        (
+            {"topology": "leaf-spine", "leaves": 2**11, "nodes_per_leaf": 2**11, "nic": 1e8},
+            f"network.leaves: 2048 leaves of 2048 nodes make {2**22} nodes; at most {MAX_NODES}",
+        ),
+        (
+            {"topology": "racks", "racks": [2**20, 2**20], "nic": 1e8, "backbone": 1e9},
+            f"network.racks: racks of {2**21} nodes in all make {2**21} nodes",
+        ),
+        (
+            {"topology": "crossbar", "nodes": 2**21, "nic": 1e8},
+            f"network.nodes: must be at most {MAX_NODES}",
+        ),
+    ],
+)
+def test_node_counts_are_bounded(tmp_path: Path, network: dict, message: str) -> None:
+    path = write(tmp_path, with_network(**network))
+    assert platform_error(path).startswith(f"{path}: {message}")
+
+
+def test_nodes_are_bounded(tmp_path: Path) -> None:
+    path = write(tmp_path, {**BASE, "nodes": 2**64, "network": None})
+    assert platform_error(path).startswith(f"{path}: nodes: must be at most {MAX_NODES}")
+
+
+def test_ranks_per_node_is_bounded_by_the_engines_rank_numbers(tmp_path: Path) -> None:
+    path = write(tmp_path, {**BASE, "ranks_per_node": 2**62})
+    assert platform_error(path).startswith(
+        f"{path}: ranks_per_node: must be at most {MAX_RANKS // 4} (4 nodes hold at most "
+        f"{MAX_RANKS} ranks"
+    )
+
+
+@needs_engine
+def test_a_huge_ranks_per_node_places_only_the_schedules_ranks() -> None:
+    """The placement covers the schedule's ranks, not every rank the platform holds: 4 nodes
+    of 2**29 ranks each predict a 2-rank schedule at once (it took over 20 s, building a
+    list of 2**32 nodes)."""
+    platform = platform_from_dict({**BASE, "ranks_per_node": 2**29})
+    schedule = parse_goal(
+        "num_ranks 2\nrank 0 {\na: send 1000b to 1\n}\nrank 1 {\nb: recv 1000b from 0\n}\n"
+    )
+    start = time.process_time()
+    for model in ("plogpt", "maxmin", "zhu", "tcpflow"):
+        result = predict(schedule, platform, model=model)
+        # both ranks on node 0: the message never crosses the crossbar
+        assert result.makespan_s > 0
+    assert platform.engine_params("plogpt", 2)["rank_to_node"] == [0, 0]
+    assert time.process_time() - start < 5  # a bound on work, not a timing assertion
+
+
+# --- many_to_one, validated at load ------------------------------------------------------
+
+M2O = {
+    "n": [3, 4],
+    "sizes": [1024, 4096],
+    "M1": [1024, None],
+    "Mc": [None, None],
+    "M2": None,
+    "levels": [0.2],
+    "probability": [
+        {
+            "kx": 1,
+            "ky": 1,
+            "n_knots": [3.0, 3.0, 4.0, 4.0],
+            "M_knots": [1024.0, 1024.0, 4096.0, 4096.0],
+            "coefficients": [0.1, 0.2, 0.3, 0.4],
+        }
+    ],
+    "kappa_1": 0.5,
+    "kappa_2": None,
+}
+
+
+def with_m2o(**changes: Any) -> dict[str, Any]:
+    m2o = copy.deepcopy(M2O)
+    for key, value in changes.items():
+        if "." in key:
+            outer, index, inner = key.split(".")
+            if value is ...:
+                del m2o[outer][int(index)][inner]
+            else:
+                m2o[outer][int(index)][inner] = value
+        elif value is ...:
+            del m2o[key]
+        else:
+            m2o[key] = value
+    return {**BASE, "many_to_one": m2o}
+
+
+def test_a_valid_many_to_one_section_loads_as_a_dict(tmp_path: Path) -> None:
+    m2o = load_platform(write(tmp_path, with_m2o())).sections["many_to_one"]
+    assert m2o["M1"] == [1024, None] and m2o["probability"][0]["kx"] == 1
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        (
+            {"probability.0.n_knots": ["a", 3.0, 4.0, 4.0]},
+            "many_to_one.probability[0].n_knots[0]: must be a number, got 'a'",
+        ),
+        ({"probability.0.kx": 10**30}, "many_to_one.probability[0].kx: must be at most 5"),
+        ({"probability.0.n_knots": ...}, "many_to_one.probability[0].n_knots: missing"),
+        (
+            {"probability.0.coefficients": [0.1, 0.2]},
+            "many_to_one.probability[0].coefficients: has 2 values; knots of 4 and 4 values",
+        ),
+        (
+            {"probability.0.M_knots": [1024.0, 1024.0, float("nan"), 4096.0]},
+            "many_to_one.probability[0].M_knots[2]: must be a finite number",
+        ),
+        ({"M1": [1024, "x"]}, "many_to_one.M1[1]: must be a size in bytes"),
+        ({"M1": [1024, [1]]}, "many_to_one.M1[1]: must be a size in bytes"),
+        ({"n": 3}, "many_to_one.n: must be a list"),
+        ({"Mc": "x"}, "many_to_one.Mc: must be a list"),
+        ({"M2": [1, 2]}, "many_to_one.M2: must be a size in bytes"),
+        ({"levels": [[0.1]]}, "many_to_one.levels[0]: must be a time in seconds"),
+        ({"levels": [0.1, 0.2]}, "many_to_one.probability: has 1 surfaces but levels has 2"),
+        ({"n": ..., "M1": [1, 2]}, "many_to_one.n: missing: M1 gives one value per process count"),
+        ({"M1": [1024]}, "many_to_one.M1: has 1 values but many_to_one.n has 2"),
+        ({"n": [4, 3]}, "many_to_one.n[1]: must be strictly increasing"),
+        ({"receives": "x"}, "many_to_one.receives: unknown receives 'x'"),
+    ],
+)
+def test_bad_many_to_one_names_the_field(tmp_path: Path, changes: dict, message: str) -> None:
+    path = write(tmp_path, with_m2o(**changes))
+    assert platform_error(path).startswith(f"{path}: {message}")
+
+
+# --- what advise and predict --samples would build, bounded first -----------------------
+
+
+def test_advise_refuses_a_size_whose_schedule_would_not_fit(cli) -> None:
+    result = cli(
+        *[
+            "advise",
+            "-p",
+            "nomura2007",
+            "--collective",
+            "bcast",
+            "--ranks",
+            "8",
+            "--sizes",
+            "4294967296",
+        ]
+    )
+    assert result.code == 2
+    assert (
+        "advise: the bcast schedule at P=8, 4 GiB would hold about 2.75e+11 operations"
+        in result.err
+    )
+    assert f"more than the {2**27} one schedule may" in result.err
+
+
+def test_advise_refuses_no_size(cli) -> None:
+    result = cli("advise", "-p", "nomura2007", "--collective", "bcast", "--sizes", ",")
+    assert result.code == 2 and "--sizes: expected at least one size, got ','" in result.err
+
+
+def test_advise_refuses_a_huge_split(cli) -> None:
+    result = cli(
+        "advise",
+        "-p",
+        "nomura2007",
+        "--collective",
+        "gather",
+        "--ranks",
+        "8",
+        "--sizes",
+        "1KiB",
+        "--splits",
+        "65536",
+    )
+    assert result.code == 2
+    assert "a gather split into 65536 sub-gathers at P=8, 1 KiB: at most 4096" in result.err
+
+
+def test_advise_refuses_a_huge_communicator(cli) -> None:
+    result = cli(
+        "advise",
+        "-p",
+        "nomura2007",
+        "--collective",
+        "alltoall",
+        "--ranks",
+        "100000",
+        "--sizes",
+        "1KiB",
+    )
+    assert result.code == 2 and "the alltoall schedule at P=100000, 1 KiB" in result.err
+
+
+def test_schedule_units_closed_form() -> None:
+    from commodel.schedule_cost import schedule_units
+
+    # bcast pipeline (number 3, 8 KiB segments) at P = 8, 1 MiB: 128 segments
+    assert schedule_units("bcast", 3, 8, 1 << 20) == 4 * 64 + 16 * 8 + 4 * 8 * 128 + 128**2
+    # as Open MPI's default runs it: unsegmented
+    assert schedule_units("bcast", 3, 8, 1 << 20, as_default=True) == 4 * 64 + 16 * 8
+    assert schedule_units("gather", 0, 8, 1024, splits=4) == 4 * 64 + 16 * 8 + 4 * 4 * 8
+
+
+def test_predict_samples_refuses_too_many_runs() -> None:
+    from commodel.lmo.incast import predict_samples
+
+    platform = platform_from_dict(with_m2o())
+    schedule = parse_goal(
+        "num_ranks 2\nrank 0 {\na: send 1000b to 1\n}\nrank 1 {\nb: recv 1000b from 0\n}\n"
+    )
+    with pytest.raises(CommodelError, match=r"--samples 1000000: at most 100000 runs"):
+        predict_samples(schedule, platform, "plogp", 1_000_000)
