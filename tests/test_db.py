@@ -155,3 +155,35 @@ def test_read_only_sees_steps_of_a_killed_writer(tmp_path):
         (camp,) = db.campaigns()
         assert camp.status == "running"
         assert [s["value_s"] for s in db.samples(camp.id)] == [1.5]
+
+
+def test_a_database_with_only_meta_is_refused(tmp_path, cli):
+    """The schema version alone does not make a results database: `fit` and `db export`
+    name the table missing (they failed on their first query of `campaigns`)."""
+    path = tmp_path / "meta-only.duckdb"
+    con = duckdb.connect(str(path))
+    con.execute("CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+    con.execute("INSERT INTO meta VALUES ('schema_version', '1')")
+    con.close()
+    for args in (
+        ("fit", "--db", str(path)),
+        ("db", "export", "--db", str(path), "--csv", str(tmp_path / "out")),
+    ):
+        result = cli(*args)
+        assert result.code == 2, result.err
+        assert f"{path}: not a complete commodel results database: no table 'campaigns'" in (
+            result.err
+        )
+
+
+def test_a_column_of_another_type_is_refused(tmp_path):
+    path = tmp_path / "r.duckdb"
+    ResultsDB(path).close()
+    con = duckdb.connect(str(path))
+    con.execute("ALTER TABLE samples ALTER value_s TYPE VARCHAR")
+    con.close()
+    with pytest.raises(CommodelError) as info:
+        ResultsDB(path, read_only=True)
+    assert str(info.value) == (
+        f"{path}: table 'samples': column 'value_s' is of type VARCHAR, expected DOUBLE"
+    )

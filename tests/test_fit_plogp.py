@@ -369,3 +369,15 @@ def test_the_rendezvous_threshold_is_open_mpis_tcp_eager_limit():
 
     assert rendezvous_threshold("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4") == 65535
     assert rendezvous_threshold("MPICH Version: 4.0.2") is None
+
+
+@pytest.mark.parametrize("quantity", ["rtt", "o_s", "o_r"])
+def test_a_size_without_its_samples_is_a_clear_error(quantity):
+    """A campaign marked complete that lacks one size's rtt, o_s or o_r samples (it ended in
+    a KeyError)."""
+    samples = [s for s in synthetic() if not (s["quantity"] == quantity and s["size_bytes"] == 4)]
+    with pytest.raises(CommodelError) as info:
+        F.fit_plogp(samples, {})
+    assert (
+        str(info.value) == f"the plogp campaign has no {quantity} samples at 4 B; measure it again"
+    )

@@ -19,6 +19,7 @@ Only MPI rank 0 opens the database.
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -89,6 +90,29 @@ CREATE TABLE IF NOT EXISTS phase_times (
     elapsed_s DOUBLE NOT NULL
 );
 """
+
+
+def _columns(con: Any) -> dict[str, dict[str, str]]:
+    """table -> column -> type of the database ``con`` (its main schema)."""
+    out: dict[str, dict[str, str]] = {}
+    rows = con.execute(
+        "SELECT table_name, column_name, data_type FROM information_schema.columns "
+        "WHERE table_schema = 'main' AND table_catalog = current_database()"
+    ).fetchall()
+    for table, column, kind in rows:
+        out.setdefault(table, {})[column] = kind
+    return out
+
+
+@functools.lru_cache(maxsize=1)
+def _expected_columns() -> dict[str, dict[str, str]]:
+    """The tables and columns of :data:`_SCHEMA`, as DuckDB names their types."""
+    con = _duckdb().connect(":memory:")
+    try:
+        con.execute(_SCHEMA)
+        return _columns(con)
+    finally:
+        con.close()
 
 
 def _duckdb():
@@ -168,6 +192,22 @@ class ResultsDB:
                 f"{self.path}: results database schema version {found}, "
                 f"this commodel reads version {SCHEMA_VERSION}"
             )
+        # every table of the schema, with every column of its type: a file that holds only
+        # `meta` (or a column changed by hand) is refused here, not by the first query
+        have = _columns(self.con)
+        for table, columns in _expected_columns().items():
+            if table not in have:
+                raise CommodelError(
+                    f"{self.path}: not a complete commodel results database: no table {table!r}"
+                )
+            for column, kind in columns.items():
+                found_kind = have[table].get(column)
+                if found_kind != kind:
+                    problem = "missing" if found_kind is None else f"of type {found_kind}"
+                    raise CommodelError(
+                        f"{self.path}: table {table!r}: column {column!r} is {problem}, "
+                        f"expected {kind}"
+                    )
 
     def close(self) -> None:
         self.con.close()

@@ -214,6 +214,12 @@ def fit_plogp(samples: list[dict[str, Any]], options: dict[str, Any], ranks: int
     if 0 not in rt:
         raise CommodelError("the plogp campaign has no RTT(0) samples")
     sizes = sorted(rt)
+    for m in sizes:  # a campaign marked complete may still lack a size's samples
+        missing = [q for q in ("rtt", "o_s", "o_r") if not rt[m].get(q)]
+        if missing:
+            raise CommodelError(
+                f"the plogp campaign has no {', '.join(missing)} samples at {m} B; measure it again"
+            )
     rtt0, g_fast, escalation = _fast_gaps(rt, sizes, g0, statistic)
     L = (rtt0 - 2 * g0) / 2
     o_s = [central(rt[m]["o_s"], statistic) for m in sizes]
