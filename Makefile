@@ -51,7 +51,8 @@ help:
 	@echo "  make deps     install the Debian packages (Open MPI, iproute2, ...); needs root"
 	@echo "  make mpis     install Open MPI 5.0 and MPICH from PyPI, each in .mpi/NAME with mpi4py"
 	@echo "  make bench    run the benchmarks (benches/run.py; slow, not part of the tests)"
-	@echo "  make fuzz     fuzz GOAL, engine, platform and cluster loaders for FUZZ_SECONDS (180)"
+	@echo "  make fuzz     fuzz every file a user hands us (GOAL, platforms, specs, rules, databases)"
+	@echo "               for FUZZ_SECONDS (180); docs/fuzzing.md"
 	@echo "  make clean    remove build outputs"
 	@echo "  make experiment  the validation study on the emulated clusters (root; EXPERIMENT_ARGS=...)"
 	@echo "  make demo-cluster  as root: measure Alltoall A and B on an emulated 8-host cluster"
@@ -144,16 +145,19 @@ bench: $(INSTALL_STAMP)
 	@if [ -f benches/run.py ]; then $(PY) benches/run.py; \
 	else echo "bench: benches/run.py does not exist yet"; fi
 
-# Fuzzing for a time budget: three quarters to the GOAL parser and every model (Rust,
-# examples/fuzz_goal), the rest to the Python layer (Hypothesis, fuzz/fuzz_python.py).
-# Failing inputs go to fuzz/artifacts/; each part prints how many inputs it ran.
+# Fuzzing for a time budget: half to the GOAL reader and every model (Rust,
+# examples/fuzz_goal), half to the files a user hands us through the Python layer
+# (fuzz/harness.py: platform and cluster YAML, GOAL text and binary, rules files, results
+# databases; 5 s of CPU and 4 GiB per input). Findings go to fuzz/artifacts/; each part
+# prints its figures. The million-input runs: docs/fuzzing.md.
 FUZZ_SECONDS ?= 180
+FUZZ_TARGETS := platform-yaml cluster-yaml goal-text goal-binary rules results-db
 
 fuzz: $(INSTALL_STAMP)
 	$(CARGO) build -j 2 -p commodel-engine --example fuzz_goal
 	@status=0; \
-	$(CARGO) run -q -j 2 -p commodel-engine --example fuzz_goal -- $$(( $(FUZZ_SECONDS) * 3 / 4 )) || status=1; \
-	$(PY) fuzz/fuzz_python.py $$(( $(FUZZ_SECONDS) - $(FUZZ_SECONDS) * 3 / 4 )) || status=1; \
+	$(CARGO) run -q -j 2 -p commodel-engine --example fuzz_goal -- $$(( $(FUZZ_SECONDS) / 2 )) || status=1; \
+	$(PY) fuzz/harness.py run $(FUZZ_TARGETS) --seconds $$(( $(FUZZ_SECONDS) / 12 + 1 )) || status=1; \
 	exit $$status
 
 clean:

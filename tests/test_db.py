@@ -187,3 +187,22 @@ def test_a_column_of_another_type_is_refused(tmp_path):
     assert str(info.value) == (
         f"{path}: table 'samples': column 'value_s' is of type VARCHAR, expected DOUBLE"
     )
+
+
+def test_samples_measure_does_not_write_are_a_clear_error(tmp_path, cli):
+    """Found by fuzz/harness.py (results-db): an lmo campaign marked complete whose samples
+    lack the `extra` field `measure lmo` writes ended in a TypeError inside fit/lmo.py."""
+    path = tmp_path / "r.duckdb"
+    with ResultsDB(path) as db:
+        cid = db.create_campaign("lmo", "fuzz", {}, ["h0", "h1", "h2"], "Open MPI", "4.1.4")
+        rows = _rows(3)
+        for row in rows:
+            row.update(benchmark="lmo", phase="lmo", extra=None)
+        db.write_step(cid, rows)
+        db.set_status(cid, "complete")
+    result = cli("fit", "--db", str(path))
+    assert result.code == 2
+    assert f"{path}: campaign 1 (lmo): its samples are not what `commodel measure lmo` writes " in (
+        result.err
+    )
+    assert "(TypeError: 'NoneType' object is not subscriptable in lmo.py:" in result.err

@@ -326,3 +326,15 @@ def test_predict_samples_refuses_too_many_runs() -> None:
     )
     with pytest.raises(CommodelError, match=r"--samples 1000000: at most 100000 runs"):
         predict_samples(schedule, platform, "plogp", 1_000_000)
+
+
+def test_a_size_too_large_for_a_float_is_named(tmp_path: Path) -> None:
+    """Found by fuzz/harness.py (platform-yaml): the message itself formatted the integer as
+    a float and raised OverflowError."""
+    data = copy.deepcopy(BASE)
+    data["plogp"]["S"] = BIG
+    path = write(tmp_path, data)
+    assert platform_error(path) == (
+        f"{path}: plogp.S: must be a size in bytes: size of a 1329-bit number of bytes is too "
+        "large (at most 2**64 - 1 bytes)"
+    )

@@ -110,7 +110,9 @@ def parse_size(value: str | int) -> int:
         if value < 0:
             raise UnitsError(f"a size must be >= 0 bytes, got {value}")
         if value > MAX_SIZE:
-            raise UnitsError(f"size {value:.3e} bytes is too large (at most 2**64 - 1 bytes)")
+            bits = value.bit_length()
+            shown = f"{value:.3e} bytes" if bits < 1000 else f"of a {bits}-bit number of bytes"
+            raise UnitsError(f"size {shown} is too large (at most 2**64 - 1 bytes)")
         return value
     if not isinstance(value, str):
         raise UnitsError(f"cannot read {_quoted(value)} as a size in bytes")

@@ -11,6 +11,8 @@ stored samples, so fitting the same database twice gives the same file.
 from __future__ import annotations
 
 import os
+import traceback
+from pathlib import Path
 from typing import Any, Callable
 
 from ..db import Campaign, ResultsDB
@@ -137,6 +139,16 @@ def fit_platform(
             except CommodelError as exc:
                 raise CommodelError(
                     f"{db_path}: campaign {camp.id} ({camp.benchmark}): {exc}"
+                ) from exc
+            except (KeyError, TypeError, IndexError, ValueError, ZeroDivisionError) as exc:
+                # the database is input too: samples that `measure` does not write (a field
+                # missing, a phase without its quantities) end here, named
+                where = traceback.extract_tb(exc.__traceback__)[-1]
+                raise CommodelError(
+                    f"{db_path}: campaign {camp.id} ({camp.benchmark}): its samples are not "
+                    f"what `commodel measure {camp.benchmark}` writes ({type(exc).__name__}: "
+                    f"{str(exc)[:80]} in {Path(where.filename).name}:{where.lineno}); "
+                    "measure it again"
                 ) from exc
             note = produced.pop("__comment__", None)
             for key, sec in produced.items():
