@@ -59,6 +59,15 @@ def up(
         spec = dataclasses.replace(spec, congestion_control=congestion_control)
     require_root("commodel cluster up")
     cluster_id = check_cluster_id(name or spec.default_id())
+    if _dead_build(cluster_id):
+        print(
+            f"commodel cluster: removing what a killed `cluster up` of {cluster_id} left",
+            file=sys.stderr,
+        )
+        with _signals_blocked():
+            fabric.teardown(cluster_id)
+            with state.locked():
+                settings.restore_all()
     if state.read_state(cluster_id) is not None or fabric.our_namespaces(cluster_id):
         raise ClusterError(
             f"cluster {cluster_id} already exists (or is left over from a crash): run "
@@ -80,6 +89,23 @@ def up(
                 fabric.teardown(cluster_id)
             raise
     return record
+
+
+def _dead_build(cluster_id: str) -> bool:
+    """Whether ``cluster_id`` is the leftover of a `cluster up` killed while building: its
+    state says ``building`` and the process that wrote it is gone (or there is no state,
+    written before anything is built, but there are namespaces or a daemon of the name).
+    A cluster that is up stays: its builder exits once it is built."""
+    try:
+        record = state.read_state(cluster_id)
+    except ClusterError:  # a state file cut short by the kill
+        return True
+    if record is None:
+        return bool(fabric.our_namespaces(cluster_id) or wire.daemons_of(cluster_id))
+    if record.get("status") != "building":
+        return False
+    pid = int(record.get("pid") or 0)
+    return pid <= 0 or not Path(f"/proc/{pid}").exists() or pid == os.getpid()
 
 
 @contextlib.contextmanager

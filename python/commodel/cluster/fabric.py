@@ -592,6 +592,7 @@ def teardown(cluster_id: str) -> dict[str, Any]:
         namespaces |= listed & existing
     namespaces_list = sorted(namespaces)
     wire.stop(record)
+    wire.stop_unrecorded(cluster_id)  # started by an `up` killed before it recorded the PID
     killed = stop_processes(namespaces_list)
     if namespaces_list:
         proc = run(

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..children import die_with_parent
 from . import settings, state
 from .util import ClusterError, in_user_namespace, tool
 
@@ -119,7 +120,8 @@ def _restore_signals(previous: dict[int, Any]) -> None:
 def run_foreground(argv: Sequence[str], env: dict[str, str] | None = None) -> int:
     """Run ``argv`` with our stdio, forwarding termination signals; return its exit code."""
     try:
-        proc = subprocess.Popen(list(argv), env=env)
+        # mpirun (and so the ranks) end with us, even when we are killed with SIGKILL
+        proc = subprocess.Popen(list(argv), env=env, preexec_fn=die_with_parent)
     except OSError as exc:
         raise ClusterError(f"cannot run {argv[0]}: {exc.strerror}") from None
     previous = _forwarding_signals(proc)
@@ -299,6 +301,10 @@ def mpirun(
         write_agent(record)
 
     state.ensure_state_dir()
+    for stale in state.state_dir().glob(f"{record['id']}.run-*"):  # of runs killed with SIGKILL
+        pid = stale.name.rsplit("-", 1)[-1]
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+            shutil.rmtree(stale, ignore_errors=True)
     run_dir = state.state_dir() / f"{record['id']}.run-{os.getpid()}"
     run_dir.mkdir(exist_ok=True)
     hostfile = run_dir / "hostfile"

@@ -111,7 +111,8 @@ def read_state(cluster_id: str) -> dict[str, Any] | None:
 def remove_state(cluster_id: str) -> None:
     directory = state_dir()
     wire_files = (directory / f"{cluster_id}.wire-stats", directory / f"{cluster_id}.wire-log")
-    for path in (state_path(cluster_id), agent_path(cluster_id), *wire_files):
+    tmp = state_path(cluster_id).with_name(state_path(cluster_id).name + ".tmp")  # a kill mid-write
+    for path in (state_path(cluster_id), agent_path(cluster_id), tmp, *wire_files):
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
     if directory.is_dir():

@@ -152,6 +152,26 @@ def _is_ours(pid: int, stats: str, binary: str | None = None) -> bool:
     return named and stats.encode() in argv
 
 
+def daemons_of(cluster_id: str) -> list[int]:
+    """PIDs of daemons writing ``cluster_id``'s counters, recorded or not (a `cluster up`
+    killed between starting one and recording its PID leaves it unrecorded)."""
+    stats = str(state.state_dir() / f"{cluster_id}.wire-stats")
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and _is_ours(int(entry.name), stats):
+            pids.append(int(entry.name))
+    return pids
+
+
+def stop_unrecorded(cluster_id: str, grace_s: float = 2.0) -> int:
+    """Stop the daemons of :func:`daemons_of`; how many there were."""
+    pids = daemons_of(cluster_id)
+    stats = str(state.state_dir() / f"{cluster_id}.wire-stats")
+    for pid in pids:
+        stop({"wire": {"pid": pid, "stats": stats}}, grace_s)
+    return len(pids)
+
+
 def stop(record: dict[str, Any] | None, grace_s: float = 2.0) -> bool:
     """Stop the cluster's daemon (SIGTERM, then SIGKILL) by its recorded PID."""
     wire = (record or {}).get("wire")

@@ -556,6 +556,7 @@ def sweep_campaigns(
     campaign of each run key and the runs that failed (``"key name (exit N)"``)."""
     import subprocess
 
+    from ..children import die_with_parent
     from ..db import ResultsDB, options_json
 
     coll = given["collective"]
@@ -595,7 +596,7 @@ def sweep_campaigns(
             argv = argv + ["--resume", str(same[-1].id)]
         print(f"{coll} {name}: {' '.join(argv)}", flush=True)
         try:
-            rc = subprocess.run(argv, env=env).returncode
+            rc = subprocess.run(argv, env=env, preexec_fn=die_with_parent).returncode
         except OSError as exc:
             raise CommodelError(f"cannot start {argv[0]!r} for {coll} {name}: {exc}") from None
         if rc != 0:
