@@ -263,10 +263,10 @@ def test_advise_refuses_a_size_whose_schedule_would_not_fit(cli) -> None:
     )
     assert result.code == 2
     assert (
-        "advise: the bcast schedule at P=8, 4 GiB would hold about 2.75e+11 operations"
+        "advise: the bcast schedule at P=8, 4 GiB would hold about 5.5e+11 operations"
         in result.err
     )
-    assert f"more than the {2**27} one schedule may" in result.err
+    assert f"more than the {2**28} one schedule may" in result.err
 
 
 def test_advise_refuses_no_size(cli) -> None:
@@ -311,7 +311,7 @@ def test_schedule_units_closed_form() -> None:
     from commodel.schedule_cost import schedule_units
 
     # bcast pipeline (number 3, 8 KiB segments) at P = 8, 1 MiB: 128 segments
-    assert schedule_units("bcast", 3, 8, 1 << 20) == 4 * 64 + 16 * 8 + 4 * 8 * 128 + 128**2
+    assert schedule_units("bcast", 3, 8, 1 << 20) == 4 * 64 + 16 * 8 + 4 * 8 * 128 + 2 * 128**2
     # as Open MPI's default runs it: unsegmented
     assert schedule_units("bcast", 3, 8, 1 << 20, as_default=True) == 4 * 64 + 16 * 8
     assert schedule_units("gather", 0, 8, 1024, splits=4) == 4 * 64 + 16 * 8 + 4 * 4 * 8
@@ -337,4 +337,22 @@ def test_a_size_too_large_for_a_float_is_named(tmp_path: Path) -> None:
     assert platform_error(path) == (
         f"{path}: plogp.S: must be a size in bytes: size of a 1329-bit number of bytes is too "
         "large (at most 2**64 - 1 bytes)"
+    )
+
+
+def test_schedule_refuses_a_segmented_bcast_too_large(cli, tmp_path: Path) -> None:
+    """The segmented bcasts make each segment wait on the earlier ones (2 s^2 dependencies
+    at most): 4 GiB in 8 KiB segments would never finish writing."""
+    result = cli("schedule", "bcast-pipeline", "-P", "8", "-m", "4GiB", "-o", str(tmp_path / "x"))
+    assert result.code == 2 and not (tmp_path / "x").exists()
+    assert (
+        "collective: bcast-pipeline of 4294967296 bytes in segments of 8192 would hold 524288 "
+        "segments and about 5.5e+11 dependencies, more than 268435456"
+    ) in result.err
+    result = cli("schedule", "bcast-binomial", "-P", "4", "-m", "64MiB", "--segment", "1KiB")
+    assert result.code == 2 and "65536 segments" in result.err
+    # unsegmented by default: any size
+    assert (
+        cli("schedule", "bcast-binomial", "-P", "4", "-m", "1GiB", "-o", str(tmp_path / "y")).code
+        == 0
     )

@@ -10,8 +10,8 @@ schedule is counted in *units*, an operation or a dependency edge (the engine ho
   per rank, every other algorithm fewer);
 * a gather split into K sub-gathers: 4 K P more;
 * a segmented algorithm (:data:`~commodel.openmpi.SEGSIZE`) with s = ceil(m / segment)
-  segments: 4 P s + s^2 more (bcast's pipeline makes every receive of its last rank wait
-  for all but the previous one: s^2 / 2 edges; at 8 KiB segments and 128 MiB, 1.9 GB).
+  segments: 4 P s + 2 s^2 more (the segmented bcasts make each segment wait on the earlier
+  ones: 0.5 s^2 to 2 s^2 edges; bcast's pipeline at 8 KiB segments and 128 MiB, 1.9 GB).
 
 A schedule may cost at most :data:`MAX_SCHEDULE_UNITS`, a whole advice (every candidate,
 times the runs of each) at most :data:`MAX_TOTAL_UNITS`; a gather is split into at most
@@ -28,8 +28,8 @@ from .errors import CommodelError
 from .openmpi import SEGSIZE
 from .units import format_size
 
-# One schedule: 2**27 units (bcast's pipeline at 64 MiB, 0.5 GB; at 128 MiB, 1.9 GB).
-MAX_SCHEDULE_UNITS = 2**27
+# One schedule: 2**28 units (bcast's pipeline at 64 MiB, 0.5 GB, passes; at 128 MiB, 1.9 GB, not).
+MAX_SCHEDULE_UNITS = 2**28
 # Sub-gathers of a split gather: each is a round of P - 1 messages; Lastovetsky's
 # k = ceil(M / M1) is 4096 for 4 MiB over M1 = 1 KiB.
 MAX_SPLITS = 4096
@@ -57,7 +57,7 @@ def schedule_units(
     segment = segsize.get((collective, number))
     if segment and not as_default:
         s = math.ceil(size / segment)
-        units += 4 * p * s + s * s
+        units += 4 * p * s + 2 * s * s
     return units
 
 

@@ -178,7 +178,40 @@ def _collective_args(
         else:
             _whole(key, value, low, high)
             args[key] = value
+    check_segments(name, ranks, args["size"], args.get("segment"))  # type: ignore[arg-type]
     return args
+
+
+# Generators whose segments each wait on the earlier ones: about 2 s^2 dependencies for s
+# segments (bcast-pipeline at 8 KiB segments and 64 MiB: 0.5 GB in memory, 0.7 GB of GOAL
+# text), and the segment each uses without one.
+SEGMENTED = {
+    "bcast-pipeline": 8192,
+    "bcast-binomial": None,
+    "bcast-chain": None,
+    "bcast-binary-tree": None,
+    "bcast-knomial": None,
+}
+
+
+def check_segments(name: str, ranks: int, size: int, segment: int | None) -> None:
+    """Refuse a segmented bcast whose dependencies would pass
+    :data:`~commodel.schedule_cost.MAX_SCHEDULE_UNITS` before anything is generated."""
+    from .schedule_cost import MAX_SCHEDULE_UNITS
+
+    if name not in SEGMENTED:
+        return
+    seg = segment if segment else SEGMENTED[name]
+    if not seg or size <= seg:
+        return
+    s = -(-size // seg)
+    units = 2 * s * s + 4 * ranks * s
+    if units > MAX_SCHEDULE_UNITS:
+        raise CollectiveError(
+            f"collective: {name} of {size} bytes in segments of {seg} would hold {s} segments "
+            f"and about {units:.3g} dependencies, more than {MAX_SCHEDULE_UNITS}; give a "
+            "larger segment or a smaller size"
+        )
 
 
 def _whole(argument: str, value: object, low: int, high: int) -> None:
