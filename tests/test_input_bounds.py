@@ -263,8 +263,7 @@ def test_advise_refuses_a_size_whose_schedule_would_not_fit(cli) -> None:
     )
     assert result.code == 2
     assert (
-        "advise: the bcast schedule at P=8, 4 GiB would hold about 5.5e+11 operations"
-        in result.err
+        "advise: the bcast schedule at P=8, 4 GiB would hold about 5.5e+11 operations" in result.err
     )
     assert f"more than the {2**28} one schedule may" in result.err
 

@@ -35,6 +35,7 @@ def test_modules_import_each_other_in_one_direction() -> None:
         "fields",
         "network",
         "sections",
+        "many_to_one",
         "engine_params",
         "loading",
         "yaml_limits",

@@ -9,7 +9,8 @@ of the right kind and shape:
   increasing);
 * ``linear``: ``intercept`` (s, any sign: a fitted line) and ``slope`` (s/B), one per n;
 * ``M1`` and ``Mc`` (bytes or null), one per n; ``M2`` (bytes or null);
-* ``levels`` t_i (s); ``probability``: one B-spline surface per level, ``kx`` and ``ky``
+* ``levels`` t_i (s); ``probability``: one B-spline surface per level (or none: the
+  escalations are then an error where the model needs them), ``kx`` and ``ky``
   (degrees 1..5, FITPACK's), ``n_knots`` and ``M_knots`` (non-decreasing, at least
   2 (k + 1) each) and ``coefficients`` ((len(n_knots) - kx - 1) (len(M_knots) - ky - 1)
   of them), all finite;
@@ -190,7 +191,7 @@ def validate_many_to_one(at: At, value: Any) -> dict[str, Any]:
     if data.get("probability") is not None:
         pat = at.key("probability")
         surfaces = number_list(pat, data["probability"], _surface, min_len=0)
-        if len(surfaces) != len(out.get("levels", [])):
+        if surfaces and len(surfaces) != len(out.get("levels", [])):
             raise pat.error(
                 f"has {len(surfaces)} surfaces but levels has {len(out.get('levels', []))}; "
                 "give one surface f_i(n, M) per level"
