@@ -355,3 +355,11 @@ def test_schedule_refuses_a_segmented_bcast_too_large(cli, tmp_path: Path) -> No
         cli("schedule", "bcast-binomial", "-P", "4", "-m", "1GiB", "-o", str(tmp_path / "y")).code
         == 0
     )
+
+
+def test_a_rules_file_too_large_is_refused(cli, tmp_path: Path) -> None:
+    path = tmp_path / "rules.txt"
+    path.write_bytes(b"1 0 1 8 1 0 0 0 " + b"# padding\n" * 500_000)
+    result = cli("advise", "--check-rules", str(path))
+    assert result.code == 2
+    assert f"{path}: larger than 4 MiB; a rules file is at most 4194304 bytes" in result.err
