@@ -36,7 +36,7 @@ PATHOLOGICAL = [
     "9" * 5000, "0x10", "0o17", "0b101", "1_000", "2**64", "1e20", "18446744.073709551",
     "!!timestamp x", "!!timestamp 2026-11-28", "!!binary aGVsbG8=", "!!set {a, b}",
     "!!omap [a: 1]", "!!pairs [a: 1]", "!!python/object:os.system x", "!!python/name:os.system",
-    "!!float 1", "!!float x", "!!int x", "!!int 7", "!!str 1", "!!bool yes", "!!null ''",
+    "!!float 1", "!!float x", "!!float", "!!int x", "!!int 7", "!!int", "!!int 1.5", "!!bool ye", "!!str 1", "!!bool yes", "!!null ''",
     "!local x", "! 5", "2026-11-28", "2026-13-45", "12:30:00", "~", "null", "true", "no",
     "[]", "{}", "[1, 2, 3]", "[0, -5]", "[[[[[[1]]]]]]", "{a: 1}", "*undefined", "'64KiB'",
     "64Kb", "64K", "64KiB", "1Gbit", "100Mbit", "10Mbps", "5us", "-5us", "1e8s", "2e7s",

@@ -279,9 +279,30 @@ def test_tags_a_platform_needs_not_are_refused(tmp_path: Path, value: str, tag: 
     )
 
 
+@pytest.mark.parametrize(
+    ("value", "shown", "tag"),
+    [("!!bool ye", "'ye'", "!!bool"), ("!!int", "''", "!!int"), ("!!float x", "'x'", "!!float"),
+     ("!!int 1.5", "'1.5'", "!!int"), ("!!null 0", "'0'", "!!null")],
+)  # fmt: skip
+def test_a_typed_tag_needs_text_of_its_type(
+    tmp_path: Path, value: str, shown: str, tag: str
+) -> None:
+    """Found by fuzz/harness.py (cluster-yaml): PyYAML's constructors assume the text is of
+    their type; `!!bool ye` ended in a KeyError inside PyYAML, an empty `!!int` in an
+    IndexError."""
+    path = write(tmp_path, f"commodel_platform: 1\nname: x\nnodes: {value}\n")
+    assert (
+        error_of(path) == f"{path}:3:8: invalid YAML: {shown} is not of the type of its tag {tag}"
+    )
+
+
 def test_plain_tags_are_allowed(tmp_path: Path) -> None:
     path = write(tmp_path, "commodel_platform: !!int 1\nname: !!str x\nnodes: ! 1\n")
     assert load_platform(path).nodes == 1
+    path = write(
+        tmp_path, "commodel_platform: 1\nname: x\nnodes: 1\nhockney: {alpha: !!float 1, beta: 0}\n"
+    )
+    assert load_platform(path).hockney.alpha == 1.0
 
 
 def test_bytes_that_are_not_utf8_name_the_offset(tmp_path: Path) -> None:

@@ -10,7 +10,8 @@ One path for every such file, :func:`read_yaml_file`:
   :data:`MAX_VALUES` values once aliases are expanded (the "billion laughs"), and only
   the tags a platform file or a spec needs (text, numbers, true/false, null, lists,
   mappings): ``!!timestamp``, ``!!binary``, ``!!set``, ``!!omap``, ``!!python/...`` and
-  local tags are refused, and a date-like scalar (``2026-11-28``) stays text;
+  local tags are refused, a ``!!int``, ``!!float``, ``!!bool`` or ``!!null`` must carry text
+  of its type, and a date-like scalar (``2026-11-28``) stays text;
 * then built by :class:`LimitedLoader`, which refuses duplicate keys (PyYAML keeps the
   last) and integers of more digits than Python reads (a bare ValueError otherwise).
 
@@ -58,6 +59,15 @@ else:  # PyYAML built without libyaml: its Python reader, ten times slower
     _EventLoader = yaml.SafeLoader
 
 
+# Explicit scalar tags and the implicit types their text must have.
+_TYPED = {
+    _CORE + "int": {_CORE + "int"},
+    _CORE + "float": {_CORE + "int", _CORE + "float"},
+    _CORE + "bool": {_CORE + "bool"},
+    _CORE + "null": {_CORE + "null"},
+}
+
+
 def _short_tag(tag: str) -> str:
     return "!!" + tag[len(_CORE) :] if tag.startswith(_CORE) else tag
 
@@ -95,6 +105,17 @@ def _check_events(text: str) -> None:
 
     def check_tag(event: Any) -> None:
         tag = event.tag
+        if isinstance(event, yaml.ScalarEvent) and tag in _TYPED:
+            # PyYAML's constructors assume the text is of their type: `!!bool ye` or an
+            # empty `!!int` end in a KeyError or IndexError inside them
+            found = resolver.resolve(yaml.ScalarNode, event.value, (True, False))
+            if found not in _TYPED[tag]:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"{describe(event.value)} is not of the type of its tag {_short_tag(tag)}",
+                    event.start_mark,
+                )
         if tag is not None and tag not in ALLOWED_TAGS:
             raise yaml.constructor.ConstructorError(
                 None,
@@ -104,6 +125,7 @@ def _check_events(text: str) -> None:
                 event.start_mark,
             )
 
+    resolver = _Resolver()
     for event in yaml.parse(text, Loader=_EventLoader):
         if isinstance(event, yaml.AliasEvent):
             count(anchored.get(event.anchor, 1), event.start_mark)
