@@ -66,7 +66,7 @@ def rendezvous_threshold(mpi_library: str) -> int | None:
     ``MPI_Get_library_version`` gives it): Open MPI over TCP sends a message of 64 KiB or
     more by rendezvous (its default ``btl_tcp_eager_limit``, headers included), so S =
     64 KiB - 1; None (every message eager) for other libraries."""
-    from .cpu import EAGER_LIMIT
+    from ..openmpi import EAGER_LIMIT
 
     return EAGER_LIMIT - 1 if mpi_library.startswith("Open MPI") else None
 

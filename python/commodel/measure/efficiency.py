@@ -60,7 +60,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CommodelError
-from ..fit.cpu import EAGER_LIMIT
+from ..openmpi import EAGER_LIMIT
 from .common import Context, increasing_sizes, kernel
 from .concurrent import ci_ok, flows_step
 from .tcp import this_machine
