@@ -34,7 +34,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CommodelError
-from .assemble import fitter
 
 # A grouping is kept when its loss is at most this share of the simpler model's.
 GAIN = 0.6
@@ -545,8 +544,8 @@ def network_section(found: Inference) -> tuple[dict, str]:
     )
 
 
-@fitter("topology")
-def _fit_campaign(db, camp) -> dict:
+def sections(db, camp) -> dict:
+    """The ``network`` section (crossbar or racks) of a topology campaign (``commodel fit``)."""
     samples = db.samples(camp.id)
     if not samples:
         raise CommodelError("the topology campaign has no samples")

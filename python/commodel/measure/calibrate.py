@@ -37,6 +37,7 @@ from typing import Any
 
 from ..errors import CommodelError
 from . import efficiency, lmo, manytoone, plogp, tcp, topology, tree, wire
+from .unit import defaults
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -91,7 +92,10 @@ def parts(max_size: int) -> dict[str, Part]:
             "efficiency",
             2,
             efficiency.validate_options(
-                {"sizes": [s for s in efficiency.DEFAULTS["sizes"] if s <= max_size] or [max_size]}
+                {
+                    "sizes": [s for s in defaults(efficiency.Options)["sizes"] if s <= max_size]
+                    or [max_size]
+                }
             ),
             efficiency.procedure,
         ),
