@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import ModelError, ScheduleError
-from .message_table import MessageTable
+from .message_table import Message, MessageTable
 from .platform import Platform, default_model, load_platform, model_spec
 from .units import ps_to_seconds
 
@@ -34,27 +34,15 @@ class RankFinish:
 
 
 @dataclass(frozen=True)
-class Message:
-    """One message: its sender started it at ``start_s``, the receive completed at ``end_s``."""
-
-    src: int
-    dst: int
-    bytes: int
-    tag: int
-    start_s: float
-    end_s: float
-    rto: bool = False
-
-
-@dataclass(frozen=True)
 class Prediction:
     """The outcome of one schedule under one model."""
 
     model: str
     makespan_s: float
     ranks: list[RankFinish]
-    #: Every message; from the engine a :class:`~commodel.message_table.MessageTable`
-    #: (a sequence of :class:`Message` kept as columns, see its ``chunks``).
+    #: Every message (:class:`~commodel.message_table.Message`); from the engine a
+    #: :class:`~commodel.message_table.MessageTable` (a sequence of them kept as columns,
+    #: see its ``chunks``).
     messages: Sequence[Message] = field(default_factory=list)
     rto_events: list[dict[str, Any]] = field(default_factory=list)
     events: int = 0
