@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .errors import ModelError, ScheduleError
 from .message_table import Message, MessageTable
-from .platform import Platform, default_model, load_platform, model_spec
+from .platform import Platform, default_model, incast_params, load_platform, model_spec
 from .units import ps_to_seconds
 
 if TYPE_CHECKING:
@@ -138,6 +138,7 @@ def predict(
     platform: Platform | str | os.PathLike[str],
     model: str | None = None,
     record_messages: bool = True,
+    incast: Mapping[str, Any] | None = None,
 ) -> Prediction:
     """Predict ``schedule`` (a Schedule or a GOAL file) on ``platform`` under ``model``.
 
@@ -147,6 +148,12 @@ def predict(
     ``zhu-fair`` (``commodel.models()`` lists them with a summary; docs/models.md says what
     each charges). Without ``model``: ``tcpflow`` on a calibrated platform (one with
     ``tcp.efficiency``), ``loggops`` otherwise.
+
+    ``incast`` runs the schedule under Lastovetsky's stochastic incast rule (one draw of
+    ``predict --samples``): the engine's ``levels``, ``table`` (what
+    :func:`commodel.lmo.incast.incast_table` builds from the platform's ``many_to_one``
+    section) and ``seed``; the model's parameters are then
+    :func:`commodel.platform.incast_params`.
     """
     from . import _engine
     from .schedules import read_goal
@@ -169,7 +176,10 @@ def predict(
         model_spec(model)  # an unknown model fails before the platform is read
     plat = load_platform(platform)
     spec = model_spec(model if model is not None else default_model(plat))
-    params = plat.engine_params(spec.name)
+    if incast is None:
+        params = plat.engine_params(spec.name)
+    else:
+        params = incast_params(plat, spec.name, incast)
     sched = read_goal(schedule) if isinstance(schedule, (str, os.PathLike)) else schedule
 
     result = _engine.simulate(sched, spec.name, params, record_messages=record_messages)

@@ -251,6 +251,42 @@ def cpu_params(platform: PlatformSections, model: str) -> dict[str, Any]:
     }
 
 
+def model_params(platform: PlatformSections, model: str) -> dict[str, Any]:
+    """The parameters of ``model`` for ``platform`` in the engine's units
+    (:meth:`Platform.engine_params <commodel.platform.loading.Platform.engine_params>`)."""
+    spec = model_spec(model)
+    return {**spec.params(platform), **cpu_params(platform, spec.name)}
+
+
+def incast_model(model: str) -> str:
+    """The name of ``model`` if it can take the stochastic incast rule (every model but
+    ``loggops``, which has no messages flowing into a node), else a ModelError."""
+    spec = model_spec(model)
+    if spec.name == "loggops":
+        raise ModelError("the incast rule works with the message-level models, not loggops")
+    return spec.name
+
+
+def incast_params(
+    platform: PlatformSections, model: str, incast: Mapping[str, Any]
+) -> dict[str, Any]:
+    """The parameters of ``model`` with Lastovetsky's stochastic incast rule (``predict
+    --samples``; ``incast``: the engine's ``levels``, ``table`` and ``seed``, see
+    :func:`commodel.lmo.incast.incast_table`): the model's own, the ranks' placement on
+    nodes (the rule counts the messages flowing into one node), and for ``tcpflow`` the
+    PlogPT timeout rule without the fan-in table: the measured escalations stand for the
+    losses at full ports, so no tail drops and no fan-in delay on top."""
+    name = incast_model(model)
+    params = model_params(platform, name)
+    params.update(placement_params(platform))
+    if name == "tcpflow":
+        params["rto_rule"] = "plogpt"
+        if params.get("efficiency"):
+            params["efficiency"] = {k: v for k, v in params["efficiency"].items() if k != "fanin"}
+    params["incast"] = dict(incast)
+    return params
+
+
 def placement_params(platform: PlatformSections) -> dict[str, Any]:
     """``rank_to_node`` for the engine when ranks are not one per node."""
     if platform.rank_to_node is not None:
