@@ -320,6 +320,12 @@ def test_architecture_names_the_files_a_measurement_touches() -> None:
     assert 'Unit(<name>.MEASUREMENT, fit="<name>")' in howto
 
 
+# Runs that call their fit while they measure. topology's confirmation rounds are the groups
+# that fit.topology's inference proposes from the rounds measured so far (its procedure
+# imports explore and rounds_of); which side should hold that inference is open (issue 41).
+ADAPTS_BY_ITS_FIT = {"commodel.measure.topology"}
+
+
 def test_each_measurement_is_its_unit_and_one_line_of_the_registry() -> None:
     """What the how-to says holds for every registered measurement: the run in
     measure/<module>.py, the fit in fit/<fit>.py with the documented functions only, one
@@ -357,7 +363,9 @@ def test_each_measurement_is_its_unit_and_one_line_of_the_registry() -> None:
         defined = {h for h in hooks if callable(getattr(module, h, None))}
         assert defined & {"sections", "complete", "through_model"}, f"{fit} fits nothing"
         assert "summary" in defined or not m.command, f"{fit}: no summary for measure"
-        assert fit not in graph[run] and run not in graph[fit], (run, fit)
+        if run not in ADAPTS_BY_ITS_FIT:
+            assert fit not in graph[run], f"{run} imports {fit}"
+        assert run not in graph[fit], f"{fit} imports {run}"
 
 
 def test_the_command_and_fit_name_no_measurement_and_every_flag_reaches_its_option() -> None:
@@ -375,11 +383,12 @@ def test_the_command_and_fit_name_no_measurement_and_every_flag_reaches_its_opti
 
     names = {u.name for u in UNITS}
     for path, allowed in (("cli/measure.py", {"collective"}), ("fit/assemble.py", set(SECTIONS))):
-        source = (ROOT / "python" / "commodel" / path).read_text(encoding="utf-8")
-        strings = {
+        tree = ast.parse((ROOT / "python" / "commodel" / path).read_text(encoding="utf-8"))
+        keys = {id(n.slice) for n in ast.walk(tree) if isinstance(n, ast.Subscript)}
+        strings = {  # a key of a section (network["topology"]) is no measurement's name
             n.value
-            for n in ast.walk(ast.parse(source))
-            if isinstance(n, ast.Constant) and isinstance(n.value, str)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in keys
         }
         assert not (strings & names) - allowed, f"{path} names {sorted(strings & names)}"
 
