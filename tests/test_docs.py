@@ -320,12 +320,6 @@ def test_architecture_names_the_files_a_measurement_touches() -> None:
     assert 'Unit(<name>.MEASUREMENT, fit="<name>")' in howto
 
 
-# Runs that call their fit while they measure. topology's confirmation rounds are the groups
-# that fit.topology's inference proposes from the rounds measured so far (its procedure
-# imports explore and rounds_of); which side should hold that inference is open (issue 41).
-ADAPTS_BY_ITS_FIT = {"commodel.measure.topology"}
-
-
 def test_each_measurement_is_its_unit_and_one_line_of_the_registry() -> None:
     """What the how-to says holds for every registered measurement: the run in
     measure/<module>.py, the fit in fit/<fit>.py with the documented functions only, one
@@ -363,8 +357,7 @@ def test_each_measurement_is_its_unit_and_one_line_of_the_registry() -> None:
         defined = {h for h in hooks if callable(getattr(module, h, None))}
         assert defined & {"sections", "complete", "through_model"}, f"{fit} fits nothing"
         assert "summary" in defined or not m.command, f"{fit}: no summary for measure"
-        if run not in ADAPTS_BY_ITS_FIT:
-            assert fit not in graph[run], f"{run} imports {fit}"
+        assert fit not in graph[run], f"{run} imports {fit}"
         assert run not in graph[fit], f"{fit} imports {run}"
 
 

@@ -9,7 +9,7 @@ the rounds out. On the N nodes (docs/measurement.md, *topology*):
 2. ``solo``: the flow of ``size`` bytes from node i to node i + 1 alone, for every i.
 3. ``shift`` rounds s = 1..N-1: every node i sends ``size`` bytes to node i + s at once,
    ``reps`` times each; each receiver times its flow from a common start.
-4. ``confirm``: :func:`commodel.fit.topology.infer` proposes the groups of nodes behind
+4. ``confirm``: :func:`commodel.topology_inference.infer` proposes the groups of nodes behind
    shared uplinks from what 1-3 measured; for every proposed group, as many of its nodes as
    there are outside it (in its parent group) send to distinct ones of those at once, so
    that only that group's uplink is loaded. A group that is not there predicts slowdowns
@@ -146,7 +146,7 @@ def shift_round(n: int, s: int) -> list[tuple[int, int]]:
 
 def procedure(opts: dict[str, Any]):
     def run(ctx: Context) -> dict[str, Any]:
-        from ..fit.topology import explore, rounds_of
+        from ..topology_inference import explore, rounds_of
 
         nodes = node_ranks(ctx.hosts)
         n = len(nodes)
