@@ -15,6 +15,9 @@ EXAMPLE = "mpirun -n 8 python3 -m commodel calibrate --db cal.duckdb -o platform
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    from ..measure.calibrate import DEFAULT_PARTS
+
+    every = ",".join(DEFAULT_PARTS)
     p = subparsers.add_parser(
         "calibrate",
         help=HELP,
@@ -36,10 +39,10 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--name", help="platform name (default: measured-<first host>)")
     p.add_argument(
         "--parts",
-        default="tcp,plogp,topology,lmo,many-to-one,efficiency,wire",
+        default=every,
         help="parts to measure, comma-separated, in this order (default: all of "
-        "tcp,plogp,topology,lmo,many-to-one,efficiency,wire that the rank count allows; "
-        "tree instead of topology for PlogPT's binary tree)",
+        f"{every} that the rank count allows; tree instead of topology for PlogPT's binary "
+        "tree)",
     )
     p.add_argument(
         "--max-size",

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PlatformError
-from .engine_params import cpu_params, model_spec
+from .engine_params import model_params
 from .fields import MAX_QUOTE, At, describe, integer, mapping, number_list
 from .network import Network
 from .sections import SECTIONS, TCP, Hockney, LogGOPS, PLogP
@@ -98,8 +98,7 @@ class Platform:
 
     def engine_params(self, model: str) -> dict[str, Any]:
         """The parameters of ``model`` in the engine's units (integer picoseconds)."""
-        spec = model_spec(model)
-        return {**spec.params(self), **cpu_params(self, spec.name)}
+        return model_params(self, model)
 
 
 def platform_from_dict(data: Any, source: str = "<dict>") -> Platform:

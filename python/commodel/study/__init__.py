@@ -17,6 +17,7 @@ import subprocess
 from typing import Any, Callable
 
 from ..errors import CommodelError
+from .specs import spec_dirs
 
 ROLES = ("dev", "test")
 
@@ -44,17 +45,6 @@ def study_record(outdir: str) -> dict[str, Any]:
         raise CommodelError(f"{outdir}: no study here (no study.json)") from None
     except (OSError, json.JSONDecodeError) as exc:
         raise CommodelError(f"{path}: cannot read the study record: {exc}") from None
-
-
-def spec_dirs(outdir: str, record: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """(directory, spec) of every draw of the study, in draw order."""
-    from .specs import draw_spec
-
-    out = []
-    for i in sorted(int(d) for d in record["draws"]):
-        spec = draw_spec(int(record["seed"]), i)
-        out.append((os.path.join(outdir, spec["name"]), spec))
-    return out
 
 
 def run_study(
