@@ -133,18 +133,16 @@ def fit_platform(
 def add_buffer(sections: dict[str, Any], comments: dict[str, str], buffer: list[int]) -> None:
     """Write the port buffers (bytes; one value, or one per height of the fitted network) as
     ``network.buffer`` and pick ``tcp.rto_rule: buffer`` when there is a ``tcp`` section.
-    Nothing measures a switch's buffers from the hosts: they come from the user (``--buffer``,
-    e.g. the cluster spec's ``buffers``)."""
+    Given buffers stand for what a ``ports`` campaign would measure (its fit then does
+    nothing)."""
     network = sections.get("network")
     if network is None:
         raise CommodelError(
-            "--buffer: no network section to add the port buffers to (measure tree first)"
+            "--buffer: no network section to add the port buffers to (measure topology first)"
         )
-    heights = (
-        len(network["unidirectional"]["b"])
-        if "unidirectional" in network
-        else (1 if network["topology"] == "crossbar" else 2)
-    )
+    from .ports import network_heights
+
+    heights = network_heights(network)
     if len(buffer) not in (1, heights) or min(buffer) <= 0:
         raise CommodelError(
             f"--buffer: needs one size > 0 bytes or one per height h = 1..{heights} of the "

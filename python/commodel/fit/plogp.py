@@ -24,6 +24,7 @@ Readings of the paper, documented in ``docs/measurement.md``:
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -185,14 +186,29 @@ def fit_plogp(samples: list[dict[str, Any]], options: dict[str, Any], ranks: int
     if options.get("bidirectional"):
         g0b = gap_from_series(saturation_series(samples, "g0", "bi", 0), statistic)
         rb = _group(samples, "roundtrip", "bi")
-        missing = [m for m in sizes if m not in rb]
+        if options.get("bidirectional_sizes", "all") == "powers":
+            # measured at 0, the powers of two and the largest: the rest in between
+            bsizes = [m for m in sizes if m == 0 or not m & (m - 1) or m == sizes[-1]]
+        else:
+            bsizes = list(sizes)
+        missing = [m for m in bsizes if m not in rb]
         if missing:
             raise CommodelError(f"bidirectional roundtrips missing for sizes {missing}")
-        rtt0b, gb, fit.escalation_bidirectional = _fast_gaps(rb, sizes, g0b, statistic)
-        fit.g_bidirectional = gb
+        rtt0b, gb, fit.escalation_bidirectional = _fast_gaps(rb, bsizes, g0b, statistic)
+        fit.g_bidirectional = _interpolate_onto(bsizes, gb, sizes)
         fit.g0_bidirectional = g0b
         fit.L_bidirectional = (rtt0b - 2 * g0b) / 2
     return fit
+
+
+def _interpolate_onto(xs: list[int], ys: list[float], sizes: list[int]) -> list[float]:
+    """ys at xs (increasing), linearly between them, on ``sizes`` (within xs' range)."""
+    out = []
+    for m in sizes:
+        k = min(max(bisect.bisect_left(xs, m), 1), len(xs) - 1)
+        x0, x1, y0, y1 = xs[k - 1], xs[k], ys[k - 1], ys[k]
+        out.append(y0 if x1 == x0 else y0 + (y1 - y0) * (m - x0) / (x1 - x0))
+    return out
 
 
 def monotone_fit(values: Sequence[float], weights: Sequence[float]) -> list[float]:

@@ -15,6 +15,8 @@ efficiency >= 2      ``tcp.efficiency``: e_x(m), e_d(m) of traffic both ways, e_
                      of fan-in from all-to-all rounds (>= 3; tcpflow)
 wire       >= 3      ``network.overhead`` h, ``network.ack`` a: a message's bytes on
                      the wire, counted by the interfaces (3 nodes; tcpflow)
+ports      >= 3      ``network.buffer``, ``tcp.rto_rule: buffer``: the switch ports'
+                     buffers, from the timeouts of bursts into one port (tcpflow, plogpt)
 ========== ========= ============================================================
 
 A part that the rank count cannot run is skipped with a note. ``tree`` (PlogPT's binary tree
@@ -83,13 +85,16 @@ def parts(max_size: int) -> dict[str, Part]:
                 "max_reps_small": 20,
                 "max_reps_large": 5,
                 "bidirectional": True,
+                "halving": 1 / 8,
+                "bidirectional_sizes": "powers",
             },
         ),
         _part("topology", 2, {}),
-        _part("lmo", 3, {"reps": 10}),
-        _part("many-to-one", 3, {"sizes": [(1 << i) * KiB for i in range(7)], "reps": 20}),
-        _part("efficiency", 2, {"sizes": eff_sizes}),
+        _part("lmo", 3, {"reps": 5}),
+        _part("many-to-one", 3, {"sizes": [(1 << i) * KiB for i in range(7)], "reps": 10}),
+        _part("efficiency", 2, {"sizes": eff_sizes, "min_reps": 3, "max_reps": 8}),
         _part("wire", 3, {}),
+        _part("ports", 3, {}),
         # PlogPT's binary tree (2^D ranks): asked for by name, instead of topology
         _part("tree", 2, {"burst_bytes": 4 * MiB, "reps": 3}, power_of_two=True, default=False),
     )

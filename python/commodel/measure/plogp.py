@@ -80,6 +80,10 @@ class Options:
         "central value of repetitions (median; Kielmann uses the mean)",
         choices=STATISTICS,
     )
+    # intervals are not halved below this share of m (None: eps, Kielmann's)
+    halving: float | None = option(None)
+    # sizes measured both ways: "all", or "powers" (0, the powers of two and the largest)
+    bidirectional_sizes: str = option("all")
 
 
 # --- Kielmann's stopping rules (the procedure adapts to what it measured) -------------------
@@ -448,7 +452,8 @@ class _Procedure:
         # halve intervals where a size disagrees with the extrapolation
         i = 2
         while i < len(sizes):
-            if sizes[i] - sizes[i - 1] <= halving_limit(sizes[i], self.eps) or self.agrees(
+            floor = self.o["halving"] if self.o["halving"] is not None else self.eps
+            if sizes[i] - sizes[i - 1] <= halving_limit(sizes[i], floor) or self.agrees(
                 sizes, i, ("o_s", "o_r", "g")
             ):
                 i += 1
@@ -485,7 +490,10 @@ class _Procedure:
             with ctx.phase("bidirectional"):
                 self.g0["bi"] = self.saturation("g0", "bi", 0)
                 for m in sizes:
-                    self.roundtrips("bi", m)
+                    if o["bidirectional_sizes"] == "all" or m == 0 or not m & (m - 1):
+                        self.roundtrips("bi", m)
+                if o["bidirectional_sizes"] == "powers" and sizes[-1] & (sizes[-1] - 1):
+                    self.roundtrips("bi", sizes[-1])  # the largest, a power of two or not
         return sizes
 
 
@@ -518,6 +526,12 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
         raise CommodelError(f"--statistic must be mean, median or min, got {out['statistic']!r}")
     out["eps"] = float(out["eps"])
     out["bidirectional"] = bool(out["bidirectional"])
+    if out["halving"] is not None and not 0 < float(out["halving"]) < 1:
+        raise CommodelError(f"halving must be in (0, 1), got {out['halving']}")
+    if out["bidirectional_sizes"] not in ("all", "powers"):
+        raise CommodelError(
+            f"bidirectional_sizes must be all or powers, got {out['bidirectional_sizes']!r}"
+        )
     return out
 
 

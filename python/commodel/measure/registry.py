@@ -34,6 +34,7 @@ from . import (
     manytoone,
     pattern,
     plogp,
+    ports,
     tcp,
     topology,
     tree,
@@ -84,6 +85,8 @@ UNITS: tuple[Unit, ...] = (
     Unit(manytoone.MANY_TO_ONE, fit="manytoone"),
     Unit(manytoone.ONE_TO_MANY, fit="manytoone"),
     Unit(concurrent.MEASUREMENT),
+    # before efficiency: its fan-in is fitted through tcpflow with the ports' tail drops
+    Unit(ports.MEASUREMENT, fit="ports"),
     Unit(efficiency.MEASUREMENT, fit="efficiency"),
     Unit(wire.MEASUREMENT, fit="wire"),
     Unit(pattern.MEASUREMENT),
