@@ -275,7 +275,7 @@ def sections(db, camp) -> dict[str, Any]:
     return {"tcp": tcp, "__comment__": note}
 
 
-def _model_doc(sections: dict[str, Any]) -> dict[str, Any]:
+def model_doc(sections: dict[str, Any]) -> dict[str, Any]:
     """A platform document of the sections fitted so far (with ``network``), for the fits
     that go through the model."""
     return {
@@ -297,7 +297,7 @@ def through_model(sections: dict[str, Any], comments: dict[str, str], db, camp) 
     samples = db.samples(camp.id)
     eff = sections.get("tcp", {}).get("efficiency")
     if eff is not None and "plogp" in sections and "network" in sections:
-        base = model_oneway(_model_doc(sections), samples)
+        base = model_oneway(model_doc(sections), samples)
         table, note = rebase_efficiency(eff, samples, base)
         sections["tcp"]["efficiency"] = table
         comments["tcp"] = comments.get("tcp", "") + "\n" + note
@@ -312,7 +312,7 @@ def through_model(sections: dict[str, Any], comments: dict[str, str], db, camp) 
             + " section"
         )
         return
-    table, note = fanin_section(_model_doc(sections), n, spans)
+    table, note = fanin_section(model_doc(sections), n, spans)
     sections["tcp"]["efficiency"]["fanin"] = table
     comments["tcp"] = comments.get("tcp", "") + "\n" + note
 

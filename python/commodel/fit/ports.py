@@ -20,6 +20,7 @@ import math
 from typing import Any
 
 from ..errors import CommodelError
+from .efficiency import model_doc, round_schedule
 
 LOW, HIGH, STEPS = 2 * 1024, 4 * 1024 * 1024, 49
 
@@ -51,21 +52,6 @@ def timed_out(samples: list[dict[str, Any]]) -> dict[str, dict[int, tuple[bool, 
     return result
 
 
-def _schedule(nodes: int, flows: list[list[int]], m: int) -> Any:
-    from ..schedules import parse_goal
-
-    lines = [f"num_ranks {nodes}"]
-    for r in range(nodes):
-        lines.append(f"rank {r} {{")
-        for k, (a, b) in enumerate(flows):
-            if a == r:
-                lines.append(f"s{k}: send {m}b to {b} tag {k}")
-            if b == r:
-                lines.append(f"r{k}: recv {m}b from {a} tag {k}")
-        lines.append("}")
-    return parse_goal("\n".join(lines) + "\n", "<buffer probe>")
-
-
 def predicts_timeout(doc: dict[str, Any], buffers: list[int], sched: Any) -> bool:
     from ..platform import platform_from_dict
     from ..prediction import predict
@@ -86,7 +72,9 @@ def fit_height(
 ) -> tuple[int | None, str]:
     """The buffer of the next height after ``fixed`` (see the module text), and a note."""
     heights = network_heights(doc["network"])
-    scheds = {m: _schedule(nodes, flows, m) for m, (_, flows) in sizes.items()}
+    scheds = {
+        m: round_schedule([tuple(f) for f in flows], m, nodes) for m, (_, flows) in sizes.items()
+    }
     grid = _grid()
     scores = []
     for b in grid:
@@ -161,23 +149,13 @@ def buffer_section(
     return out, "\n".join(notes)
 
 
-def _model_doc(sections: dict[str, Any]) -> dict[str, Any]:
-    """A platform document of the sections fitted so far, for the fit through the model."""
-    return {
-        "commodel_platform": 1,
-        "name": "fit",
-        **sections,
-        "nodes": sections["network"]["nodes"],
-    }
-
-
 def through_model(sections: dict[str, Any], comments: dict[str, str], db, camp) -> None:
     """``network.buffer`` and ``tcp.rto_rule: buffer`` from a ports campaign, fitted
     through ``tcpflow`` with the other sections (``commodel fit``); where the platform lacks
     ``plogp`` or ``network``, or buffers were given (``--buffer``), nothing."""
     if "network" not in sections or "plogp" not in sections or "buffer" in sections["network"]:
         return
-    values, note = buffer_section(_model_doc(sections), db.samples(camp.id))
+    values, note = buffer_section(model_doc(sections), db.samples(camp.id))
     if values is None:
         comments["network"] = comments.get("network", "") + "\n" + note
         return
