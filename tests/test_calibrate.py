@@ -123,25 +123,23 @@ def test_calibrate_bad_output_directory_fails_before_measuring(tmp_path):
     assert not (tmp_path / "c.duckdb").exists()
 
 
-@pytest.mark.parametrize(
-    "spec, ranks, hint",
-    [
-        ("two-rack-16-serial.yaml", 16, "32KiB,32KiB,32KiB,128KiB"),
-        ("two-rack-16-serial.yaml", 8, "32KiB,32KiB,32KiB"),  # 8 ranks: all in rack 0
-        ("two-rack-8.yaml", 8, "32KiB,32KiB,128KiB"),
-    ],
-)
-def test_calibrate_names_the_buffers_of_the_emulated_cluster(monkeypatch, spec, ranks, hint):
-    from commodel.cli.calibrate import buffer_hint
-
-    path = str(ROOT / "examples" / "clusters" / spec)
-    monkeypatch.setenv("COMMODEL_CLUSTER_SPEC", path)
-    monkeypatch.setenv("COMMODEL_RANKS_PER_HOST", "1")
-    assert buffer_hint(ranks) == hint
-    monkeypatch.setenv("COMMODEL_RANKS_PER_HOST", "2")  # ranks share hosts: no tree of hosts
-    assert buffer_hint(ranks) is None
-    monkeypatch.delenv("COMMODEL_CLUSTER_SPEC")  # not on the emulated cluster
-    assert buffer_hint(ranks) is None
-    monkeypatch.setenv("COMMODEL_CLUSTER_SPEC", path + ".gone")
-    monkeypatch.setenv("COMMODEL_RANKS_PER_HOST", "1")
-    assert buffer_hint(ranks) is None
+def test_calibrate_fit_and_the_models_never_read_a_cluster_spec():
+    """A user has only the network: nothing that measures, fits or predicts may look at the
+    emulated cluster's spec (its module, its loader, or the variable ``cluster mpirun`` sets)."""
+    package = ROOT / "python" / "commodel"
+    files = [
+        *(package / "measure").glob("*.py"),
+        *(package / "fit").glob("*.py"),
+        *(package / "platform").glob("*.py"),
+        *(package / "lmo").glob("*.py"),
+        package / "prediction.py",
+        package / "cli" / "calibrate.py",
+        package / "cli" / "fit.py",
+        package / "cli" / "measure.py",
+        package / "cli" / "predict.py",
+    ]
+    assert len(files) > 30
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        for marker in ("COMMODEL_CLUSTER_SPEC", "cluster.spec", "load_spec", "tree_buffers"):
+            assert marker not in text, f"{path.relative_to(ROOT)} mentions {marker}"

@@ -41,8 +41,7 @@ def test_calibrate_on_one_rack_of_two_rack_8(tmp_path):
         )  # fmt: skip
         assert run.returncode == 0, run.stderr + run.stdout
         assert "calibrate: 4 ranks" in run.stderr
-        # 4 ranks in rack 0: both heights of the tree are switch ports toward hosts
-        assert "this emulated cluster's spec gives --buffer 32KiB,32KiB," in run.stderr
+        assert "--buffer" not in run.stderr  # nothing reads the cluster's spec
     finally:
         down = _commodel("cluster", "down", "--name", NAME)
     assert down.returncode == 0, down.stderr

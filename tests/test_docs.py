@@ -285,3 +285,122 @@ def test_architecture_prose_names_only_what_exists() -> None:
     bases = [ROOT, *(ROOT / root for root in PACKAGE_ROOTS), ROOT / "crates/commodel-engine"]
     missing = [q for q in quoted if not any(list(base.glob(q)) for base in bases)]
     assert not missing, f"docs/architecture.md names paths that do not exist: {missing}"
+
+
+# --- docs/architecture.md: adding a measurement, checked against the registry ------------
+
+
+def measurement_howto() -> str:
+    """The "a measurement" item of docs/architecture.md's "Where to add ..."."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    return text.split("* **a measurement**:", 1)[1].split("\n* **", 1)[0]
+
+
+def _cli_value(kind: str, choices: tuple[str, ...] | None) -> list[str]:
+    """A value of each option kind that the command line reads (the flag's words after it)."""
+    if choices:
+        return [choices[-1]]
+    return {
+        "int": ["3"],
+        "float": ["0.5"],
+        "size": ["2KiB"],
+        "sizes": ["1KiB,4KiB"],
+        "counts": ["3,4"],
+        "names": ["eth0,eth1"],
+        "text": ["bcast"],
+        "flag": [],
+    }[kind]
+
+
+def test_architecture_names_the_files_a_measurement_touches() -> None:
+    howto = measurement_howto()
+    for path in ("measure/<name>.py", "fit/<name>.py", "measure/registry.py", "measure/unit.py",
+                 "cli/measure.py", "fit/assemble.py", "measure/calibrate.py"):  # fmt: skip
+        assert f"`{path}" in howto, path
+    assert 'Unit(<name>.MEASUREMENT, fit="<name>")' in howto
+
+
+def test_each_measurement_is_its_unit_and_one_line_of_the_registry() -> None:
+    """What the how-to says holds for every registered measurement: the run in
+    measure/<module>.py, the fit in fit/<fit>.py with the documented functions only, one
+    `Unit(` line each in registry.py, no imports between a unit's run and its fit."""
+    import dataclasses
+
+    from commodel.measure.registry import UNITS
+    from commodel.measure.unit import Measurement
+    from test_import_cycles import import_graph
+
+    package = ROOT / "python" / "commodel"
+    graph = import_graph()
+    registry = (package / "measure" / "registry.py").read_text(encoding="utf-8")
+    table = registry.split("UNITS: tuple[Unit, ...] = (", 1)[1].split("\n)", 1)[0]
+    assert len([line for line in table.splitlines() if line.strip().startswith("Unit(")]) == len(
+        UNITS
+    ), "one line per measurement in UNITS"
+    assert len({u.name for u in UNITS}) == len(UNITS)
+    hooks = {"sections", "complete", "through_model", "summary"}
+    for unit in UNITS:
+        m = unit.measurement
+        assert isinstance(m, Measurement) and dataclasses.is_dataclass(m.options), unit.name
+        run = m.options.__module__
+        assert run.startswith("commodel.measure."), (unit.name, run)
+        assert (package / "measure" / f"{run.rsplit('.', 1)[1]}.py").is_file(), run
+        for field in dataclasses.fields(m.options):  # every field made by option()
+            has_default = field.default is not dataclasses.MISSING
+            assert has_default or field.default_factory is not dataclasses.MISSING, field.name
+        if unit.fit is None:
+            assert m.summary is not None or not m.command, f"{unit.name}: nothing to print"
+            continue
+        fit = f"commodel.fit.{unit.fit}"
+        assert (package / "fit" / f"{unit.fit}.py").is_file(), fit
+        module = unit.fit_module()
+        defined = {h for h in hooks if callable(getattr(module, h, None))}
+        assert defined & {"sections", "complete", "through_model"}, f"{fit} fits nothing"
+        assert "summary" in defined or not m.command, f"{fit}: no summary for measure"
+        assert fit not in graph[run], f"{run} imports {fit}"
+        assert run not in graph[fit], f"{fit} imports {run}"
+
+
+def test_the_command_and_fit_name_no_measurement_and_every_flag_reaches_its_option() -> None:
+    """cli/measure.py and fit/assemble.py name no measurement (collective-sweep, a driver of
+    measure collective, aside; the platform file's sections plogp, tcp, lmo are named as
+    sections): what a measurement is comes from the registry; and every flag a
+    measurement's options declare reaches its field on the command line."""
+    import argparse
+    import ast
+
+    from commodel.cli import measure as cli_measure
+    from commodel.measure.registry import UNITS
+    from commodel.measure.unit import cli_options
+    from commodel.platform.sections import SECTIONS
+
+    names = {u.name for u in UNITS}
+    for path, allowed in (("cli/measure.py", {"collective"}), ("fit/assemble.py", set(SECTIONS))):
+        tree = ast.parse((ROOT / "python" / "commodel" / path).read_text(encoding="utf-8"))
+        keys = {id(n.slice) for n in ast.walk(tree) if isinstance(n, ast.Subscript)}
+        strings = {  # a key of a section (network["topology"]) is no measurement's name
+            n.value
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in keys
+        }
+        assert not (strings & names) - allowed, f"{path} names {sorted(strings & names)}"
+
+    parser = argparse.ArgumentParser()
+    cli_measure.register(parser.add_subparsers())
+    commands = [u for u in UNITS if u.measurement.command]
+    assert [u.name for u in commands][:3] == ["plogp", "tree", "lmo"]
+    for unit in commands:
+        options = unit.measurement.options
+        base = ["measure", unit.name, "--db", "x.duckdb"]
+        base += [f.metavar or "s.goal" for _, f in cli_options(options) if f.positional]
+        if unit.name == "collective":
+            base += ["--collective", "bcast"]
+        for field, flag in cli_options(options):
+            if flag.positional or field == "collective":
+                continue
+            words = [flag.flag or "--" + field.replace("_", "-")]
+            words += _cli_value(flag.kind, flag.choices)
+            given = cli_measure.given(parser.parse_args(base + words), options)
+            assert given[field] is not None, (unit.name, words)
+            others = {k for k, v in given.items() if v is not None and k != field}
+            assert others <= {"collective", "schedule"}, (unit.name, words, others)

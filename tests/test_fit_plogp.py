@@ -9,6 +9,7 @@ import pytest
 from commodel.errors import CommodelError
 from commodel.fit import plogp as F
 from commodel.fit import yamlout
+from commodel.measure import plogp as P
 
 LAT, G0 = 20e-6, 3e-6
 
@@ -130,24 +131,24 @@ def test_table1_closed_forms():
 def test_saturation_rule():
     # gap per message RTT_n/n: 10 -> 1.0, 20 -> 0.995 changed by 0.5% < 1%, and
     # RTT_1 < eps * RTT_n decides: 0.1 < 0.199 but not 0.3
-    assert F.saturation_done(0.1, (10, 10.0), (20, 19.9), 0.01)
-    assert not F.saturation_done(0.3, (10, 10.0), (20, 19.9), 0.01)
-    assert F.saturation_done(0.1, (1000, 1000.0), (2000, 1999.0), 0.01)
-    assert not F.saturation_done(0.1, (1000, 1000.0), (2000, 1900.0), 0.01)  # 5% change
-    assert not F.saturation_done(0.1, None, (2000, 1999.0), 0.01)
+    assert P.saturation_done(0.1, (10, 10.0), (20, 19.9), 0.01)
+    assert not P.saturation_done(0.3, (10, 10.0), (20, 19.9), 0.01)
+    assert P.saturation_done(0.1, (1000, 1000.0), (2000, 1999.0), 0.01)
+    assert not P.saturation_done(0.1, (1000, 1000.0), (2000, 1900.0), 0.01)  # 5% change
+    assert not P.saturation_done(0.1, None, (2000, 1999.0), 0.01)
     assert F.saturation_gap(rtt_n(0, 40), 40) == rtt_n(0, 40) / 40
 
 
 def test_extrapolation_and_agreement():
-    assert F.extrapolate(1, 1.0, 2, 2.0, 4) == 4.0
+    assert P.extrapolate(1, 1.0, 2, 2.0, 4) == 4.0
     # |4.05 - 4| = 0.05 > 0.01 * 4.05, but <= 0.0125 * 4.05
-    assert F.agrees(1, 1.0, 0, 2, 2.0, 0, 4, 4.05, 0, 0.01) is False
-    assert F.agrees(1, 1.0, 0, 2, 2.0, 0, 4, 4.05, 0, 0.0125)
+    assert P.agrees(1, 1.0, 0, 2, 2.0, 0, 4, 4.05, 0, 0.01) is False
+    assert P.agrees(1, 1.0, 0, 2, 2.0, 0, 4, 4.05, 0, 0.0125)
     # within two standard errors of the difference counts as agreement
     se = 0.02 / 2 / math.sqrt(1 + 3**2 + 2**2)  # r = 2: noise = se*sqrt(1+9+4)
-    assert F.agrees(1, 1.0, se, 2, 2.0, se, 4, 4.019, se, 0.001)
-    assert F.halving_limit(1024, 0.01) == 32.0
-    assert F.halving_limit(1 << 20, 0.01) == pytest.approx(10485.76)
+    assert P.agrees(1, 1.0, se, 2, 2.0, se, 4, 4.019, se, 0.001)
+    assert P.halving_limit(1024, 0.01) == 32.0
+    assert P.halving_limit(1 << 20, 0.01) == pytest.approx(10485.76)
 
 
 def test_incomplete_campaign_is_a_clear_error():
@@ -365,7 +366,7 @@ def test_bad_escalation_names_the_field(escalation, field, problem, cli, tmp_pat
 
 
 def test_the_rendezvous_threshold_is_open_mpis_tcp_eager_limit():
-    from commodel.fit.assemble import rendezvous_threshold
+    from commodel.fit.plogp import rendezvous_threshold
 
     assert rendezvous_threshold("Open MPI v4.1.4, package: Debian OpenMPI, ident: 4.1.4") == 65535
     assert rendezvous_threshold("MPICH Version: 4.0.2") is None

@@ -1,4 +1,4 @@
-"""Topology inference (commodel.fit.topology): rounds of concurrent flows -> groups of nodes
+"""Topology inference (commodel.topology_inference, commodel.fit.topology): rounds of concurrent flows -> groups of nodes
 behind shared uplinks and their rate. Hand-built measurement sets (the flows' times made by
 the fluid model of known networks, with noise) for 6, 9 and 12 nodes in uneven racks and
 a tree, and four sets measured on the emulated cluster (tests/data/topology)."""
@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from commodel.fit.topology import (
+from commodel.fit.topology import network_section
+from commodel.topology_inference import (
     Level,
     Round,
     Rounds,
@@ -21,7 +22,6 @@ from commodel.fit.topology import (
     explore,
     fluid_times,
     infer,
-    network_section,
     shift_flows,
 )
 

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 from .errors import CommodelError
 
 # Light modules: none of them loads the compiled engine or YAML at import time.
+from .message_table import Message
 from .platform import Platform, load_platform
-from .prediction import Message, Prediction, RankFinish, models, predict
+from .prediction import Prediction, RankFinish, models, predict
 from .schedules import collective, collective_names, parse_goal, read_goal, write_goal
 
 if TYPE_CHECKING:

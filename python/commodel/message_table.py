@@ -2,10 +2,11 @@
 
 The engine hands its message records over as columns of 8-byte integers
 (``commodel._engine.MessageColumns``) instead of one Python object per message.
-:class:`MessageTable` wraps them: it is a sequence of :class:`~commodel.prediction.Message`
-built on access (so ``prediction.messages`` reads like a list), and gives writers and
-plots numpy columns for ranges of rows (:meth:`MessageTable.chunks`), so their memory
-does not grow with the number of messages.
+:class:`MessageTable` wraps them: it is a sequence of :class:`Message` (the record of one
+message, defined here and offered as ``commodel.Message``) built on access (so
+``prediction.messages`` reads like a list), and gives writers and plots numpy columns for
+ranges of rows (:meth:`MessageTable.chunks`), so their memory does not grow with the number
+of messages.
 
 Columns: ``src``, ``dst``, ``bytes`` (uint64), ``tag`` (int64, -1 for any tag),
 ``start_ps``, ``end_ps`` (uint64, integer picoseconds: the send started, the matching
@@ -16,6 +17,7 @@ receive completed), ``rto`` (bool: a retransmission timeout delayed the message)
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, overload
 
 from .units import PS_PER_SECOND
@@ -23,14 +25,25 @@ from .units import PS_PER_SECOND
 if TYPE_CHECKING:  # numpy is imported on first use: `import commodel` stays light
     import numpy as np
 
-    from .prediction import Message
-
 #: Rows per chunk when walking a table: a few MB of columns at a time.
 CHUNK_ROWS = 65536
 
 # Below 2**53 picoseconds a float64 holds the integer exactly, so one float division
 # rounds like Python's int / int (correctly rounded); above, that path is used.
 _EXACT_FLOAT = 2**53
+
+
+@dataclass(frozen=True)
+class Message:
+    """One message: its sender started it at ``start_s``, the receive completed at ``end_s``."""
+
+    src: int
+    dst: int
+    bytes: int
+    tag: int
+    start_s: float
+    end_s: float
+    rto: bool = False
 
 
 def seconds(ps: np.ndarray) -> np.ndarray:
@@ -48,7 +61,7 @@ class MessageTable(Sequence):
     """Every message of one simulation, read from the engine's columns."""
 
     FIELDS = ("src", "dst", "bytes", "tag", "start_ps", "end_ps", "rto", "start_s", "end_s")
-    #: The fields of :class:`~commodel.prediction.Message`, in its order.
+    #: The fields of :class:`Message`, in its order.
     MESSAGE_FIELDS = ("src", "dst", "bytes", "tag", "start_s", "end_s", "rto")
 
     def __init__(self, columns: Any) -> None:
@@ -81,8 +94,6 @@ class MessageTable(Sequence):
             yield {name: self.column(name, start, start + rows) for name in names}
 
     def _messages(self, start: int, stop: int) -> list[Message]:
-        from .prediction import Message
-
         columns = [self.column(name, start, stop).tolist() for name in self.MESSAGE_FIELDS]
         return [Message(*row) for row in zip(*columns)]
 

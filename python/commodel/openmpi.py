@@ -4,7 +4,8 @@ rules file names) with the generator that follows each, the message size its dyn
 are looked up with, and the segment sizes and fan-outs our generators assume.
 
 Shared by ``advise`` (predictions, rules files), ``measure collective`` (forced runs) and
-``report``; it imports none of them.
+``report``; it imports none of them. Beside coll/tuned, one fact of its TCP transport:
+:data:`EAGER_LIMIT`, which ``measure`` and ``fit`` need.
 """
 
 from __future__ import annotations
@@ -237,3 +238,8 @@ def default_algorithm(collective: str, comm_size: int, size: int) -> int:
                 if m_below is None or size < m_below:
                     return alg
     raise AssertionError("unreachable: every table ends with (None, ...)")
+
+
+# Open MPI's btl_tcp_eager_limit (64 KiB, its default, headers included): messages from here
+# on go by rendezvous (the sender waits for the receive to be posted).
+EAGER_LIMIT = 65536

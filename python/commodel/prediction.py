@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .errors import ModelError, ScheduleError
-from .message_table import MessageTable
-from .platform import Platform, default_model, load_platform, model_spec
+from .message_table import Message, MessageTable
+from .platform import Platform, default_model, incast_params, load_platform, model_spec
+from .platform.engine_params import with_jitter
 from .units import ps_to_seconds
 
 if TYPE_CHECKING:
@@ -34,27 +35,15 @@ class RankFinish:
 
 
 @dataclass(frozen=True)
-class Message:
-    """One message: its sender started it at ``start_s``, the receive completed at ``end_s``."""
-
-    src: int
-    dst: int
-    bytes: int
-    tag: int
-    start_s: float
-    end_s: float
-    rto: bool = False
-
-
-@dataclass(frozen=True)
 class Prediction:
     """The outcome of one schedule under one model."""
 
     model: str
     makespan_s: float
     ranks: list[RankFinish]
-    #: Every message; from the engine a :class:`~commodel.message_table.MessageTable`
-    #: (a sequence of :class:`Message` kept as columns, see its ``chunks``).
+    #: Every message (:class:`~commodel.message_table.Message`); from the engine a
+    #: :class:`~commodel.message_table.MessageTable` (a sequence of them kept as columns,
+    #: see its ``chunks``).
     messages: Sequence[Message] = field(default_factory=list)
     rto_events: list[dict[str, Any]] = field(default_factory=list)
     events: int = 0
@@ -154,7 +143,8 @@ def predict(
     platform: Platform | str | os.PathLike[str],
     model: str | None = None,
     record_messages: bool = True,
-    jitter: dict[str, Any] | None = None,
+    incast: Mapping[str, Any] | None = None,
+    jitter: Mapping[str, Any] | None = None,
 ) -> Prediction:
     """Predict ``schedule`` (a Schedule or a GOAL file) on ``platform`` under ``model``.
 
@@ -165,8 +155,13 @@ def predict(
     each charges). Without ``model``: ``tcpflow`` on a calibrated platform (one with
     ``tcp.efficiency``), ``loggops`` otherwise.
 
-    ``jitter`` (``{"sigma": s, "seed": k}``) gives every message a noise factor on its bytes
-    (one noisy run; :func:`commodel.spread.spread` runs several for the interval).
+    ``incast`` runs the schedule under Lastovetsky's stochastic incast rule (one draw of
+    ``predict --samples``): the engine's ``levels``, ``table`` (what
+    :func:`commodel.lmo.incast.incast_table` builds from the platform's ``many_to_one``
+    section) and ``seed``; the model's parameters are then
+    :func:`commodel.platform.incast_params`. ``jitter`` (``{"sigma": s, "seed": k}``)
+    gives every message a noise factor on its bytes (one noisy run;
+    :func:`commodel.spread.spread` runs several for the interval).
     """
     from . import _engine
     from .schedules import read_goal
@@ -190,10 +185,11 @@ def predict(
     plat = load_platform(platform)
     spec = model_spec(model if model is not None else default_model(plat))
     sched = read_goal(schedule) if isinstance(schedule, (str, os.PathLike)) else schedule
-    params = plat.engine_params(spec.name, sched.num_ranks)
+    if incast is None:
+        params = plat.engine_params(spec.name, sched.num_ranks)
+    else:
+        params = incast_params(plat, spec.name, incast, sched.num_ranks)
     if jitter is not None:
-        from .platform.engine_params import with_jitter
-
         params = with_jitter(params, spec.name, jitter["sigma"], jitter["seed"])
 
     result = _engine.simulate(sched, spec.name, params, record_messages=record_messages)

@@ -3,7 +3,8 @@
 Of repeated samples (measurement and fits): :func:`central` (mean, median or min),
 :func:`standard_error` and :func:`relative_standard_error` (Kielmann's "average error",
 the stopping rule of the PLogP measurement), :func:`split_modes` (the normal and the
-escalated mode of bimodal samples). numpy is imported inside them only.
+escalated mode of bimodal samples), :func:`saturation_gap` (PLogP's g from n messages in a
+row, for the measurement and its fit alike). numpy is imported inside them only.
 
 Of predictions against measurements (docs/validation.md):
 
@@ -23,6 +24,16 @@ from typing import Any
 from .errors import CommodelError
 
 TOLERANCE = 0.10
+
+#: What :func:`central` takes: the central value of repetitions.
+STATISTICS = ("median", "mean", "min")
+
+
+def saturation_gap(rtt_n: float, n: int) -> float:
+    """g from a saturation run of n messages in a row: RTT_n / n."""
+    if n < 1:
+        raise ValueError("saturation needs n >= 1")
+    return rtt_n / n
 
 
 def central(values: Sequence[float], statistic: str = "median") -> float:

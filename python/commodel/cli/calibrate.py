@@ -15,6 +15,9 @@ EXAMPLE = "mpirun -n 8 python3 -m commodel calibrate --db cal.duckdb -o platform
 
 
 def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
+    from ..measure.calibrate import DEFAULT_PARTS
+
+    every = ",".join(DEFAULT_PARTS)
     p = subparsers.add_parser(
         "calibrate",
         help=HELP,
@@ -36,16 +39,17 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p.add_argument("--name", help="platform name (default: measured-<first host>)")
     p.add_argument(
         "--parts",
-        default="tcp,plogp,topology,lmo,many-to-one,efficiency,wire",
+        default=every,
         help="parts to measure, comma-separated, in this order (default: all of "
-        "tcp,plogp,topology,lmo,many-to-one,efficiency,wire that the rank count allows; "
-        "tree instead of topology for PlogPT's binary tree)",
+        f"{every} that the rank count allows; tree instead of topology for PlogPT's binary "
+        "tree)",
     )
     p.add_argument(
         "--max-size",
         type=size_arg,
-        default=1 << 20,
-        help="largest PLogP and efficiency message size (default 1MiB)",
+        default=256 << 10,
+        help="largest PLogP and efficiency message size (default 256KiB; above it the tables "
+        "go on with their last per-byte slope and value, as large messages do)",
     )
     p.add_argument(
         "--fresh",
@@ -89,13 +93,6 @@ def run(args: argparse.Namespace) -> int:
     from ..fit.assemble import fit_to_text
 
     ids = sorted(summary["campaigns"].values())
-    hint = None if args.buffer else buffer_hint(summary["ranks"])
-    if hint:
-        log(
-            "calibrate: the switches' port buffers are not measured (--buffer); this emulated "
-            f"cluster's spec gives --buffer {hint}, with which plogpt and tcpflow predict the "
-            "timeouts of full ports (docs/measurement.md)"
-        )
     text = fit_to_text(args.db, ids, args.name, args.buffer)
     write_output(text, args.output)
     took = ", ".join(f"{k} {v:.1f} s" for k, v in summary["elapsed_s"].items())
@@ -108,20 +105,3 @@ def run(args: argparse.Namespace) -> int:
         + (f"; platform written to {args.output}" if args.output not in (None, "-") else "")
     )
     return 0
-
-
-def buffer_hint(ranks: int) -> str | None:
-    """Under ``commodel cluster mpirun`` (which sets ``COMMODEL_CLUSTER_SPEC``) with one rank
-    per host: the ``--buffer`` the cluster spec gives for the tree ``calibrate`` fits on
-    ``ranks`` ranks (:func:`commodel.validate.calibration.tree_buffers`); None elsewhere."""
-    from ..cluster import ClusterError
-    from ..validate.calibration import tree_buffers
-
-    spec = os.environ.get("COMMODEL_CLUSTER_SPEC")
-    if not spec or os.environ.get("COMMODEL_RANKS_PER_HOST", "1") != "1" or ranks < 2:
-        return None
-    try:
-        sizes = tree_buffers(spec, ranks)
-    except ClusterError:  # a spec that no longer loads: no hint
-        return None
-    return ",".join(f"{b // 1024}KiB" if b % 1024 == 0 else str(b) for b in sizes)

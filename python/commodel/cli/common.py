@@ -53,10 +53,10 @@ def add_buffer_option(p: argparse.ArgumentParser) -> None:
         "--buffer",
         type=size_list,
         metavar="BYTES[,BYTES...]",
-        help="port buffer capacity of the switches (not measurable from the hosts): one size "
-        "or one per height h = 1..D of the fitted network, written as network.buffer with "
-        "tcp.rto_rule: buffer (on two-rack-8: 32KiB,32KiB,128KiB, the cluster spec's "
-        "switch_port and backbone_port)",
+        help="port buffer capacity of the switches, where known: one size or one per height "
+        "h = 1..D of the fitted network (racks: the port toward a node, the rack's uplink), "
+        "written as network.buffer with tcp.rto_rule: buffer, instead of what a buffer "
+        "campaign measured",
     )
 
 

@@ -44,6 +44,12 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     rn.add_argument("--role", required=True, choices=("dev", "test"), help="dev or test seeds")
     rn.add_argument("-o", "--output", required=True, metavar="DIR", help="study directory")
     rn.add_argument("--measure-only", action="store_true", help="measure, do not score")
+    rn.add_argument(
+        "--workload",
+        default="full",
+        choices=("full", "quick"),
+        help="full: issue 38's (default); quick: a few of each part, minutes (the tests')",
+    )
     rn.set_defaults(func=run_run)
 
     sc = sub.add_parser("score", help="score a study directory again, offline")
@@ -84,7 +90,7 @@ def run_run(args: argparse.Namespace) -> int:
 
     if os.geteuid() != 0:
         raise CommodelError("study run builds emulated clusters and needs root")
-    run_study(args.output, args.seed, args.count, args.role, args.first, _log, True)
+    run_study(args.output, args.seed, args.count, args.role, args.first, _log, True, args.workload)
     if not args.measure_only:
         print(score_study(args.output, log=_log))
     return 0

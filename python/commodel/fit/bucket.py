@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .cpu import EAGER_LIMIT
+from ..openmpi import EAGER_LIMIT
 from .lmo import line
 
 

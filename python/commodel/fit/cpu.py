@@ -13,8 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-# Open MPI's btl_tcp_eager_limit (64 KiB): messages from here on go by rendezvous
-EAGER_LIMIT = 65536
+from ..openmpi import EAGER_LIMIT
 
 
 def one_machine(tcp_samples: list[dict[str, Any]]) -> int | None:

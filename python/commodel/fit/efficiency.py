@@ -56,7 +56,6 @@ from collections import defaultdict
 from typing import Any, NamedTuple
 
 from ..errors import CommodelError
-from .assemble import fitter
 
 Flow = tuple[int, int]  # (src, dst)
 Flows = dict[Flow, float]  # (src, dst) -> seconds, one repetition
@@ -270,7 +269,74 @@ def tcp_section(samples: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
     return tcp, note
 
 
-@fitter("efficiency")
-def _fit(db, camp) -> dict[str, Any]:
+def sections(db, camp) -> dict[str, Any]:
+    """The ``tcp`` entries of an efficiency campaign, with their comment (``commodel fit``)."""
     tcp, note = tcp_section(db.samples(camp.id))
     return {"tcp": tcp, "__comment__": note}
+
+
+def model_doc(sections: dict[str, Any]) -> dict[str, Any]:
+    """A platform document of the sections fitted so far (with ``network``), for the fits
+    that go through the model."""
+    return {
+        "commodel_platform": 1,
+        "name": "fit",
+        **sections,
+        "nodes": sections["network"]["nodes"],
+    }
+
+
+def through_model(sections: dict[str, Any], comments: dict[str, str], db, camp) -> None:
+    """Once the platform's other sections are fitted: ``tcp.efficiency`` taken against
+    ``tcpflow``'s own one-way time (:func:`rebase_efficiency`), where the platform has what
+    the model needs (``plogp``, ``network``); then ``tcp.efficiency.fanin`` from the
+    all-to-all rounds, fitted through ``tcpflow`` (:mod:`commodel.fit.fanin`), with a
+    comment why not where the rounds or the sections it needs are missing."""
+    from .fanin import alltoall_spans, fanin_section
+
+    samples = db.samples(camp.id)
+    eff = sections.get("tcp", {}).get("efficiency")
+    if eff is not None and "plogp" in sections and "network" in sections:
+        base = model_oneway(model_doc(sections), samples)
+        table, note = rebase_efficiency(eff, samples, base)
+        sections["tcp"]["efficiency"] = table
+        comments["tcp"] = comments.get("tcp", "") + "\n" + note
+    n, spans = alltoall_spans(samples)
+    if not spans:
+        return
+    lacking = [k for k in ("plogp", "network") if k not in sections]
+    if lacking or "efficiency" not in sections.get("tcp", {}):
+        comments["tcp"] = comments.get("tcp", "") + (
+            "\nfanin not fitted: it is fitted through tcpflow, which needs the "
+            + ", ".join(lacking or ["tcp.efficiency"])
+            + " section"
+        )
+        return
+    table, note = fanin_section(model_doc(sections), n, spans)
+    sections["tcp"]["efficiency"]["fanin"] = table
+    comments["tcp"] = comments.get("tcp", "") + "\n" + note
+
+
+def summary(result: dict[str, Any], db) -> str:
+    """What ``measure efficiency`` prints: the comment of its fit, e_x(m), e_d(m) against
+    the measured one-way time, and the mean all-to-all round times."""
+    from .fanin import alltoall_spans
+
+    rows = db.samples(result["campaign"])
+    tcp, note = tcp_section(rows)
+    section = tcp["efficiency"]
+    lines = [
+        note,
+        "size [B]   e_x (exchange)   e_d (duplex)   (T_ow / T; `fit` with plogp and network "
+        "takes them against tcpflow's own one-way time)",
+    ]
+    for m, ex, ed in zip(section["sizes"], section["exchange"], section["duplex"]):
+        lines.append(f"{m:>9}   {ex:>14.3f}   {ed:>12.3f}")
+    n, spans = alltoall_spans(rows)
+    if spans:
+        lines.append(
+            f"all-to-all rounds of {n} nodes, mean round time (e_f: `fit` with plogp and network)"
+        )
+        for m, t in spans.items():
+            lines.append(f"{m:>9}   {t * 1e3:>10.3f} ms")
+    return "\n".join(lines)

@@ -22,7 +22,6 @@ import numpy as np
 
 from ..errors import CommodelError
 from ..stats import central
-from .assemble import fitter
 
 
 @dataclass
@@ -141,6 +140,14 @@ def format_table(fit: LmoFit, hosts: list[str] | None = None) -> str:
     return "\n".join(lines)
 
 
-@fitter("lmo")
-def _fit(db, camp) -> dict[str, Any]:
+def summary(result: dict[str, Any], db) -> str:
+    """What ``measure lmo`` prints: C_i, t_i and beta_ij."""
+    camp = db.campaign(result["campaign"])
+    fit = fit_lmo(db.samples(camp.id), camp.options, camp.ranks)
+    head = f"campaign {result['campaign']}: LMO point-to-point constants\n"
+    return head + format_table(fit, result["hosts"])
+
+
+def sections(db, camp) -> dict[str, Any]:
+    """The ``lmo`` section of an lmo campaign (``commodel fit``)."""
     return {"lmo": lmo_section(fit_lmo(db.samples(camp.id), camp.options, camp.ranks))}

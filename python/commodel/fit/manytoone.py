@@ -39,7 +39,6 @@ import numpy as np
 
 from ..errors import CommodelError
 from ..stats import central, split_modes
-from .assemble import fitter
 
 DEFAULT_FACTOR = 3.0
 DEFAULT_MIN_EXCESS = 1e-3
@@ -371,16 +370,43 @@ def with_rto_excess(db, options: dict[str, Any]) -> dict[str, Any]:
     return {**options, "min_excess": RTO_SHARE * section["rto"]}
 
 
-@fitter("many-to-one")
-def _fit_m2o(db, camp) -> dict[str, Any]:
+def sections(db, camp) -> dict[str, Any]:
+    """The ``many_to_one`` section of a many-to-one campaign, or its ``one_to_many`` part
+    of a one-to-many campaign (``commodel fit`` merges the two)."""
+    if camp.benchmark == "one-to-many":
+        return {
+            "many_to_one": {
+                "one_to_many": fit_one_to_many(db.samples(camp.id), camp.options, _lmo_of(db))
+            }
+        }
     options = with_rto_excess(db, dict(camp.options))
     return {"many_to_one": fit_many_to_one(db.samples(camp.id), options, _lmo_of(db))}
 
 
-@fitter("one-to-many")
-def _fit_o2m(db, camp) -> dict[str, Any]:
-    return {
-        "many_to_one": {
-            "one_to_many": fit_one_to_many(db.samples(camp.id), camp.options, _lmo_of(db))
-        }
-    }
+def summary(result: dict[str, Any], db) -> str:
+    """What ``measure many-to-one`` prints (a line per n and the escalation levels), or
+    ``measure one-to-many`` (the times per M and n); fitted without the LMO constants."""
+    camp = db.campaign(result["campaign"])
+    samples = db.samples(camp.id)
+    lines = [f"campaign {result['campaign']}: {result['direction']}"]
+    if result["direction"] == "one-to-many":
+        fit = fit_one_to_many(samples, camp.options)
+        lines.append(
+            f"{'M [B]':>10} " + " ".join(f"{'n=' + str(n) + ' [ms]':>12}" for n in fit["n"])
+        )
+        for j, m in enumerate(fit["sizes"]):
+            cells = " ".join(
+                f"{fit['time'][i][j] * 1e3:>12.3f}" if fit["time"][i][j] is not None else " " * 12
+                for i in range(len(fit["n"]))
+            )
+            lines.append(f"{m:>10} {cells}")
+        return "\n".join(lines)
+    fit = fit_many_to_one(samples, with_rto_excess(db, camp.options))
+    for i, n in enumerate(fit["n"]):
+        lines.append(
+            f"n={n}: linear {fit['linear']['intercept'][i] * 1e6:.1f} us + "
+            f"{fit['linear']['slope'][i] * 1e9:.3f} ns/B; M1 = {fit['M1'][i]}, Mc = {fit['Mc'][i]}"
+        )
+    levels = ", ".join(f"{t * 1e3:.1f} ms" for t in fit["levels"]) or "none"
+    lines.append(f"M2 = {fit['M2']}; escalation levels: {levels}")
+    return "\n".join(lines)

@@ -1,8 +1,9 @@
 """PLogP parameters from raw samples (Kielmann, Bal, Verstoep 2000, section 3).
 
-The pure functions here are shared by the measurement procedure (which adapts to what it
-measured) and by ``commodel fit`` (which recomputes everything from the stored samples), so
-both always agree.
+``commodel fit`` recomputes everything from the stored samples; the measurement procedure
+(:mod:`commodel.measure.plogp`, whose stopping rules decide which sizes and how many
+repetitions) and this fit take g from a saturation run by the same
+:func:`commodel.stats.saturation_gap`, so both always agree.
 
 Readings of the paper, documented in ``docs/measurement.md``:
 
@@ -19,77 +20,19 @@ Readings of the paper, documented in ``docs/measurement.md``:
   and L come from the normal mode, and the escalated mode (a retransmission timeout or TCP
   loss recovery) is kept per size as its g(m) level and its frequency
   (:attr:`PlogpFit.escalation`), not averaged into the table.
-* A value "agrees" with the linear extrapolation from the two smaller sizes when the
-  difference is within eps relative, or within two standard errors of the difference
-  (the paper assumes measurements precise to eps; on a shared machine noise alone would
-  otherwise trigger halving everywhere).
 """
 
 from __future__ import annotations
 
-import math
+import bisect
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import CommodelError
-from ..stats import central, split_modes
-
-
-def saturation_gap(rtt_n: float, n: int) -> float:
-    """g from a saturation run of n messages in a row: RTT_n / n."""
-    if n < 1:
-        raise ValueError("saturation needs n >= 1")
-    return rtt_n / n
-
-
-def saturation_done(
-    rtt_1: float, prev: tuple[int, float] | None, cur: tuple[int, float], eps: float
-) -> bool:
-    """Kielmann's stopping rule for doubling n: the gap per message RTT_n/n changed by less
-    than eps since the previous n, and RTT_1 < eps * RTT_n."""
-    if prev is None:
-        return False
-    n0, rtt0 = prev
-    n1, rtt1 = cur
-    gap0, gap1 = rtt0 / n0, rtt1 / n1
-    if gap1 <= 0:
-        return False
-    return abs(gap1 - gap0) / gap1 < eps and rtt_1 < eps * rtt1
-
-
-def extrapolate(m0: float, v0: float, m1: float, v1: float, m: float) -> float:
-    """The value at m on the line through (m0, v0) and (m1, v1)."""
-    if m1 == m0:
-        return v1
-    return v1 + (v1 - v0) * (m - m1) / (m1 - m0)
-
-
-def agrees(
-    m0: float,
-    v0: float,
-    se0: float,
-    m1: float,
-    v1: float,
-    se1: float,
-    m2: float,
-    v2: float,
-    se2: float,
-    eps: float,
-) -> bool:
-    """Whether v2 at m2 agrees with the extrapolation from (m0, v0) and (m1, v1)."""
-    pred = extrapolate(m0, v0, m1, v1, m2)
-    diff = abs(v2 - pred)
-    if diff <= eps * max(abs(pred), abs(v2)):
-        return True
-    r = (m2 - m1) / (m1 - m0) if m1 != m0 else 0.0
-    noise = math.sqrt(se2**2 + ((1 + r) * se1) ** 2 + (r * se0) ** 2)
-    return math.isfinite(noise) and diff <= 2.0 * noise
-
-
-def halving_limit(m: int, eps: float) -> float:
-    """Intervals are not halved below max(32 bytes, eps * m)."""
-    return max(32.0, eps * m)
+from ..openmpi import EAGER_LIMIT
+from ..stats import central, saturation_gap, split_modes
+from ..units import format_duration
 
 
 @dataclass
@@ -249,14 +192,29 @@ def fit_plogp(samples: list[dict[str, Any]], options: dict[str, Any], ranks: int
     if options.get("bidirectional"):
         g0b = gap_from_series(saturation_series(samples, "g0", "bi", 0), statistic)
         rb = _group(samples, "roundtrip", "bi")
-        missing = [m for m in sizes if m not in rb]
+        if options.get("bidirectional_sizes", "all") == "powers":
+            # measured at 0, the powers of two and the largest: the rest in between
+            bsizes = [m for m in sizes if m == 0 or not m & (m - 1) or m == sizes[-1]]
+        else:
+            bsizes = list(sizes)
+        missing = [m for m in bsizes if m not in rb]
         if missing:
             raise CommodelError(f"bidirectional roundtrips missing for sizes {missing}")
-        rtt0b, gb, fit.escalation_bidirectional = _fast_gaps(rb, sizes, g0b, statistic)
-        fit.g_bidirectional = gb
+        rtt0b, gb, fit.escalation_bidirectional = _fast_gaps(rb, bsizes, g0b, statistic)
+        fit.g_bidirectional = _interpolate_onto(bsizes, gb, sizes)
         fit.g0_bidirectional = g0b
         fit.L_bidirectional = (rtt0b - 2 * g0b) / 2
     return fit
+
+
+def _interpolate_onto(xs: list[int], ys: list[float], sizes: list[int]) -> list[float]:
+    """ys at xs (increasing), linearly between them, on ``sizes`` (within xs' range)."""
+    out = []
+    for m in sizes:
+        k = min(max(bisect.bisect_left(xs, m), 1), len(xs) - 1)
+        x0, x1, y0, y1 = xs[k - 1], xs[k], ys[k - 1], ys[k]
+        out.append(y0 if x1 == x0 else y0 + (y1 - y0) * (m - x0) / (x1 - x0))
+    return out
 
 
 def monotone_fit(values: Sequence[float], weights: Sequence[float]) -> list[float]:
@@ -340,3 +298,96 @@ def adjusted_values(fit: PlogpFit, rel: float = 0.01) -> list[str]:
             if abs(v - f) > rel * abs(f) and abs(v - f) > 1e-12:
                 out.append(f"{name}({m}) = {v:.6g} s -> {f:.6g} s")
     return out
+
+
+def rendezvous_threshold(mpi_library: str) -> int | None:
+    """PLogP's S for the MPI library a campaign ran with (``Campaign.mpi_library``, as
+    ``MPI_Get_library_version`` gives it): Open MPI over TCP sends a message of 64 KiB or
+    more by rendezvous (its default ``btl_tcp_eager_limit``, headers included), so S =
+    64 KiB - 1; None (every message eager) for other libraries."""
+    return EAGER_LIMIT - 1 if mpi_library.startswith("Open MPI") else None
+
+
+def sections(db: Any, camp: Any) -> dict[str, Any]:
+    """The ``plogp`` section of a plogp campaign, with its comment (``commodel fit``)."""
+    fit = fit_plogp(db.samples(camp.id), camp.options, ranks=camp.ranks)
+    out: dict[str, Any] = {"plogp": plogp_section(fit)}
+    notes = []
+    S = rendezvous_threshold(camp.mpi_library)
+    if S is not None:
+        out["plogp"]["S"] = S
+        notes.append(
+            f"S = {S}: Open MPI's TCP eager limit (btl_tcp_eager_limit, 64 KiB with its "
+            "headers, its default): from 64 KiB a message waits for its receive (rendezvous)"
+        )
+    if 1 in fit.sizes:
+        t1 = fit.table1()
+        notes.append(
+            "LogP/LogGP (Kielmann Table 1): "
+            f"L = {t1['L']:.6g} s, o = {t1['o']:.6g} s, g = {t1['g']:.6g} s, "
+            f"G = {t1['G']:.6g} s/B, P = {int(t1['P'])}"
+        )
+    adjusted = adjusted_values(fit)
+    if adjusted:
+        notes.append(
+            "fitted under the model's constraints (o_s, o_r, g non-decreasing in m: weighted "
+            "isotonic regression; no time below 0); measured -> written: " + ", ".join(adjusted)
+        )
+    if notes:
+        out["__comment__"] = "\n".join(notes)
+    return out
+
+
+def complete(sections: dict[str, Any], comments: dict[str, str], db: Any, camp: Any) -> None:
+    """``network.bucket`` from g(m) and the fitted network (:mod:`commodel.fit.bucket`)."""
+    if "plogp" in sections and "network" in sections:
+        from .bucket import bucket
+
+        value, note = bucket(sections["plogp"], sections["network"])
+        if value is not None:
+            sections["network"]["bucket"] = value
+        comments["network"] = comments.get("network", "") + "\n" + note
+
+
+def summary(result: dict[str, Any], db: Any) -> str:
+    """What ``measure plogp`` prints: the PLogP table, Table 1 (LogP/LogGP) and Table 2
+    (phase times)."""
+    camp = db.campaign(result["campaign"])
+    fit = fit_plogp(db.samples(camp.id), camp.options, ranks=camp.ranks)
+    lines = [
+        f"campaign {result['campaign']}: PLogP, mode {fit.mode}, method {fit.method}, "
+        f"{result['steps_measured']} steps measured, {result['steps_replayed']} replayed",
+        f"L = {format_duration(fit.L)}   g(0) = {format_duration(fit.g0)}   "
+        f"RTT(0) = {format_duration(fit.rtt0)}",
+        "",
+    ]
+    head = f"{'m [B]':>10} {'reps':>4} {'o_s [us]':>10} {'o_r [us]':>10} {'g [us]':>10}"
+    if fit.g_saturation is not None:
+        head += f" {'g_fast [us]':>11} {'g_sat [us]':>10}"
+    if fit.g_bidirectional is not None:
+        head += f" {'g_bi [us]':>10}"
+    lines.append(head)
+    for i, m in enumerate(fit.sizes):
+        row = (
+            f"{m:>10} {fit.reps[i]:>4} {fit.o_s[i] * 1e6:>10.3f} {fit.o_r[i] * 1e6:>10.3f} "
+            f"{fit.g[i] * 1e6:>10.3f}"
+        )
+        if fit.g_saturation is not None:
+            row += f" {fit.g_fast[i] * 1e6:>11.3f} {fit.g_saturation[i] * 1e6:>10.3f}"
+        if fit.g_bidirectional is not None:
+            row += f" {fit.g_bidirectional[i] * 1e6:>10.3f}"
+        lines.append(row)
+    if 1 in fit.sizes:
+        t1 = fit.table1()
+        lines += [
+            "",
+            "LogP/LogGP (Kielmann Table 1): "
+            f"L = {format_duration(t1['L'])}, o = {format_duration(t1['o'])}, "
+            f"g = {format_duration(t1['g'])}, G = {t1['G']:.4g} s/B, P = {int(t1['P'])}",
+        ]
+    times = result["phase_times"]
+    if times:
+        lines += ["", "phase times (Kielmann Table 2):"]
+        for phase, t in times.items():
+            lines.append(f"  {phase:<14} {t:10.3f} s")
+    return "\n".join(lines)

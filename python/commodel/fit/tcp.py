@@ -12,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import CommodelError
-from .assemble import fitter
 from .tree import EPS_S_DEFAULT
 
 EPS_T_DEFAULT = 50e-6
@@ -38,7 +37,19 @@ def tcp_section(samples: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
     return {"rto": rto, "eps_S": EPS_S_DEFAULT, "eps_T": EPS_T_DEFAULT}, note
 
 
-@fitter("tcp")
-def _fit(db, camp) -> dict[str, Any]:
+def sections(db, camp) -> dict[str, Any]:
+    """The ``tcp`` section of a tcp campaign, with its comment (``commodel fit``)."""
     section, note = tcp_section(db.samples(camp.id))
     return {"tcp": section, "__comment__": note}
+
+
+def complete(sections: dict[str, Any], comments: dict[str, str], db, camp) -> None:
+    """The ``cpu`` section when every rank ran on one machine (:mod:`commodel.fit.cpu`)."""
+    if "plogp" not in sections:
+        return
+    from .cpu import cpu_section, one_machine
+
+    cores = one_machine(db.samples(camp.id))
+    cpu = cpu_section(cores, sections["plogp"]) if cores is not None else None
+    if cpu is not None:
+        sections["cpu"], comments["cpu"] = cpu

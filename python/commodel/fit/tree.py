@@ -21,7 +21,6 @@ from typing import Any
 
 from ..errors import CommodelError
 from ..stats import central
-from .assemble import fitter
 
 EPS_S_DEFAULT = 0.05
 D_FLOOR = 1e-6  # s: d(h) below this is noise for P_S
@@ -133,8 +132,16 @@ def format_table(fit: TreeFit) -> str:
     return "\n".join(lines)
 
 
-@fitter("tree")
-def _fit(db, camp) -> dict[str, Any]:
+def summary(result: dict[str, Any], db) -> str:
+    """What ``measure tree`` prints: the fitted b(h), d(h) and the switches inferred."""
+    camp = db.campaign(result["campaign"])
+    fit = fit_tree(db.samples(camp.id), camp.options)
+    head = f"campaign {result['campaign']}: binary tree of {result['ranks']} nodes\n"
+    return head + format_table(fit)
+
+
+def sections(db, camp) -> dict[str, Any]:
+    """The ``network`` section (a binary tree) of a tree campaign (``commodel fit``)."""
     fit = fit_tree(db.samples(camp.id), camp.options)
     return {
         "network": network_section(fit),

@@ -123,3 +123,22 @@ def wire_bytes(samples: list[dict[str, Any]]) -> tuple[int | None, int | None, s
         + "; ".join(cells)
     )
     return h, a, note
+
+
+def complete(sections: dict[str, Any], comments: dict[str, str], db, camp) -> None:
+    """``network.overhead`` h and ``network.ack`` a of the fitted network from the wire
+    campaign's counts, with a comment; nothing but the comment where they cannot be given."""
+    if "network" not in sections:
+        return
+    h, a, note = wire_bytes(db.samples(camp.id))
+    if h is not None:
+        sections["network"]["overhead"] = h
+        sections["network"]["ack"] = a
+    comments["network"] = comments.get("network", "") + "\n" + note
+
+
+def summary(result: dict[str, Any], db) -> str:
+    """What ``measure wire`` prints: the rounds, and h and a or why they are not fitted."""
+    _h, _a, note = wire_bytes(db.samples(result["campaign"]))
+    head = f"campaign {result['campaign']}: {result['rounds']} rounds on {result['nodes']} nodes"
+    return head + "\n" + note.replace(": ", ":\n  ", 1).replace("; ", "\n  ")

@@ -117,31 +117,22 @@ class Samples:
 def predict_samples(
     schedule: Any, platform: Any, model: str, samples: int, seed: int = 0
 ) -> Samples:
-    """Run ``schedule`` ``samples`` times under ``model`` with the incast rule."""
-    from .. import _engine
-    from ..platform import model_spec, placement_params
+    """Run ``schedule`` ``samples`` times under ``model`` with the incast rule (each run a
+    :func:`commodel.prediction.predict` with seed ``seed + i``)."""
+    from ..platform import incast_model
+    from ..prediction import predict
     from ..schedule_cost import check_samples_cost
-    from ..units import ps_to_seconds
 
     if samples < 1:
         raise CommodelError(f"--samples must be >= 1, got {samples}")
     check_samples_cost(samples, schedule.num_ops + schedule.num_ranks)
-    spec = model_spec(model)
-    if spec.name == "loggops":
-        raise CommodelError("the incast rule works with the message-level models, not loggops")
-    params = dict(platform.engine_params(spec.name, schedule.num_ranks))
-    params.update(placement_params(platform, schedule.num_ranks))
-    if spec.name == "tcpflow":
-        # the measured escalations stand for the losses at full ports: no tail drops and
-        # no fan-in delay on top
-        params["rto_rule"] = "plogpt"
-        if params.get("efficiency"):
-            params["efficiency"] = {k: v for k, v in params["efficiency"].items() if k != "fanin"}
+    name = incast_model(model)
     incast = incast_table(platform, schedule)
     makespans, escalated = [], 0
     for i in range(samples):
-        params["incast"] = {**incast, "seed": seed + i}
-        result = _engine.simulate(schedule, spec.name, params, record_messages=False)
-        makespans.append(ps_to_seconds(result["makespan_ps"]))
-        escalated += 1 if result.get("rto_events") else 0
-    return Samples(spec.name, makespans, escalated)
+        run = predict(
+            schedule, platform, name, record_messages=False, incast={**incast, "seed": seed + i}
+        )
+        makespans.append(run.makespan_s)
+        escalated += 1 if run.rto_events else 0
+    return Samples(name, makespans, escalated)

@@ -15,6 +15,8 @@ efficiency >= 2      ``tcp.efficiency``: e_x(m), e_d(m) of traffic both ways, e_
                      of fan-in from all-to-all rounds (>= 3; tcpflow)
 wire       >= 3      ``network.overhead`` h, ``network.ack`` a: a message's bytes on
                      the wire, counted by the interfaces (3 nodes; tcpflow)
+ports      >= 3      ``network.buffer``, ``tcp.rto_rule: buffer``: the switch ports'
+                     buffers, from the timeouts of bursts into one port (tcpflow, plogpt)
 ========== ========= ============================================================
 
 A part that the rank count cannot run is skipped with a note. ``tree`` (PlogPT's binary tree
@@ -36,7 +38,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
-from . import efficiency, lmo, manytoone, plogp, tcp, topology, tree, wire
+from . import efficiency
+from .registry import BY_NAME
+from .unit import defaults
 
 KiB = 1024
 MiB = 1024 * KiB
@@ -51,57 +55,55 @@ class Part:
     options: dict[str, Any]
     procedure: Callable[[dict[str, Any]], Any]
     power_of_two: bool = False
+    default: bool = True  # run when --parts is not given
+
+
+def _part(
+    name: str,
+    min_ranks: int,
+    given: dict[str, Any],
+    power_of_two: bool = False,
+    default: bool = True,
+) -> Part:
+    """Part ``name`` of the registry's measurement of that name, its options from ``given``."""
+    m = BY_NAME[name].measurement
+    return Part(name, min_ranks, m.validate(given), m.procedure, power_of_two, default)
 
 
 def parts(max_size: int) -> dict[str, Part]:
-    """The calibration parts with their quick options, by name."""
+    """The calibration parts with their quick options, by name, in the order they run."""
     k_m = max(10, (max_size - 1).bit_length())
-    return {
-        "tcp": Part("tcp", 1, tcp.validate_options({}), tcp.procedure),
-        "plogp": Part(
+    eff_sizes = [s for s in defaults(efficiency.Options)["sizes"] if s <= max_size] or [max_size]
+    chosen = (
+        _part("tcp", 1, {}),
+        _part(
             "plogp",
             2,
-            plogp.validate_options(
-                {
-                    "max_size": max_size,
-                    "k_m": k_m,
-                    "max_reps_small": 20,
-                    "max_reps_large": 5,
-                    "bidirectional": True,
-                }
-            ),
-            plogp.procedure,
+            {
+                "max_size": max_size,
+                "k_m": k_m,
+                "max_reps_small": 20,
+                "max_reps_large": 5,
+                "bidirectional": True,
+                "halving": 1 / 8,
+                "bidirectional_sizes": "powers",
+            },
         ),
-        "tree": Part(
-            "tree",
-            2,
-            tree.validate_options({"burst_bytes": 4 * MiB, "reps": 3}),
-            tree.procedure,
-            power_of_two=True,
-        ),
-        "topology": Part("topology", 2, topology.validate_options({}), topology.procedure),
-        "lmo": Part("lmo", 3, lmo.validate_options({"reps": 10}), lmo.procedure),
-        "many-to-one": Part(
-            "many-to-one",
-            3,
-            manytoone.validate_options({"sizes": [(1 << i) * KiB for i in range(7)], "reps": 20}),
-            lambda opts: manytoone.procedure("many-to-one", opts),
-        ),
-        "efficiency": Part(
-            "efficiency",
-            2,
-            efficiency.validate_options(
-                {"sizes": [s for s in efficiency.DEFAULTS["sizes"] if s <= max_size] or [max_size]}
-            ),
-            efficiency.procedure,
-        ),
-        "wire": Part("wire", 3, wire.validate_options({}), wire.procedure),
-    }
+        _part("topology", 2, {}),
+        _part("lmo", 3, {"reps": 5}),
+        _part("many-to-one", 3, {"sizes": [(1 << i) * KiB for i in range(7)], "reps": 10}),
+        _part("efficiency", 2, {"sizes": eff_sizes, "min_reps": 3, "max_reps": 8}),
+        _part("wire", 3, {}),
+        _part("ports", 3, {}),
+        # PlogPT's binary tree (2^D ranks): asked for by name, instead of topology
+        _part("tree", 2, {"burst_bytes": 4 * MiB, "reps": 3}, power_of_two=True, default=False),
+    )
+    return {p.name: p for p in chosen}
 
 
-DEFAULT_PARTS = ("tcp", "plogp", "topology", "lmo", "many-to-one", "efficiency", "wire")
-# The parts one may ask for by name: the default ones, and PlogPT's binary tree (2^D ranks).
-PARTS = (*DEFAULT_PARTS, "tree")
+# The parts one may ask for by name, and those calibrate runs when none are named.
+PARTS = tuple(parts(MiB))
+DEFAULT_PARTS = tuple(name for name, part in parts(MiB).items() if part.default)
 
 
 def parse_parts(text: str) -> list[str]:

@@ -42,17 +42,54 @@ from ..mpis import get as get_mpi
 from ..openmpi import SEGSIZE, algorithm_label, rule_message_size
 from .common import Context, kernel, sync_start
 from .concurrent import ci_ok
+from .unit import Measurement, fill, option
 
 COLLECTIVES = ("alltoall", "allgather", "allreduce", "bcast", "gather", "scatter", "barrier")
 
-DEFAULTS: dict[str, Any] = {
-    "collective": None,
-    "sizes": [1024 * 2**k for k in range(13)],  # 1 KiB .. 4 MiB
-    "min_reps": 5,
-    "max_reps": 100,
-    "ci": 0.02,
-    "root": 0,
-}
+
+@dataclass(frozen=True)
+class Options:
+    """``measure collective``'s options (``budget``, ``splits`` and ``round`` are stored in
+    the campaign's options only when given: see :func:`validate_options`)."""
+
+    collective: str | None = option(
+        None,
+        "alltoall, allgather, allreduce, bcast, gather, scatter or barrier",
+        metavar="C",
+        required=True,
+    )
+    sizes: list[int] = option(
+        [1024 * 2**k for k in range(13)],  # 1 KiB .. 4 MiB
+        "sizes per rank as 'commodel schedule --list' counts them (1KiB,2KiB,..,4MiB)",
+        kind="sizes",
+    )
+    root: int = option(0, "root of bcast, gather, scatter (0)", kind="int")
+    min_reps: int = option(5, "repetitions before the CI test (5)", kind="int")
+    max_reps: int = option(100, "repetition cap per size (100)", kind="int")
+    ci: float = option(0.02)
+    budget: float = option(
+        0.0,
+        "a size whose 95%% interval is still wider than 2%% goes on past --max-reps "
+        "until its repetitions have taken SECONDS of wall time (cheap sizes reach their "
+        "interval; 0: off, the default)",
+        kind="float",
+        metavar="SECONDS",
+    )
+    splits: int = option(
+        1,
+        "gather only: time K MPI_Gather calls of M/K bytes, an MPI_Barrier between "
+        "two (the gather-split schedule), instead of one of M (1)",
+        kind="int",
+        metavar="K",
+    )
+    round: int = option(
+        0,
+        "a label kept in the campaign's options, so that the same forcing can be "
+        "measured again in another mpirun as a campaign of its own (advise --verify "
+        "--rounds; 0)",
+        kind="int",
+        metavar="N",
+    )
 
 
 # MPICH's variables: the JSON tuning file, and the forced algorithm of a collective.
@@ -189,8 +226,7 @@ def validate_options(
     opts: dict[str, Any], environ: Mapping[str, str] | None = None
 ) -> dict[str, Any]:
     """The campaign's options; the forced algorithm comes from ``environ`` (os.environ)."""
-    out = dict(DEFAULTS)
-    out.update({k: v for k, v in opts.items() if v is not None})
+    out = fill(Options, opts, "measure collective")
     if out["collective"] not in COLLECTIVES:
         raise CommodelError(
             f"measure collective: --collective must be one of {', '.join(COLLECTIVES)}, got "
@@ -684,3 +720,18 @@ def format_result(result: dict[str, Any]) -> str:
     if result.get("splits", 1) > 1:
         head += f", as {result['splits']} sub-gathers of M/{result['splits']}"
     return head + "\n" + format_table(["size", "reps", "mean", "min", ""], rows)
+
+
+MEASUREMENT = Measurement(
+    name="collective",
+    help="time an Open MPI collective over sizes (its default or a forced algorithm)",
+    description="Time MPI_Alltoall, Allgather, Allreduce, Bcast, Gather, Scatter or "
+    "Barrier over a size range; repeated until the 95% confidence interval is within 2% "
+    "of the mean (or --max-reps). The algorithm is whatever mpirun's MCA parameters force "
+    "(--mca coll_tuned_use_dynamic_rules 1 --mca coll_tuned_<coll>_algorithm N), recorded "
+    "from the OMPI_MCA_ environment; 'measure collective-sweep' runs every algorithm.",
+    options=Options,
+    validate=validate_options,
+    procedure=procedure,
+    summary=format_result,
+)

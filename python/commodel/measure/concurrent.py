@@ -19,25 +19,29 @@ the mean of every flow is within 2% of that mean, or ``--max-reps``.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
 from .common import Context, kernel, sync_start
+from .unit import Measurement, fill, option
 
 TAG_FLOW = 51
 
-DEFAULTS: dict[str, Any] = {
-    "size": 16 << 20,
-    "max_k": None,
-    "min_reps": 3,
-    "max_reps": 30,
-    "ci": 0.02,
-}
+
+@dataclass(frozen=True)
+class Options:
+    """``measure concurrent``'s options (the campaign's options in the results database)."""
+
+    size: int = option(16 << 20, "bytes per flow and repetition (16MiB)", kind="size")
+    max_k: int | None = option(None, "largest number of flows k (all available)", kind="int")
+    min_reps: int = option(3)
+    max_reps: int = option(30, "repetition cap (30)", kind="int")
+    ci: float = option(0.02)
 
 
 def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
-    out = dict(DEFAULTS)
-    out.update({k: v for k, v in opts.items() if v is not None})
+    out = fill(Options, opts, "measure concurrent")
     if int(out["size"]) < 1:
         raise CommodelError(f"--size must be >= 1 byte, got {out['size']}")
     if int(out["max_reps"]) < int(out["min_reps"]):
@@ -290,3 +294,16 @@ def format_result(result: dict[str, Any]) -> str:
             + ", ".join(f"k={k}: {r:.2f}" for k, r in sorted(v["out_in_ratio"].items()))
         )
     return "\n".join(lines)
+
+
+MEASUREMENT = Measurement(
+    name="concurrent",
+    help="k concurrent flows through one node: fairness, asymmetric property (Zhu 5)",
+    description="Zhu et al. section 5: k flows from node X to node Y (one way), and k "
+    "flows in with 1 or k out (both ways); reports whether bandwidth is shared fairly "
+    "and whether the asymmetric property holds. Ranks are grouped into nodes by host.",
+    options=Options,
+    validate=validate_options,
+    procedure=procedure,
+    summary=format_result,
+)

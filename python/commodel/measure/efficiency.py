@@ -57,25 +57,43 @@ model itself once the platform's other sections are known (:mod:`commodel.fit.fa
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
-from ..fit.cpu import EAGER_LIMIT
+from ..openmpi import EAGER_LIMIT
 from .common import Context, increasing_sizes, kernel
 from .concurrent import ci_ok, flows_step
 from .tcp import this_machine
+from .unit import Measurement, fill, option
 
 KiB = 1024
 MiB = 1024 * KiB
 
-DEFAULTS: dict[str, Any] = {
-    "sizes": [4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1 * MiB],
-    "fanout_sizes": None,  # None: 1 KiB, 2 KiB, ... up to max(sizes), at most 256 KiB
-    "alltoall_sizes": None,  # None: 4 KiB, 8 KiB, ... up to max(sizes)
-    "min_reps": 5,
-    "max_reps": 15,
-    "ci": 0.05,
-}
+
+@dataclass(frozen=True)
+class Options:
+    """``measure efficiency``'s options (the campaign's options in the results database)."""
+
+    sizes: list[int] = option(
+        [4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1 * MiB],
+        "message sizes, comma-separated (4KiB,16KiB,64KiB,256KiB,1MiB)",
+        kind="sizes",
+    )
+    fanout_sizes: list[int] | None = option(  # None: default_fanout_sizes
+        None,
+        "sizes of the fan-out rounds (1KiB doubling up to the largest --sizes, at most 256KiB)",
+        kind="sizes",
+    )
+    alltoall_sizes: list[int] | None = option(  # None: default_alltoall_sizes
+        None,
+        "sizes of the all-to-all rounds (4KiB doubling up to the largest --sizes)",
+        kind="sizes",
+    )
+    min_reps: int = option(5, "repetitions per round and size before the CI test (5)", kind="int")
+    max_reps: int = option(15, "repetition cap per round and size (15)", kind="int")
+    ci: float = option(0.05)
+
 
 PATTERNS = ("oneway", "exchange", "duplex")
 FANOUT_PEERS = 3
@@ -101,8 +119,7 @@ def default_alltoall_sizes(sizes: list[int]) -> list[int]:
 
 
 def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
-    out = dict(DEFAULTS)
-    out.update({k: v for k, v in opts.items() if v is not None})
+    out = fill(Options, opts, "measure efficiency")
     sizes = out["sizes"] = increasing_sizes("--sizes", out["sizes"])
     fan = out.get("fanout_sizes")
     out["fanout_sizes"] = (
@@ -312,3 +329,21 @@ def _round(
             and all(ci_ok(v, float(opts["ci"])) for v in per_flow.values())
         ):
             return spans
+
+
+MEASUREMENT = Measurement(
+    name="efficiency",
+    help="TCP's efficiency when traffic runs both ways (for the tcpflow model)",
+    description="Rounds of one message per node pair, timed from a synchronized start: "
+    "one way (n0->n1, n2->n3, ...), exchanges (n0<->n1, ...) and a ring (n_i -> "
+    "n_i+1: every node sends and receives with different peers), at each size; and "
+    "all-to-all rounds (every node sends to every other at once, as a linear alltoall) "
+    "and fan-outs (n0 posts one message to each of n1, n2, n3 at once). `fit` turns "
+    "them into tcp.efficiency (e = one-way time / both-ways time; with the plogp and "
+    "network sections, fanin: what the model lacks on the all-to-all rounds) and "
+    "tcp.fifo_limit (the largest size a node's NIC sends in posting order). One rank "
+    "per host stands for its node.",
+    options=Options,
+    validate=validate_options,
+    procedure=procedure,
+)

@@ -17,23 +17,30 @@ for t (least squares), and 1/beta_ij from each pair slope (docs/measurement.md).
 from __future__ import annotations
 
 import itertools
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
+from ..stats import STATISTICS
 from .common import Context, kernel
+from .unit import Measurement, fill, option
 
 TAG_DATA, TAG_REPLY = 31, 32
 
-DEFAULTS: dict[str, Any] = {
-    "sizes": [0, 8192, 32768],
-    "reps": 20,
-    "statistic": "median",
-}
+
+@dataclass(frozen=True)
+class Options:
+    """``measure lmo``'s options (the campaign's options in the results database)."""
+
+    sizes: list[int] = option(
+        [0, 8192, 32768], "message sizes, comma-separated (0,8KiB,32KiB)", kind="sizes"
+    )
+    reps: int = option(20, "roundtrips per experiment and size (20)", kind="int")
+    statistic: str = option("median", "central value of repetitions (median)", choices=STATISTICS)
 
 
 def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
-    out = dict(DEFAULTS)
-    out.update({k: v for k, v in opts.items() if v is not None})
+    out = fill(Options, opts, "measure lmo")
     sizes = [int(s) for s in out["sizes"]]
     if len(sizes) < 2 or sorted(set(sizes)) != sizes or sizes[0] < 0:
         raise CommodelError(
@@ -135,12 +142,18 @@ def procedure(opts: dict[str, Any]):
                         replay=lambda stored: [None],
                     )
                     ctx.progress.advance(1, f"lmo {pattern} {root}->{dsts} m={m}")
-        from ..fit.lmo import fit_lmo
-
-        return {
-            "campaign": ctx.campaign,
-            "fit": fit_lmo(ctx.db.samples(ctx.campaign), opts, ctx.size),
-            "hosts": ctx.hosts,
-        }
+        return {"campaign": ctx.campaign, "hosts": ctx.hosts}
 
     return run
+
+
+MEASUREMENT = Measurement(
+    name="lmo",
+    help="LMO constants C_i, t_i, beta_ij from pair and triple roundtrips (>= 3 ranks)",
+    description="Lastovetsky's LMO point-to-point model: per-node fixed and per-byte "
+    "delays C_i, t_i and link rates beta_ij, from roundtrips over every pair and triple.",
+    options=Options,
+    validate=validate_options,
+    procedure=procedure,
+    min_ranks=3,
+)

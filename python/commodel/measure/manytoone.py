@@ -19,10 +19,13 @@ runs every size M (``--sizes``) for every n, ``--reps`` times, in the order n, M
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ..errors import CommodelError
 from .common import Context, increasing_sizes, kernel, sync_start
+from .unit import Measurement, fill, option
 
 TAG_DATA, TAG_ACK = 41, 42
 
@@ -30,23 +33,43 @@ DEFAULT_SIZES = [
     1024, 2048, 4096, 8192, 12288, 16384, 24576, 32768, 49152, 65536, 98304, 131072,
 ]  # fmt: skip
 
-DEFAULTS: dict[str, Any] = {
-    "sizes": DEFAULT_SIZES,
-    "n": None,  # default: 3..P
-    "reps": 50,
-    "receives": "sequential",  # many-to-one: how the root receives (RECEIVES)
-}
-
 RECEIVES = ("sequential", "posted")
 
 
+@dataclass(frozen=True)
+class OneToManyOptions:
+    """``measure one-to-many``'s options (the campaign's options in the results database)."""
+
+    sizes: list[int] = option(
+        DEFAULT_SIZES, "message sizes M, comma-separated (1KiB .. 128KiB)", kind="sizes"
+    )
+    n: list[int] | None = option(  # None: 3..P
+        None, "process counts n including the root, comma-separated (3..P)", kind="counts"
+    )
+    reps: int = option(50, "repetitions per (n, M) (50)", kind="int")
+
+
+@dataclass(frozen=True)
+class Options(OneToManyOptions):
+    """``measure many-to-one``'s options: one-to-many's, and how the root receives."""
+
+    receives: str = option(
+        "sequential",
+        "how the root receives: one blocking receive after the other in rank "
+        "order, as Open MPI's linear gather does (sequential, the default), or every "
+        "receive posted first (posted); they differ above the eager limit",
+        choices=RECEIVES,
+    )
+
+
 def validate_options(opts: dict[str, Any], direction: str = "many-to-one") -> dict[str, Any]:
-    out = dict(DEFAULTS)
-    out.update({k: v for k, v in opts.items() if v is not None})
-    if direction != "many-to-one":  # the root of one-to-many sends
-        if opts.get("receives") is not None:
-            raise CommodelError("--receives: only many-to-one has receives at the root")
-        del out["receives"]
+    if direction != "many-to-one" and opts.get("receives") is not None:
+        # the root of one-to-many sends
+        raise CommodelError("--receives: only many-to-one has receives at the root")
+    given = {k: v for k, v in opts.items() if k != "receives" or direction == "many-to-one"}
+    out = fill(
+        Options if direction == "many-to-one" else OneToManyOptions, given, f"measure {direction}"
+    )
     out["sizes"] = increasing_sizes("--sizes", out["sizes"], least=0)
     if out["n"] is not None:
         ns = [int(n) for n in out["n"]]
@@ -162,14 +185,27 @@ def procedure(direction: str, opts: dict[str, Any]):
                         replay=lambda stored: [None],
                     )
                     ctx.progress.advance(1, f"{direction} n={n} M={m}")
-        from ..fit.manytoone import fit_many_to_one, fit_one_to_many, with_rto_excess
-
-        samples = ctx.db.samples(ctx.campaign)
-        fit = (
-            fit_many_to_one(samples, with_rto_excess(ctx.db, opts))
-            if direction == "many-to-one"
-            else fit_one_to_many(samples, opts)
-        )
-        return {"campaign": ctx.campaign, "fit": fit, "direction": direction}
+        return {"campaign": ctx.campaign, "direction": direction}
 
     return run
+
+
+def _measurement(direction: str, options: type, what: str) -> Measurement:
+    return Measurement(
+        name=direction,
+        help=f"{direction} sweep over sizes M and process counts n (Lastovetsky)",
+        description=f"Lastovetsky's {direction} experiments: {what}, for every size and "
+        "every process count n (root included), many times.",
+        options=options,
+        validate=partial(validate_options, direction=direction),
+        procedure=partial(procedure, direction),
+        min_ranks=3,
+    )
+
+
+MANY_TO_ONE = _measurement(
+    "many-to-one", Options, "every other rank sends M bytes to rank 0 (a linear gather)"
+)
+ONE_TO_MANY = _measurement(
+    "one-to-many", OneToManyOptions, "rank 0 sends M bytes to every other rank (a linear scatter)"
+)

@@ -27,24 +27,35 @@ from __future__ import annotations
 import contextlib
 import os
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
+from ..units import format_duration
 from .common import Context, kernel, sync_start
 from .concurrent import ci_ok
+from .unit import Measurement, fill, option
 
-DEFAULTS: dict[str, Any] = {
-    "schedule": None,
-    "min_reps": 5,
-    "max_reps": 100,
-    "ci": 0.02,
-    "timeout": 60.0,
-}
+
+@dataclass(frozen=True)
+class Options:
+    """``measure pattern``'s options (the campaign's options in the results database)."""
+
+    schedule: str | None = option(
+        None,
+        "GOAL schedule, one rank per MPI rank",
+        kind="path",
+        metavar="SCHEDULE.goal",
+        positional=True,
+    )
+    min_reps: int = option(5)
+    max_reps: int = option(100, "repetition cap (100)", kind="int")
+    ci: float = option(0.02)
+    timeout: float = option(60.0, "seconds before a stuck run is an error (60)", kind="float")
 
 
 def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
-    out = dict(DEFAULTS)
-    out.update({k: v for k, v in opts.items() if v is not None})
+    out = fill(Options, opts, "measure pattern")
     if not out["schedule"]:
         raise CommodelError("measure pattern: a GOAL schedule file is required")
     if int(out["max_reps"]) < int(out["min_reps"]):
@@ -350,3 +361,27 @@ def procedure(opts: dict[str, Any]):
         }
 
     return run
+
+
+def summary(result: dict[str, Any]) -> str:
+    """What ``measure pattern`` prints: the makespan's mean, min and max."""
+    return (
+        f"campaign {result['campaign']}: {result['schedule']}: makespan mean "
+        f"{format_duration(result['makespan_mean_s'])} (min "
+        f"{format_duration(result['makespan_min_s'])}, max "
+        f"{format_duration(result['makespan_max_s'])}) over {result['reps']} runs"
+        + ("" if result["converged"] else "; the 95% interval is still wider than 2%")
+    )
+
+
+MEASUREMENT = Measurement(
+    name="pattern",
+    help="run a GOAL schedule for real (Isend/Irecv/Wait) and time it",
+    description="Every rank executes its part of a GOAL schedule with MPI_Isend, "
+    "MPI_Irecv and waits in dependency order; repeated until the 95% confidence "
+    "interval of the makespan is within 2% of its mean (or --max-reps).",
+    options=Options,
+    validate=validate_options,
+    procedure=procedure,
+    summary=summary,
+)

@@ -21,35 +21,124 @@ Rank 0 is *measure*, rank 1 is *mirror*; other ranks stay idle. Phases (timed, T
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
-from ..fit import plogp as F
-from ..stats import central, relative_standard_error, standard_error
+from ..stats import (
+    STATISTICS,
+    central,
+    relative_standard_error,
+    saturation_gap,
+    standard_error,
+)
 from .common import Context, kernel
+from .unit import Measurement, fill, option
 
 MODES = ("send", "isend", "ssend")
 TAG_SYNC, TAG_DATA, TAG_REPLY = 11, 12, 13
 MEASURE, MIRROR = 0, 1
 
-DEFAULTS: dict[str, Any] = {
-    "mode": "send",
-    "method": "fast",
-    "bidirectional": False,
-    "eps": 0.01,
-    "k_m": 18,
-    "max_size": 1 << 24,
-    "sizes": None,
-    "reps_batch": 5,
-    "max_reps_small": 60,
-    "max_reps_large": 15,
-    "large_size": 1 << 16,
-    "sat_reps": 3,
-    "sat_start": 10,
-    "sat_max_n": 1 << 14,
-    "sat_max_bytes": 1 << 26,
-    "statistic": "median",
-}
+
+@dataclass(frozen=True)
+class Options:
+    """``measure plogp``'s options (the campaign's options in the results database)."""
+
+    mode: str = option("send", "send call timed (send)", choices=MODES)
+    method: str = option(
+        "fast",
+        "fast: g(m) from roundtrips (default); saturation: also g(m) by saturating the "
+        "link for every size",
+        choices=("fast", "saturation"),
+    )
+    bidirectional: bool = option(False, "also measure bidirectional g(m)", kind="flag")
+    eps: float = option(0.01, "relative error bound eps (0.01)", kind="float")
+    max_size: int = option(1 << 24, "largest message size (16MiB)", kind="size")
+    k_m: int = option(18, "initial sizes 2^0..2^k_m (18)", kind="int")
+    sizes: list[int] | None = option(
+        None,
+        "measure exactly these sizes, comma-separated (and 0), instead of Kielmann's "
+        "adaptive ones: e.g. to compare --method saturation at a few sizes",
+        kind="sizes",
+    )
+    reps_batch: int = option(5)
+    max_reps_small: int = option(
+        60, "repetition cap for small messages (60)", kind="int", flag="--max-reps"
+    )
+    max_reps_large: int = option(15, "repetition cap for large messages (15)", kind="int")
+    large_size: int = option(1 << 16)
+    sat_reps: int = option(3)
+    sat_start: int = option(10)
+    sat_max_n: int = option(
+        1 << 14,
+        "saturation: at most this many messages in a row (16384), and at most 64 MiB",
+        kind="int",
+    )
+    sat_max_bytes: int = option(1 << 26)
+    statistic: str = option(
+        "median",
+        "central value of repetitions (median; Kielmann uses the mean)",
+        choices=STATISTICS,
+    )
+    # intervals are not halved below this share of m (None: eps, Kielmann's)
+    halving: float | None = option(None)
+    # sizes measured both ways: "all", or "powers" (0, the powers of two and the largest)
+    bidirectional_sizes: str = option("all")
+
+
+# --- Kielmann's stopping rules (the procedure adapts to what it measured) -------------------
+
+
+def saturation_done(
+    rtt_1: float, prev: tuple[int, float] | None, cur: tuple[int, float], eps: float
+) -> bool:
+    """Kielmann's stopping rule for doubling n: the gap per message RTT_n/n changed by less
+    than eps since the previous n, and RTT_1 < eps * RTT_n."""
+    if prev is None:
+        return False
+    n0, rtt0 = prev
+    n1, rtt1 = cur
+    gap0, gap1 = rtt0 / n0, rtt1 / n1
+    if gap1 <= 0:
+        return False
+    return abs(gap1 - gap0) / gap1 < eps and rtt_1 < eps * rtt1
+
+
+def extrapolate(m0: float, v0: float, m1: float, v1: float, m: float) -> float:
+    """The value at m on the line through (m0, v0) and (m1, v1)."""
+    if m1 == m0:
+        return v1
+    return v1 + (v1 - v0) * (m - m1) / (m1 - m0)
+
+
+def agrees(
+    m0: float,
+    v0: float,
+    se0: float,
+    m1: float,
+    v1: float,
+    se1: float,
+    m2: float,
+    v2: float,
+    se2: float,
+    eps: float,
+) -> bool:
+    """Whether v2 at m2 agrees with the extrapolation from (m0, v0) and (m1, v1): the
+    difference is within eps relative, or within two standard errors of the difference (the
+    paper assumes measurements precise to eps; on a shared machine noise alone would
+    otherwise trigger halving everywhere)."""
+    pred = extrapolate(m0, v0, m1, v1, m2)
+    diff = abs(v2 - pred)
+    if diff <= eps * max(abs(pred), abs(v2)):
+        return True
+    r = (m2 - m1) / (m1 - m0) if m1 != m0 else 0.0
+    noise = math.sqrt(se2**2 + ((1 + r) * se1) ** 2 + (r * se0) ** 2)
+    return math.isfinite(noise) and diff <= 2.0 * noise
+
+
+def halving_limit(m: int, eps: float) -> float:
+    """Intervals are not halved below max(32 bytes, eps * m)."""
+    return max(32.0, eps * m)
 
 
 # --- kernels (run on every rank) ------------------------------------------------------------
@@ -215,8 +304,8 @@ class _Procedure:
             n = min(n, cap_n)
             rtt_n = central(self._sat_step(phase, pattern, m, n, bidi), self.statistic)
             cur = (n, rtt_n)
-            if F.saturation_done(rtt_1, prev, cur, self.eps) or n >= cap_n:
-                return F.saturation_gap(rtt_n, n)
+            if saturation_done(rtt_1, prev, cur, self.eps) or n >= cap_n:
+                return saturation_gap(rtt_n, n)
             prev = cur
             n *= 2
 
@@ -343,7 +432,7 @@ class _Procedure:
             v0, s0 = self.value("uni", m0, q)
             v1, s1 = self.value("uni", m1, q)
             v2, s2 = self.value("uni", m2, q)
-            if not F.agrees(m0, v0, s0, m1, v1, s1, m2, v2, s2, self.eps):
+            if not agrees(m0, v0, s0, m1, v1, s1, m2, v2, s2, self.eps):
                 return False
         return True
 
@@ -363,7 +452,8 @@ class _Procedure:
         # halve intervals where a size disagrees with the extrapolation
         i = 2
         while i < len(sizes):
-            if sizes[i] - sizes[i - 1] <= F.halving_limit(sizes[i], self.eps) or self.agrees(
+            floor = self.o["halving"] if self.o["halving"] is not None else self.eps
+            if sizes[i] - sizes[i - 1] <= halving_limit(sizes[i], floor) or self.agrees(
                 sizes, i, ("o_s", "o_r", "g")
             ):
                 i += 1
@@ -400,17 +490,16 @@ class _Procedure:
             with ctx.phase("bidirectional"):
                 self.g0["bi"] = self.saturation("g0", "bi", 0)
                 for m in sizes:
-                    self.roundtrips("bi", m)
+                    if o["bidirectional_sizes"] == "all" or m == 0 or not m & (m - 1):
+                        self.roundtrips("bi", m)
+                if o["bidirectional_sizes"] == "powers" and sizes[-1] & (sizes[-1] - 1):
+                    self.roundtrips("bi", sizes[-1])  # the largest, a power of two or not
         return sizes
 
 
 def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
     """Fill defaults and check every option; errors name the option."""
-    out = dict(DEFAULTS)
-    unknown = sorted(set(opts) - set(DEFAULTS))
-    if unknown:
-        raise CommodelError(f"measure plogp: unknown option(s) {unknown}")
-    out.update({k: v for k, v in opts.items() if v is not None})
+    out = fill(Options, opts, "measure plogp")
     if out["mode"] not in MODES:
         raise CommodelError(f"--mode must be one of {', '.join(MODES)}, got {out['mode']!r}")
     if out["method"] not in ("fast", "saturation"):
@@ -437,6 +526,12 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
         raise CommodelError(f"--statistic must be mean, median or min, got {out['statistic']!r}")
     out["eps"] = float(out["eps"])
     out["bidirectional"] = bool(out["bidirectional"])
+    if out["halving"] is not None and not 0 < float(out["halving"]) < 1:
+        raise CommodelError(f"halving must be in (0, 1), got {out['halving']}")
+    if out["bidirectional_sizes"] not in ("all", "powers"):
+        raise CommodelError(
+            f"bidirectional_sizes must be all or powers, got {out['bidirectional_sizes']!r}"
+        )
     return out
 
 
@@ -444,15 +539,22 @@ def procedure(opts: dict[str, Any]):
     def run(ctx: Context) -> dict[str, Any]:
         proc = _Procedure(ctx, opts)
         sizes = proc.run()
-        samples = ctx.db.samples(ctx.campaign)
-        fit = F.fit_plogp(samples, opts, ranks=ctx.size)
         return {
             "campaign": ctx.campaign,
             "sizes": sizes,
-            "fit": fit,
             "phase_times": ctx.db.phase_times(ctx.campaign),
             "steps_measured": ctx.steps_measured,
             "steps_replayed": ctx.steps_replayed,
         }
 
     return run
+
+
+MEASUREMENT = Measurement(
+    name="plogp",
+    help="PLogP parameters L, o_s(m), o_r(m), g(m) (Kielmann's fast method)",
+    description="Kielmann's fast PLogP measurement between ranks 0 and 1.",
+    options=Options,
+    validate=validate_options,
+    procedure=procedure,
+)

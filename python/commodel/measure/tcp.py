@@ -19,20 +19,25 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import dataclass
 from typing import Any
 
 from .common import Context, kernel
+from .unit import Measurement, fill
 
 LINUX_RTO_MIN_S = 0.2
 SYSCTL_RTO_MIN = "/proc/sys/net/ipv4/tcp_rto_min_us"
 SYSCTL_CC = "/proc/sys/net/ipv4/tcp_congestion_control"
 BOOT_ID = "/proc/sys/kernel/random/boot_id"  # one per running kernel, in every namespace
 
-DEFAULTS: dict[str, Any] = {}
+
+@dataclass(frozen=True)
+class Options:
+    """``tcp`` has no options: it reads every host's settings."""
 
 
 def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
-    return dict(DEFAULTS)
+    return fill(Options, opts, "tcp")
 
 
 def _read(path: str) -> str | None:
@@ -145,3 +150,15 @@ def procedure(opts: dict[str, Any]):
         return {"campaign": ctx.campaign, "per_rank": step.per_rank, "hosts": ctx.hosts}
 
     return run
+
+
+MEASUREMENT = Measurement(
+    name="tcp",
+    help="the TCP settings of every host (RTO_min, congestion control, the machine)",
+    description="Every rank reads its host's TCP settings; nothing is timed.",
+    options=Options,
+    validate=validate_options,
+    procedure=procedure,
+    min_ranks=1,
+    command=False,
+)

@@ -9,7 +9,7 @@ the rounds out. On the N nodes (docs/measurement.md, *topology*):
 2. ``solo``: the flow of ``size`` bytes from node i to node i + 1 alone, for every i.
 3. ``shift`` rounds s = 1..N-1: every node i sends ``size`` bytes to node i + s at once,
    ``reps`` times each; each receiver times its flow from a common start.
-4. ``confirm``: :func:`commodel.fit.topology.infer` proposes the groups of nodes behind
+4. ``confirm``: :func:`commodel.topology_inference.infer` proposes the groups of nodes behind
    shared uplinks from what 1-3 measured; for every proposed group, as many of its nodes as
    there are outside it (in its parent group) send to distinct ones of those at once, so
    that only that group's uplink is loaded. A group that is not there predicts slowdowns
@@ -24,27 +24,31 @@ section (``crossbar`` or ``racks``).
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
 from .common import Context, kernel
 from .efficiency import node_ranks
+from .unit import Measurement, fill, option
 
 KiB = 1024
 TAG_FLOW, TAG_PING, TAG_WARM = 81, 82, 83
 
-DEFAULTS: dict[str, Any] = {
-    "size": 256 * KiB,  # S, bytes per flow
-    "reps": 2,  # repetitions of every round
-    "pings": 20,
-    "ping_size": 1400,  # one frame at MTU 1500, MPI's header included
-    "confirm": True,
-}
+
+@dataclass(frozen=True)
+class Options:
+    """``topology``'s options (the campaign's options in the results database)."""
+
+    size: int = option(256 * KiB)  # S, bytes per flow
+    reps: int = option(2)  # repetitions of every round
+    pings: int = option(20)
+    ping_size: int = option(1400)  # one frame at MTU 1500, MPI's header included
+    confirm: bool = option(True)
 
 
 def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
-    out = dict(DEFAULTS)
-    out.update({k: v for k, v in opts.items() if v is not None})
+    out = fill(Options, opts, "topology")
     for key, low in (("size", 1), ("reps", 1), ("pings", 1), ("ping_size", 1)):
         if int(out[key]) < low:
             raise CommodelError(f"--{key.replace('_', '-')} must be >= {low}, got {out[key]}")
@@ -142,7 +146,7 @@ def shift_round(n: int, s: int) -> list[tuple[int, int]]:
 
 def procedure(opts: dict[str, Any]):
     def run(ctx: Context) -> dict[str, Any]:
-        from ..fit.topology import explore, rounds_of
+        from ..topology_inference import explore, rounds_of
 
         nodes = node_ranks(ctx.hosts)
         n = len(nodes)
@@ -258,3 +262,15 @@ def _latency_step(ctx: Context, opts: dict, nodes: list[int], collected: list) -
         "pings": opts["pings"],
     }
     ctx.step("topology/latency", "topology.latency", params, rows, replay)
+
+
+MEASUREMENT = Measurement(
+    name="topology",
+    help="which nodes share a bottleneck, at what rate, from the hosts alone",
+    description="Solo flows, shift rounds, one-frame round trips and confirmation rounds "
+    "per proposed group of nodes behind a shared uplink.",
+    options=Options,
+    validate=validate_options,
+    procedure=procedure,
+    command=False,
+)

@@ -17,27 +17,38 @@ Every burst and ping-pong series is one step of the results database.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
+from ..stats import STATISTICS
 from .common import Context, kernel
+from .unit import Measurement, fill, option
 
 TAG_BURST, TAG_PING = 21, 22
 
-DEFAULTS: dict[str, Any] = {
-    "burst_size": 1 << 20,  # m, bytes per message of the burst
-    "burst_bytes": 1 << 24,  # n * m per flow
-    "ping_size": 1,
-    "pings": 20,
-    "reps": 3,
-    "bidirectional": True,
-    "statistic": "median",
-}
+
+@dataclass(frozen=True)
+class Options:
+    """``measure tree``'s options (the campaign's options in the results database)."""
+
+    burst_size: int = option(1 << 20, "message size of the bursts (1MiB)", kind="size")  # m
+    burst_bytes: int = option(1 << 24, "bytes per flow and burst (16MiB)", kind="size")  # n m
+    ping_size: int = option(1, "ping-pong message size (1)", kind="size")
+    pings: int = option(20, "ping-pongs per burst (20)", kind="int")
+    reps: int = option(3, "bursts per height and direction (3)", kind="int")
+    bidirectional: bool = option(
+        True,
+        "skip the bidirectional measurement",
+        kind="flag",
+        flag="--unidirectional-only",
+        const=False,
+    )
+    statistic: str = option("median", "central value of repetitions (median)", choices=STATISTICS)
 
 
 def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
-    out = dict(DEFAULTS)
-    out.update({k: v for k, v in opts.items() if v is not None})
+    out = fill(Options, opts, "measure tree")
     if int(out["burst_size"]) < 1:
         raise CommodelError(f"--burst-size must be >= 1 byte, got {out['burst_size']}")
     if int(out["burst_bytes"]) < int(out["burst_size"]):
@@ -135,10 +146,7 @@ def procedure(opts: dict[str, Any]):
                     _idle_step(ctx, h, rep, base, right)
                     for pattern in patterns:
                         _burst_step(ctx, h, rep, pattern, m, n, base, right)
-        from ..fit.tree import fit_tree
-
-        fit = fit_tree(ctx.db.samples(ctx.campaign), opts)
-        return {"campaign": ctx.campaign, "fit": fit, "ranks": ctx.size}
+        return {"campaign": ctx.campaign, "ranks": ctx.size}
 
     return run
 
@@ -208,3 +216,14 @@ def _burst_step(ctx, h, rep, pattern, m, n, base, right) -> None:
         replay=lambda stored: [None],
     )
     ctx.progress.advance(1, f"tree h={h} {pattern} burst")
+
+
+MEASUREMENT = Measurement(
+    name="tree",
+    help="b(h), d(h) of the binary-tree network (PlogPT III-C), on 2^D ranks",
+    description="PlogPT's bandwidth b(h) and buffer delay d(h) for every tree height; "
+    "one rank per node, ranks in tree order.",
+    options=Options,
+    validate=validate_options,
+    procedure=procedure,
+)

@@ -32,28 +32,45 @@ the counted ``tx_bytes``, ``tx_packets``, the role (``ring``, ``send``, ``ack``)
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
 from .common import Context, increasing_sizes, kernel
 from .efficiency import node_ranks
+from .unit import Measurement, fill, option
 
 KiB = 1024
 
-DEFAULTS: dict[str, Any] = {
-    "sizes": [256, 512, KiB, 2 * KiB, 4 * KiB],
-    "stream_size": 32 * KiB,
-    "reps": 3,
-    "interfaces": None,  # None: every interface but lo
-}
+
+@dataclass(frozen=True)
+class Options:
+    """``measure wire``'s options (the campaign's options in the results database)."""
+
+    sizes: list[int] = option(
+        [256, 512, KiB, 2 * KiB, 4 * KiB],
+        "sizes of the rings, comma-separated (256,512,1KiB,2KiB,4KiB)",
+        kind="sizes",
+    )
+    stream_size: int = option(
+        32 * KiB, "message size of the streams, below the eager limit (32KiB)", kind="size"
+    )
+    reps: int = option(3, "repetitions of every round (3)", kind="int")
+    interfaces: list[str] | None = option(  # None: see `interfaces`
+        None,
+        "interfaces to count, comma-separated (default: the physical ones in "
+        "/sys/class/net, else every one but lo)",
+        kind="names",
+    )
+
+
 STEPS = (20, 100)  # the two step counts whose slope is one message
 WARMUP = 5  # steps before counting: connections up
 NET = "/sys/class/net"
 
 
 def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
-    out = dict(DEFAULTS)
-    out.update({k: v for k, v in opts.items() if v is not None})
+    out = fill(Options, opts, "measure wire")
     out["sizes"] = increasing_sizes("--sizes", out["sizes"])
     if int(out["stream_size"]) < 1:
         raise CommodelError(f"--stream-size must be >= 1 byte, got {out['stream_size']}")
@@ -250,3 +267,19 @@ def _step(ctx: Context, opts: dict, nodes: list[int], pattern: str, m: int, rep:
 
     params = {"pattern": pattern, "size": m, "interfaces": opts["interfaces"]}
     ctx.step(f"wire/{pattern}/m={m}/r={rep}", "wire.round", params, rows, replay=lambda _: [])
+
+
+MEASUREMENT = Measurement(
+    name="wire",
+    help="the bytes a message puts on the wire, counted by the interfaces (for tcpflow)",
+    description="Rings of lone messages (node i sends to i+1 and waits for the message "
+    "of i-1 before its next send, as a ring collective's steps do) and streams of "
+    "long messages, each node's interface counters (tx_bytes, tx_packets) read around "
+    "them. `fit` turns them into network.overhead h (a message's bytes beyond m on its "
+    "route) and network.ack a (its acknowledgements' bytes on the reverse route), in "
+    "units of the fitted payload rate b. One rank per host stands for its node; the "
+    "ring needs 3 nodes.",
+    options=Options,
+    validate=validate_options,
+    procedure=procedure,
+)

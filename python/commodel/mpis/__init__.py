@@ -11,65 +11,14 @@ the MPI library mpi4py loaded) is.
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 
 from ..errors import CommodelError
+from .mpi import NAMES, Algorithms, Mpi, installed_prefix
 
-Algorithms = dict[str, list[tuple[int, str, "str | None"]]]
-
-NAMES = ("openmpi-4.1", "openmpi-5.0", "mpich")
-
-
-@dataclass(frozen=True)
-class Mpi:
-    """One MPI as commodel uses it (see the module text)."""
-
-    name: str  # "openmpi-4.1", "openmpi-5.0", "mpich"
-    label: str  # as a user reads it: "Open MPI 4.1.4"
-    algorithms: Algorithms
-    default_algorithm: Callable[[str, int, int], int]
-    # how a run forces algorithm N of a collective (N = 0: the default decision) or uses
-    # a rules file: the environment variables the launcher passes to every rank
-    run_env: Callable[[str, int, str | None], dict[str, str]]
-    # the rules format: "ompi-tuned" (coll/tuned's classic dynamic rules) or "mpich-json"
-    rules_format: str
-    # segment sizes and fan-outs a rule passes with an algorithm (Open MPI only)
-    segsize: dict[tuple[str, int], int] = field(default_factory=dict)
-    faninout: dict[tuple[str, int], int] = field(default_factory=dict)
-
-    def label_of(self, collective: str, number: int) -> str:
-        """Algorithm ``number``'s name ("default" for 0)."""
-        if number == 0:
-            return "default"
-        for n, alg, _gen in self.algorithms.get(collective, []):
-            if n == number:
-                return alg
-        return str(number)
-
-    def number_of(self, collective: str, text: str) -> int | None:
-        """The number of an algorithm given by number or name, or None."""
-        text = text.strip()
-        if text.isdigit():
-            return int(text)
-        if text in ("", "auto", "ignore"):
-            return 0
-        for n, alg, _gen in self.algorithms.get(collective, []):
-            if alg == text:
-                return n
-        return None
-
-    def check_collective(self, collective: str) -> None:
-        if collective not in self.algorithms:
-            raise CommodelError(
-                f"--collective {collective[:40]}: not advised for {self.label}; choose one of "
-                + ", ".join(sorted(self.algorithms))
-            )
+__all__ = ["NAMES", "Algorithms", "Mpi", "installed_prefix", "get", "detect"]
 
 
 def get(name: str) -> Mpi:
@@ -143,15 +92,3 @@ def detect(mpirun: str | None = None) -> str:
         + "); give --mpi, one of "
         + ", ".join(NAMES)
     )
-
-
-def installed_prefix(name: str) -> Path | None:
-    """Where ``make mpis`` installed ``name`` (``.mpi/NAME`` of the source tree), or None;
-    ``COMMODEL_MPI_DIR`` names another folder holding such environments."""
-    base = os.environ.get("COMMODEL_MPI_DIR")
-    roots = [Path(base)] if base else []
-    roots.append(Path(__file__).resolve().parents[3] / ".mpi")
-    for root in roots:
-        if (root / name / "bin" / "python").exists():
-            return root / name
-    return None

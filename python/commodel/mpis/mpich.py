@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import CommodelError
-from . import Mpi
+from .mpi import Mpi
 
 # Per collective, MPICH's CVAR value (our number = position + 1) and the commodel generator
 # that sends what it sends (None: none yet).
@@ -277,7 +277,7 @@ def installed_library() -> Path:
     ``.mpi/mpich``."""
     import shutil
 
-    from . import installed_prefix
+    from .mpi import installed_prefix
 
     found = shutil.which("mpichversion")
     prefix = Path(found).resolve().parent.parent if found else installed_prefix("mpich")

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from .. import openmpi
-from . import Mpi
+from .mpi import Mpi
 
 
 def tuned_env(collective: str, algorithm: int, rules_file: str | None) -> dict[str, str]:

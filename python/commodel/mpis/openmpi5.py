@@ -23,7 +23,7 @@ its v5.0.x sources and ``ompi_info --param coll tuned --level 9`` of the install
 from __future__ import annotations
 
 from .. import openmpi
-from . import Mpi
+from .mpi import Mpi
 from .openmpi41 import tuned_env
 
 ALGORITHMS = {coll: list(algs) for coll, algs in openmpi.ALGORITHMS.items()}

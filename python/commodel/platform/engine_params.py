@@ -3,25 +3,48 @@
 Each model is registered with :func:`register_model`: its name, a one-line summary, the
 sections it needs and a converter ``Platform -> dict`` of engine parameters. The engine
 takes times as integer picoseconds (:func:`ps`), rates in bytes per second, sizes in bytes.
+The converters read a :class:`~commodel.platform.loading.Platform` through what
+:class:`PlatformSections` declares of it (loading.py imports this module, not the reverse).
 """
 
 from __future__ import annotations
 
 import difflib
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, Protocol
 
 from ..errors import CommodelError, ModelError, PlatformWarning
 from ..units import seconds_to_ps
 from .network import Network, TreeNetwork
 from .sections import TCP, Cpu, Hockney, LogGOPS, PLogP
 
-if TYPE_CHECKING:  # annotations only: loading imports this module
-    from .loading import Platform
 
-Converter = Callable[["Platform"], dict[str, Any]]
+class PlatformSections(Protocol):
+    """What the converters read of a platform (:class:`~commodel.platform.loading.Platform`
+    has it): the placement of ranks on nodes and the validated sections."""
+
+    @property
+    def nodes(self) -> int: ...
+    @property
+    def ranks_per_node(self) -> int: ...
+    @property
+    def rank_to_node(self) -> tuple[int, ...] | None: ...
+    @property
+    def sections(self) -> Mapping[str, Any]: ...
+    @property
+    def loggops(self) -> LogGOPS | None: ...
+    @property
+    def plogp(self) -> PLogP | None: ...
+    @property
+    def network(self) -> Network | None: ...
+    @property
+    def tcp(self) -> TCP | None: ...
+    def section(self, name: str, model: str | None = None) -> Any: ...
+
+
+Converter = Callable[[PlatformSections], dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -55,7 +78,7 @@ def model_names() -> list[str]:
 FALLBACK_MODELS = ("tcpflow", "plogp", "hockney", "maxmin")
 
 
-def default_model(platform: Platform) -> str:
+def default_model(platform: PlatformSections) -> str:
     """The model to use when none is named: ``tcpflow`` on a calibrated platform (one with
     measured TCP efficiencies and the sections tcpflow needs), ``loggops`` otherwise; on a
     platform without a ``loggops`` section, the first of :data:`FALLBACK_MODELS` it has the
@@ -69,7 +92,7 @@ def default_model(platform: Platform) -> str:
     return next((name for name in FALLBACK_MODELS if not lacking(platform, name)), "loggops")
 
 
-def lacking(platform: Platform, name: str) -> list[str]:
+def lacking(platform: PlatformSections, name: str) -> list[str]:
     """The sections model ``name`` needs that ``platform`` does not have (none: it can run)."""
     return [s for s in model_spec(name).sections if s not in platform.sections]
 
@@ -100,7 +123,7 @@ def ps_per_byte(value: float) -> float:
 
 
 @register_model("loggops", "LogGOPS with LogGOPSim's semantics: L, o, g, G, O, S", ["loggops"])
-def loggops_params(platform: Platform) -> dict[str, Any]:
+def loggops_params(platform: PlatformSections) -> dict[str, Any]:
     p: LogGOPS = platform.section("loggops", "loggops")
     return {
         "L": ps(p.L),
@@ -113,7 +136,7 @@ def loggops_params(platform: Platform) -> dict[str, Any]:
 
 
 @register_model("plogp", "Kielmann's parameterized LogP: L, o_s(m), o_r(m), g(m)", ["plogp"])
-def plogp_params(platform: Platform) -> dict[str, Any]:
+def plogp_params(platform: PlatformSections) -> dict[str, Any]:
     p: PLogP = platform.section("plogp", "plogp")
     params: dict[str, Any] = {
         "L": ps(p.L),
@@ -129,7 +152,7 @@ def plogp_params(platform: Platform) -> dict[str, Any]:
 
 
 @register_model("hockney", "Hockney: alpha + beta * m per message", ["hockney"])
-def hockney_params(platform: Platform) -> dict[str, Any]:
+def hockney_params(platform: PlatformSections) -> dict[str, Any]:
     p: Hockney = platform.section("hockney", "hockney")
     return {"alpha": ps(p.alpha), "beta": ps_per_byte(p.beta), "S": p.S}
 
@@ -209,7 +232,7 @@ def _warn_clamp(network: Any) -> None:
             b[h] = min(b[h], 2 * b[h - 1])
 
 
-def cpu_params(platform: Platform, model: str) -> dict[str, Any]:
+def cpu_params(platform: PlatformSections, model: str) -> dict[str, Any]:
     """The platform's ``cpu`` section (ranks sharing cores) as ``model`` takes it: the
     message-level models its C, o_s(m), o_r(m); ``loggops`` only C (its o and O are the CPU
     overheads the sharing stretches). Empty without the section."""
@@ -228,7 +251,50 @@ def cpu_params(platform: Platform, model: str) -> dict[str, Any]:
     }
 
 
-def placement_params(platform: Platform, ranks: int | None = None) -> dict[str, Any]:
+def model_params(
+    platform: PlatformSections, model: str, ranks: int | None = None
+) -> dict[str, Any]:
+    """The parameters of ``model`` for ``platform`` in the engine's units
+    (:meth:`Platform.engine_params <commodel.platform.loading.Platform.engine_params>`),
+    with the placement of a schedule's ``ranks`` ranks for the models on a network."""
+    spec = model_spec(model)
+    placement = placement_params(platform, ranks) if "network" in spec.sections else {}
+    return {**spec.params(platform), **cpu_params(platform, spec.name), **placement}
+
+
+def incast_model(model: str) -> str:
+    """The name of ``model`` if it can take the stochastic incast rule (every model but
+    ``loggops``, which has no messages flowing into a node), else a ModelError."""
+    spec = model_spec(model)
+    if spec.name == "loggops":
+        raise ModelError("the incast rule works with the message-level models, not loggops")
+    return spec.name
+
+
+def incast_params(
+    platform: PlatformSections,
+    model: str,
+    incast: Mapping[str, Any],
+    ranks: int | None = None,
+) -> dict[str, Any]:
+    """The parameters of ``model`` with Lastovetsky's stochastic incast rule (``predict
+    --samples``; ``incast``: the engine's ``levels``, ``table`` and ``seed``, see
+    :func:`commodel.lmo.incast.incast_table`): the model's own, the ranks' placement on
+    nodes (the rule counts the messages flowing into one node), and for ``tcpflow`` the
+    PlogPT timeout rule without the fan-in table: the measured escalations stand for the
+    losses at full ports, so no tail drops and no fan-in delay on top."""
+    name = incast_model(model)
+    params = model_params(platform, name, ranks)
+    params.update(placement_params(platform, ranks))
+    if name == "tcpflow":
+        params["rto_rule"] = "plogpt"
+        if params.get("efficiency"):
+            params["efficiency"] = {k: v for k, v in params["efficiency"].items() if k != "fanin"}
+    params["incast"] = dict(incast)
+    return params
+
+
+def placement_params(platform: PlatformSections, ranks: int | None = None) -> dict[str, Any]:
     """``rank_to_node`` for the engine when ranks are not one per node: for the first
     ``ranks`` ranks (a schedule's), or every rank the platform holds (``None``; up to
     2**32 - 2, so give ``ranks`` when the platform may be large). The models on a network
@@ -244,7 +310,7 @@ def placement_params(platform: Platform, ranks: int | None = None) -> dict[str, 
     return {}
 
 
-def _plogp_on_network(platform: Platform, model: str) -> tuple[PLogP, dict[str, Any]]:
+def _plogp_on_network(platform: PlatformSections, model: str) -> tuple[PLogP, dict[str, Any]]:
     """PLogP's L, g(m), S on the platform's network, and its port buffers: the parameters
     plogpt and tcpflow share."""
     p: PLogP = platform.section("plogp", model)
@@ -266,7 +332,7 @@ def _plogp_on_network(platform: Platform, model: str) -> tuple[PLogP, dict[str, 
     "PlogPT: PLogP on a tree, bottleneck sharing (eq. 6-7) and the TCP RTO rule (eq. 14)",
     ["plogp", "network"],
 )
-def plogpt_params(platform: Platform) -> dict[str, Any]:
+def plogpt_params(platform: PlatformSections) -> dict[str, Any]:
     p, params = _plogp_on_network(platform, "plogpt")
     if p.bidirectional is not None:
         params["g_bidir"] = [ps(v) for v in p.bidirectional.g]
@@ -286,7 +352,7 @@ def plogpt_params(platform: Platform) -> dict[str, Any]:
     "PLogP per message, max-min sharing, TCP's measured efficiency both ways (calibrated)",
     ["plogp", "network"],
 )
-def tcpflow_params(platform: Platform) -> dict[str, Any]:
+def tcpflow_params(platform: PlatformSections) -> dict[str, Any]:
     _, params = _plogp_on_network(platform, "tcpflow")
     tcp: TCP | None = platform.tcp
     if tcp is not None and tcp.efficiency is not None:
@@ -318,7 +384,7 @@ def tcpflow_params(platform: Platform) -> dict[str, Any]:
     return params
 
 
-def _maxmin(platform: Platform, model: str, rtt_weights: bool) -> dict[str, Any]:
+def _maxmin(platform: PlatformSections, model: str, rtt_weights: bool) -> dict[str, Any]:
     network = platform.section("network", model)
     S = None
     if platform.plogp is not None:
@@ -335,16 +401,16 @@ def _maxmin(platform: Platform, model: str, rtt_weights: bool) -> dict[str, Any]
     "max-min sharing weighted by route latency (SimGrid CM02 without TCP factors)",
     ["network"],
 )
-def maxmin_params(platform: Platform) -> dict[str, Any]:
+def maxmin_params(platform: PlatformSections) -> dict[str, Any]:
     return _maxmin(platform, "maxmin", True)
 
 
 @register_model("maxmin-plain", "plain max-min sharing (no round-trip-time weights)", ["network"])
-def maxmin_plain_params(platform: Platform) -> dict[str, Any]:
+def maxmin_plain_params(platform: PlatformSections) -> dict[str, Any]:
     return _maxmin(platform, "maxmin-plain", False)
 
 
-def _zhu(platform: Platform, model: str, asymmetric: bool) -> dict[str, Any]:
+def _zhu(platform: PlatformSections, model: str, asymmetric: bool) -> dict[str, Any]:
     params = _maxmin(platform, model, False)
     del params["rtt_weights"]
     params["asymmetric"] = asymmetric
@@ -356,14 +422,14 @@ def _zhu(platform: Platform, model: str, asymmetric: bool) -> dict[str, Any]:
     "Zhu et al.: NIC and backbone contention with the asymmetric bidirectional property",
     ["network"],
 )
-def zhu_params(platform: Platform) -> dict[str, Any]:
+def zhu_params(platform: PlatformSections) -> dict[str, Any]:
     return _zhu(platform, "zhu", True)
 
 
 @register_model(
     "zhu-fair", "Zhu et al.'s model with fairness only (no asymmetric property)", ["network"]
 )
-def zhu_fair_params(platform: Platform) -> dict[str, Any]:
+def zhu_fair_params(platform: PlatformSections) -> dict[str, Any]:
     return _zhu(platform, "zhu-fair", False)
 
 

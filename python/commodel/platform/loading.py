@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import PlatformError
-from .engine_params import cpu_params, model_spec, placement_params
+from .engine_params import model_params
 from .fields import MAX_QUOTE, MAX_RANKS, At, describe, integer, mapping, node_count, number_list
 from .network import Network
 from .sections import SECTIONS, TCP, Hockney, LogGOPS, PLogP
@@ -100,9 +100,7 @@ class Platform:
         """The parameters of ``model`` in the engine's units (integer picoseconds); with the
         rank placement of a schedule of ``ranks`` ranks (``None``: every rank the platform
         holds) for the models on a network."""
-        spec = model_spec(model)
-        placement = placement_params(self, ranks) if "network" in spec.sections else {}
-        return {**spec.params(self), **cpu_params(self, spec.name), **placement}
+        return model_params(self, model, ranks)
 
 
 def platform_from_dict(data: Any, source: str = "<dict>") -> Platform:

@@ -17,6 +17,7 @@ import subprocess
 from typing import Any, Callable
 
 from ..errors import CommodelError
+from .specs import spec_dirs
 
 ROLES = ("dev", "test")
 
@@ -46,17 +47,6 @@ def study_record(outdir: str) -> dict[str, Any]:
         raise CommodelError(f"{path}: cannot read the study record: {exc}") from None
 
 
-def spec_dirs(outdir: str, record: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    """(directory, spec) of every draw of the study, in draw order."""
-    from .specs import draw_spec
-
-    out = []
-    for i in sorted(int(d) for d in record["draws"]):
-        spec = draw_spec(int(record["seed"]), i)
-        out.append((os.path.join(outdir, spec["name"]), spec))
-    return out
-
-
 def run_study(
     outdir: str,
     seed: int,
@@ -65,11 +55,16 @@ def run_study(
     first: int = 0,
     log: Callable[[str], None] = print,
     measure_only: bool = False,
+    work: str = "full",
 ) -> dict[str, Any]:
-    """Measure (resuming where a killed run stopped), score and report every draw."""
+    """Measure (resuming where a killed run stopped), score and report every draw;
+    ``work`` names the workload (:data:`commodel.study.workload.WORKLOADS`)."""
     from ..cluster.control import Interrupted
     from .runner import measure_spec
+    from .workload import WORKLOADS
 
+    if work not in WORKLOADS:
+        raise CommodelError(f"--workload must be one of {', '.join(WORKLOADS)}, got {work!r}")
     if role not in ROLES:
         raise CommodelError(f"--role must be one of {', '.join(ROLES)}, got {role!r}")
     if count < 1 or first < 0 or not 0 <= seed < 2**63:
@@ -78,13 +73,24 @@ def run_study(
     path = os.path.join(outdir, "study.json")
     if os.path.exists(path):
         record = study_record(outdir)
-        if (record.get("seed"), record.get("role")) != (seed, role):
+        if (record.get("seed"), record.get("role"), record.get("workload", "full")) != (
+            seed,
+            role,
+            work,
+        ):
             raise CommodelError(
-                f"{outdir} holds the {record.get('role')} study of seed {record.get('seed')}; "
-                "choose another directory"
+                f"{outdir} holds the {record.get('role')} study of seed {record.get('seed')} "
+                f"({record.get('workload', 'full')} workload); choose another directory"
             )
     else:
-        record = {"seed": seed, "role": role, "draws": [], "started": _now(), "commits": []}
+        record = {
+            "seed": seed,
+            "role": role,
+            "workload": work,
+            "draws": [],
+            "started": _now(),
+            "commits": [],
+        }
     record["draws"] = sorted(set(record["draws"]) | set(range(first, first + count)))
     if _commit() not in record["commits"]:
         record["commits"].append(_commit())
@@ -95,7 +101,7 @@ def run_study(
             continue
         log(f"== {spec['name']}: {spec['description']}")
         try:
-            measure_spec(spec, workdir, log)
+            measure_spec(spec, workdir, log, work=WORKLOADS[work])
             failures.pop(spec["name"], None)
         except Interrupted:
             raise  # SIGTERM, Ctrl-C: the cluster is down, the study stops here
@@ -113,12 +119,14 @@ def score_study(outdir: str, refit: bool = False, log: Callable[[str], None] = p
     """Score every measured draw of the study again and rewrite its README.md."""
     from .score import score_spec
     from .summary import write_summary
+    from .workload import WORKLOADS
 
     record = study_record(outdir)
+    work = WORKLOADS[record.get("workload", "full")]
     for workdir, spec in spec_dirs(outdir, record):
         if os.path.exists(os.path.join(workdir, "measured.json")):
             try:
-                score_spec(workdir, refit=refit)
+                score_spec(workdir, refit=refit, work=work)
             except CommodelError as exc:
                 log(f"{spec['name']}: not scored: {str(exc).splitlines()[0]}")
     return write_summary(outdir, record)

@@ -83,7 +83,11 @@ def write_spec(spec: dict[str, Any], workdir: str) -> str:
 
 
 def measure_spec(
-    spec: dict[str, Any], workdir: str, log: Log, parts: tuple[str, ...] = ("all",)
+    spec: dict[str, Any],
+    workdir: str,
+    log: Log,
+    parts: tuple[str, ...] = ("all",),
+    work: workload.Workload = workload.FULL,
 ) -> dict[str, Any]:
     """Bring the cluster of ``spec`` up in ``workdir``, measure, and bring it down."""
     from ..validate.calibration import cluster_up
@@ -113,11 +117,11 @@ def measure_spec(
             log(f"{spec['name']}: calibrated in {elapsed['calibrate']:.0f} s")
         if want & {"all", "schedules"}:
             start = time.monotonic()
-            _measure_schedules(name, hosts, workdir, log)
+            _measure_schedules(name, hosts, workdir, log, work)
             elapsed["schedules"] = elapsed.get("schedules", 0.0) + time.monotonic() - start
         if want & {"all", "forced"}:
             start = time.monotonic()
-            failed = _measure_forced(name, hosts, workdir, log)
+            failed = _measure_forced(name, hosts, workdir, log, work)
             elapsed["forced"] = elapsed.get("forced", 0.0) + time.monotonic() - start
             done["forced_failed"] = failed
         done["wire"] = _wire_lateness(name)
@@ -126,37 +130,41 @@ def measure_spec(
     return done
 
 
-def _measure_schedules(cluster: str, hosts: int, workdir: str, log: Log) -> None:
+def _measure_schedules(
+    cluster: str, hosts: int, workdir: str, log: Log, work: workload.Workload
+) -> None:
     from ..validate.runner import run_pattern
 
     db = os.path.join(workdir, "pattern.duckdb")
     path = os.path.join(workdir, "counters.json")
     counters = _json_load(path, {})
-    scheds = workload.write_schedules(hosts, os.path.join(workdir, "schedules"))
+    scheds = workload.write_schedules(hosts, os.path.join(workdir, "schedules"), work)
     for i, s in enumerate(scheds, 1):
         key = os.path.basename(s.path)
         if key in counters:
             continue
         log(f"  [{i}/{len(scheds)}] {key}")
         start = time.monotonic()
-        counters[key] = run_pattern(cluster, s.path, db, workload.PATTERN_REPS, timeout=300.0)
+        counters[key] = run_pattern(cluster, s.path, db, work.pattern_reps, timeout=300.0)
         counters[key]["elapsed_s"] = round(time.monotonic() - start, 2)
         _json_dump(path, counters)
 
 
-def _measure_forced(cluster: str, hosts: int, workdir: str, log: Log) -> list[str]:
+def _measure_forced(
+    cluster: str, hosts: int, workdir: str, log: Log, work: workload.Workload
+) -> list[str]:
     from ..measure.collective import SweepRun, sweep_algorithms, sweep_campaigns
 
     db = os.path.join(workdir, "forced.duckdb")
     mpirun = [PY, "-m", "commodel", "cluster", "mpirun", "--name", cluster, "--"]
     failed = []
-    for coll in workload.FORCED_COLLECTIVES:
+    for coll in work.forced_collectives:
         given = {
             "collective": coll,
-            "sizes": list(workload.FORCED_SIZES),
+            "sizes": list(work.forced_sizes),
             "root": 0,
-            "min_reps": workload.FORCED_MIN_REPS,
-            "max_reps": workload.FORCED_MAX_REPS,
+            "min_reps": work.forced_min_reps,
+            "max_reps": work.forced_max_reps,
             "budget": None,
         }
         runs = [SweepRun(0)] + [SweepRun(a, a) for a in sweep_algorithms(coll, hosts) if a]

@@ -69,7 +69,9 @@ def _predict(sched: Any, plat: Any, model: str) -> dict[str, Any]:
     return out
 
 
-def score_schedules(workdir: str, plat: Any, models: tuple[str, ...]) -> list[dict[str, Any]]:
+def score_schedules(
+    workdir: str, plat: Any, models: tuple[str, ...], work: workload.Workload
+) -> list[dict[str, Any]]:
     from ..schedules import read_goal
     from ..validate.measured import load_pattern
 
@@ -77,7 +79,7 @@ def score_schedules(workdir: str, plat: Any, models: tuple[str, ...]) -> list[di
     with open(os.path.join(workdir, "counters.json"), encoding="utf-8") as fh:
         counters = json.load(fh)
     out = []
-    for s in workload.write_schedules(plat.nodes, os.path.join(workdir, "schedules")):
+    for s in workload.write_schedules(plat.nodes, os.path.join(workdir, "schedules"), work):
         key = os.path.basename(s.path)
         if key not in counters:
             continue
@@ -115,7 +117,9 @@ def forced_campaigns(db_path: str) -> dict[tuple[str, int], int]:
     return out
 
 
-def score_forced(workdir: str, plat: Any, models: tuple[str, ...]) -> list[dict[str, Any]]:
+def score_forced(
+    workdir: str, plat: Any, models: tuple[str, ...], work: workload.Workload
+) -> list[dict[str, Any]]:
     from ..advise.advice import advise
     from ..measure.collective import campaign_samples
     from ..openmpi import default_algorithm
@@ -126,16 +130,15 @@ def score_forced(workdir: str, plat: Any, models: tuple[str, ...]) -> list[dict[
     camps = forced_campaigns(db)
     ranks = plat.nodes
     out = []
-    for coll in workload.FORCED_COLLECTIVES:
+    for coll in work.forced_collectives:
         predicted = {
-            m: advise(plat, coll, [ranks], list(workload.FORCED_SIZES), model=m, jobs=1)
-            for m in models
+            m: advise(plat, coll, [ranks], list(work.forced_sizes), model=m, jobs=1) for m in models
         }
         for (c, alg), cid in sorted(camps.items()):
             if c != coll or alg == 0:
                 continue
             samples = campaign_samples(db, cid)
-            for size in workload.FORCED_SIZES:
+            for size in work.forced_sizes:
                 xs = samples.get(size)
                 if not xs:
                     continue
@@ -176,7 +179,12 @@ def _forced_interval(plat: Any, model: str, coll: str, alg: int, gen: str, size:
     return {} if sp is None else {"low_s": sp.low_s, "high_s": sp.high_s}
 
 
-def score_spec(workdir: str, refit: bool = False, models: tuple[str, ...] = MODELS) -> dict:
+def score_spec(
+    workdir: str,
+    refit: bool = False,
+    models: tuple[str, ...] = MODELS,
+    work: workload.Workload = workload.FULL,
+) -> dict:
     """Score the measured cluster in ``workdir``; writes and returns ``score.json``."""
     from ..platform import load_platform
 
@@ -187,8 +195,8 @@ def score_spec(workdir: str, refit: bool = False, models: tuple[str, ...] = MODE
         "platform": os.path.basename(path),
         "models": have,
         "unavailable": {m: _why(plat, m) for m in models if m not in have},
-        "schedules": score_schedules(workdir, plat, tuple(have)),
-        "forced": score_forced(workdir, plat, tuple(have)),
+        "schedules": score_schedules(workdir, plat, tuple(have), work),
+        "forced": score_forced(workdir, plat, tuple(have), work),
     }
     with open(os.path.join(workdir, "score.json"), "w", encoding="utf-8") as fh:
         json.dump(result, fh, indent=1)

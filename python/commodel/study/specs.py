@@ -23,6 +23,7 @@ has its NIC rate scaled down to fit, never below 20 Mbit/s; the spec's descripti
 from __future__ import annotations
 
 import math
+import os
 import random
 from typing import Any
 
@@ -94,3 +95,13 @@ def draw_spec(seed: int, index: int) -> dict[str, Any]:
     if not tree:
         spec["nic_rate"] = f"{nic_mbit}Mbit"
     return spec
+
+
+def spec_dirs(outdir: str, record: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """(directory, spec) of every draw of the study (``record``: its study.json), in draw
+    order."""
+    out = []
+    for i in sorted(int(d) for d in record["draws"]):
+        spec = draw_spec(int(record["seed"]), i)
+        out.append((os.path.join(outdir, spec["name"]), spec))
+    return out

@@ -41,7 +41,7 @@ def calibrate_parts(workdir: str) -> str:
 
 
 def write_summary(outdir: str, record: dict[str, Any]) -> str:
-    from . import spec_dirs
+    from .specs import spec_dirs
 
     role = record["role"]
     lines = [

@@ -6,9 +6,11 @@
   shifted pairwise (``alltoall-pairwise``) and linear (``alltoall-basic-linear``), which
   are the same two disciplines for any P.
 * **Random patterns** (Zhu et al. section 7): ``random-pairs`` of degree d = 1, 2, 3 at
-  256 KiB, :data:`RANDOM_TRIALS` schedules each.
+  256 KiB, three schedules each.
 * **Forced Open MPI algorithms**: every coll/tuned algorithm of allreduce, bcast, allgather
-  and alltoall that has a generator, forced one per mpirun, at :data:`FORCED_SIZES`.
+  and alltoall that has a generator, forced one per mpirun, at 2, 32 and 256 KiB.
+
+That is :data:`FULL`; :data:`QUICK` is a few of each, for the tests.
 
 Schedules are written as GOAL files whose names carry their family and size, as
 ``commodel validate`` reads them (``alltoall-a-64KiB.goal``).
@@ -20,12 +22,51 @@ import os
 from dataclasses import dataclass
 
 KiB = 1024
-ALLTOALL_SIZES = tuple(KiB << k for k in range(4, 11))  # 16 KiB .. 1 MiB
-RANDOM_SIZE = 256 * KiB
-RANDOM_DEGREES = (1, 2, 3)
-RANDOM_TRIALS = 3
-FORCED_COLLECTIVES = ("allreduce", "bcast", "allgather", "alltoall")
-FORCED_SIZES = (2 * KiB, 32 * KiB, 256 * KiB)
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What is measured on every cluster of a study."""
+
+    name: str
+    alltoall_sizes: tuple[int, ...]
+    random_size: int
+    random_degrees: tuple[int, ...]
+    random_trials: int
+    forced_collectives: tuple[str, ...]
+    forced_sizes: tuple[int, ...]
+    pattern_reps: int  # `measure pattern --max-reps` per schedule
+    forced_min_reps: int  # `measure collective` per size
+    forced_max_reps: int
+
+
+# issue 38's workload
+FULL = Workload(
+    name="full",
+    alltoall_sizes=tuple(KiB << k for k in range(4, 11)),  # 16 KiB .. 1 MiB
+    random_size=256 * KiB,
+    random_degrees=(1, 2, 3),
+    random_trials=3,
+    forced_collectives=("allreduce", "bcast", "allgather", "alltoall"),
+    forced_sizes=(2 * KiB, 32 * KiB, 256 * KiB),
+    pattern_reps=6,
+    forced_min_reps=5,
+    forced_max_reps=10,
+)
+# a few minutes on a small cluster: the tests' (every part of the pipeline, little of it)
+QUICK = Workload(
+    name="quick",
+    alltoall_sizes=(16 * KiB, 64 * KiB),
+    random_size=64 * KiB,
+    random_degrees=(2,),
+    random_trials=1,
+    forced_collectives=("allreduce",),
+    forced_sizes=(32 * KiB,),
+    pattern_reps=3,
+    forced_min_reps=3,
+    forced_max_reps=3,
+)
+WORKLOADS = {w.name: w for w in (FULL, QUICK)}
 
 
 def size_label(size: int) -> str:
@@ -53,30 +94,25 @@ class Schedule:
     size: int
 
 
-def write_schedules(ranks: int, outdir: str) -> list[Schedule]:
-    """Write every GOAL file of the workload for ``ranks`` ranks into ``outdir``."""
+def write_schedules(ranks: int, outdir: str, work: Workload = FULL) -> list[Schedule]:
+    """Write every GOAL file of ``work`` for ``ranks`` ranks into ``outdir``."""
     from ..schedules import collective, write_goal
 
     os.makedirs(outdir, exist_ok=True)
     out = []
     for label, gen in alltoall_generators(ranks).items():
-        for size in ALLTOALL_SIZES:
+        for size in work.alltoall_sizes:
             path = os.path.join(outdir, f"alltoall-{label}-{size_label(size)}.goal")
             if not os.path.exists(path):
                 write_goal(collective(gen, ranks, size), path)
             out.append(Schedule("alltoall", f"{label}-{size_label(size)}", path, gen, size))
-    for d in RANDOM_DEGREES:
-        for t in range(RANDOM_TRIALS):
+    size = work.random_size
+    for d in work.random_degrees:
+        for t in range(work.random_trials):
             seed = 100 * d + t
-            path = os.path.join(outdir, f"random-d{d}-s{seed}-{size_label(RANDOM_SIZE)}.goal")
+            path = os.path.join(outdir, f"random-d{d}-s{seed}-{size_label(size)}.goal")
             if not os.path.exists(path):
-                sched = collective("random-pairs", ranks, RANDOM_SIZE, seed=seed, degree=d)
+                sched = collective("random-pairs", ranks, size, seed=seed, degree=d)
                 write_goal(sched, path)
-            out.append(Schedule("random", f"d{d}-s{seed}", path, "random-pairs", RANDOM_SIZE))
+            out.append(Schedule("random", f"d{d}-s{seed}", path, "random-pairs", size))
     return out
-
-
-# Repetitions: `measure pattern --max-reps` per schedule; `measure collective` per size.
-PATTERN_REPS = 6
-FORCED_MIN_REPS = 5
-FORCED_MAX_REPS = 10

@@ -1,0 +1,174 @@
+"""``network.buffer``: the switch ports' buffers, fitted through ``tcpflow``'s tail-drop rule.
+
+``measure ports`` times bursts of k flows of m bytes into one port, m doubling, and counts
+the senders' retransmission timeouts (:mod:`commodel.measure.ports`). A size *times out*
+when at least half of its rounds had a timeout. With every other section of the platform as
+fitted, the buffer of a height is the one with which ``tcpflow`` (``tcp.rto_rule: buffer``)
+predicts a timeout at exactly the sizes that timed out, or at as many of the sizes as any
+buffer can: over a grid of buffers from :data:`LOW` to :data:`HIGH` (log-spaced), the middle
+(geometric) of the best-scoring run. Where no round timed out, that run reaches
+:data:`HIGH` and the buffer written is the least that predicts none (a lower bound: the port
+holds at least that); where every size timed out, the largest that predicts them all.
+Height 1 (the port toward a node) comes from the ``host`` probe, height 2 (a rack's uplink)
+from the ``uplink`` probe with height 1 in place; a crossbar has height 1 only.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from ..errors import CommodelError
+from .efficiency import model_doc, round_schedule
+
+LOW, HIGH, STEPS = 2 * 1024, 4 * 1024 * 1024, 49
+
+
+def timed_out(samples: list[dict[str, Any]]) -> dict[str, dict[int, tuple[bool, list]]]:
+    """Per probe and size: (did it time out, its flows)."""
+    out: dict[str, dict[int, list]] = {}
+    flows: dict[str, list] = {}
+    for s in samples:
+        if s["quantity"] != "burst":
+            continue
+        extra = s["extra"] if isinstance(s["extra"], dict) else json.loads(s["extra"] or "{}")
+        hit = extra.get("timeouts")
+        out.setdefault(s["pattern"], {}).setdefault(int(s["size_bytes"]), []).append(
+            None if hit is None else hit > 0
+        )
+        flows[s["pattern"]] = json.loads(extra["flows"])
+    result: dict[str, dict[int, tuple[bool, list]]] = {}
+    for probe, by_size in out.items():
+        result[probe] = {}
+        for m, hits in sorted(by_size.items()):
+            known = [h for h in hits if h is not None]
+            if not known:
+                raise CommodelError(
+                    f"ports campaign: the {probe} probe at {m} B has no timeout counts (the "
+                    "hosts' /proc/net/netstat could not be read)"
+                )
+            result[probe][m] = (2 * sum(known) >= len(known), flows[probe])
+    return result
+
+
+def predicts_timeout(doc: dict[str, Any], buffers: list[int], sched: Any) -> bool:
+    from ..platform import platform_from_dict
+    from ..prediction import predict
+
+    d = json.loads(json.dumps(doc))
+    d["network"]["buffer"] = buffers
+    d.setdefault("tcp", {})["rto_rule"] = "buffer"
+    pred = predict(sched, platform_from_dict(d), "tcpflow", record_messages=False)
+    return len(pred.rto_events) > 0
+
+
+def _grid() -> list[int]:
+    return [int(round(LOW * (HIGH / LOW) ** (k / (STEPS - 1)))) for k in range(STEPS)]
+
+
+def fit_height(
+    doc: dict[str, Any], nodes: int, sizes: dict[int, tuple[bool, list]], fixed: list[int]
+) -> tuple[int | None, str]:
+    """The buffer of the next height after ``fixed`` (see the module text), and a note."""
+    heights = network_heights(doc["network"])
+    scheds = {
+        m: round_schedule([tuple(f) for f in flows], m, nodes) for m, (_, flows) in sizes.items()
+    }
+    grid = _grid()
+    scores = []
+    for b in grid:
+        buffers = (fixed + [b] + [HIGH] * heights)[:heights]
+        hits = sum(
+            predicts_timeout(doc, buffers, scheds[m]) == out for m, (out, _) in sizes.items()
+        )
+        scores.append(hits)
+    best = max(scores)
+    if min(scores) == best:
+        seen = ", ".join(f"{m} B {'timeout' if out else 'none'}" for m, (out, _) in sizes.items())
+        return None, (
+            f"tcpflow predicts the same of every probe at any buffer from {grid[0]} to "
+            f"{grid[-1]} B ({seen})"
+        )
+    runs, start = [], None
+    for k, s in enumerate(scores + [-1]):
+        if s == best and start is None:
+            start = k
+        elif s != best and start is not None:
+            runs.append((start, k - 1))
+            start = None
+    lo, hi = max(runs, key=lambda r: r[1] - r[0])
+    if hi == len(grid) - 1:
+        value = grid[lo]  # nothing dropped: at least this
+        how = "at least (no size timed out more than the model allows)"
+    elif lo == 0:
+        value = grid[hi]
+        how = "at most"
+    else:
+        value = int(round(math.sqrt(grid[lo] * grid[hi])))
+        how = f"between {grid[lo]} and {grid[hi]} B, their geometric middle"
+    seen = ", ".join(f"{m} B {'timeout' if out else 'none'}" for m, (out, _) in sizes.items())
+    return value, f"{value} B, {how}; {best}/{len(sizes)} sizes as measured ({seen})"
+
+
+def network_heights(network: dict[str, Any]) -> int:
+    """The heights of a fitted ``network`` section: a binary tree's D, a crossbar's 1, 2
+    for racks (the port toward a node, the port on a rack's uplink)."""
+    if "unidirectional" in network:
+        return len(network["unidirectional"]["b"])
+    return 1 if network["topology"] == "crossbar" else 2
+
+
+def buffer_section(
+    doc: dict[str, Any], samples: list[dict[str, Any]]
+) -> tuple[list[int] | None, str]:
+    """``network.buffer`` (one value per height) and the comment saying how it was fitted;
+    None where no buffer changes what the model predicts of the probes (the rule cannot
+    tell them apart: every buffer scores the same)."""
+    probes = timed_out(samples)
+    if "host" not in probes:
+        raise CommodelError("the ports campaign has no host probe")
+    nodes = int(doc["nodes"])
+    b1, note1 = fit_height(doc, nodes, probes["host"], [])
+    if b1 is None:
+        return None, f"buffer not fitted: {note1}"
+    notes = [f"buffer (measure ports, through tcpflow's tail-drop rule): height 1 {note1}"]
+    out = [b1]
+    if network_heights(doc["network"]) == 2 and "unidirectional" not in doc["network"]:
+        if "uplink" in probes:
+            b2, note2 = fit_height(doc, nodes, probes["uplink"], [b1])
+            if b2 is None:
+                b2 = HIGH
+                note2 = f"{HIGH} B: {note2}"
+            notes.append(f"height 2 {note2}")
+        else:
+            b2 = b1
+            notes.append("height 2: no uplink probe (no racks when it ran); height 1's value")
+        out.append(b2)
+    out += [out[-1]] * (network_heights(doc["network"]) - len(out))
+    return out, "\n".join(notes)
+
+
+def through_model(sections: dict[str, Any], comments: dict[str, str], db, camp) -> None:
+    """``network.buffer`` and ``tcp.rto_rule: buffer`` from a ports campaign, fitted
+    through ``tcpflow`` with the other sections (``commodel fit``); where the platform lacks
+    ``plogp`` or ``network``, or buffers were given (``--buffer``), nothing."""
+    if "network" not in sections or "plogp" not in sections or "buffer" in sections["network"]:
+        return
+    values, note = buffer_section(model_doc(sections), db.samples(camp.id))
+    if values is None:
+        comments["network"] = comments.get("network", "") + "\n" + note
+        return
+    sections["network"]["buffer"] = values
+    comments["network"] = comments.get("network", "") + "\n" + note
+    sections.setdefault("tcp", {})["rto_rule"] = "buffer"
+    comments["tcp"] = comments.get("tcp", "") + "\nrto_rule buffer: the buffers were measured"
+
+
+def summary(result: dict[str, Any], db) -> str:
+    """What ``measure ports`` prints: per probe and size, the rounds that timed out."""
+    lines = [f"campaign {result['campaign']}: ports ({result['nodes']} nodes)"]
+    for probe, sizes in timed_out(db.samples(result["campaign"])).items():
+        seen = ", ".join(f"{m} B {'timeout' if out else 'none'}" for m, (out, _) in sizes.items())
+        lines.append(f"  {probe}: {seen}")
+    return "\n".join(lines)
