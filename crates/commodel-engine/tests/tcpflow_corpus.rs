@@ -6,7 +6,7 @@
 //! (only for a change of the model's semantics, never for a speed-up).
 //!
 //! The corpus: collectives with many small messages posted at once (the FIFO of posting
-//! order and its levels), exchanges (e_x), one-way streams (e_d), fan-in, token buckets,
+//! order and its levels, queues whose deeper flows finish first), exchanges (e_x), one-way streams (e_d), fan-in, token buckets,
 //! wire bytes and tail drops, on racks, a binary tree, a crossbar and a leaf-spine, with
 //! two ranks per node in some cases (loopback flows).
 
@@ -215,6 +215,8 @@ const CASES: &[(&str, u32, u64, u64, &str, &str)] = &[
     ("barrier-dissemination", 32, 0, 32, "racks", "calibrated"),
     ("random-pairs", 32, 20000, 32, "racks", "calibrated"),
     ("random-pairs", 16, 3000, 8, "crossbar", "fifo"),
+    // Queues deep enough that flows behind the oldest finish first, many of them.
+    ("alltoall-basic-linear", 48, 4096, 48, "racks", "calibrated"),
 ];
 
 #[test]

@@ -27,6 +27,7 @@
 //! both ways; also over [`Scope::ComponentBidir`]).
 
 pub mod burst;
+mod fifo;
 pub mod incast;
 pub mod maxmin;
 pub mod plogpt;
@@ -103,6 +104,8 @@ pub struct Fluid {
     work_mark: Vec<bool>,
     /// Number of rate recomputations (flows), for benchmarks.
     pub recomputed: u64,
+    /// Number of resources that carry a live flow.
+    carrying: usize,
 }
 
 impl Fluid {
@@ -119,6 +122,7 @@ impl Fluid {
             work: Vec::new(),
             work_mark: Vec::new(),
             recomputed: 0,
+            carrying: 0,
         }
     }
 
@@ -149,6 +153,9 @@ impl Fluid {
         for &r in route {
             pos.push(self.on[r as usize].len() as u32);
             self.on[r as usize].push(id);
+            if self.on[r as usize].len() == 1 {
+                self.carrying += 1;
+            }
             self.touch(r);
         }
         let f = &mut self.flows[id as usize];
@@ -173,6 +180,9 @@ impl Fluid {
         for (&r, &p) in route.iter().zip(&pos) {
             let list = &mut self.on[r as usize];
             list.swap_remove(p as usize);
+            if list.is_empty() {
+                self.carrying -= 1;
+            }
             if let Some(&moved) = list.get(p as usize) {
                 let m = &mut self.flows[moved as usize];
                 let k = m
@@ -269,15 +279,8 @@ impl Fluid {
                         }
                         self.work_mark[id as usize] = true;
                         self.work.push(id);
-                        for &r2 in &self.flows[id as usize].route {
-                            let back = topo.reverse(r2).filter(|_| bidir);
-                            for r3 in std::iter::once(r2).chain(back) {
-                                if !seen_res[r3 as usize] {
-                                    seen_res[r3 as usize] = true;
-                                    queue.push(r3);
-                                }
-                            }
-                        }
+                        let route = &self.flows[id as usize].route;
+                        reach(route, bidir, topo, &mut seen_res, &mut queue);
                     }
                 }
                 for &r in &queue {
@@ -293,6 +296,49 @@ impl Fluid {
         self.work.sort_unstable();
         queue.clear();
         self.touched = queue;
+    }
+
+    /// The resources of the component that the touched resources belong to (as
+    /// [`Fluid::collect`] over [`Scope::Component`], or [`Scope::ComponentBidir`] with
+    /// `bidir`), without collecting its flows: into `out`, and `true`, when the component
+    /// is not the whole network; `false`, `out` incomplete, once the walk has reached every
+    /// resource that carries a live flow (the component is then every live flow). Consumes
+    /// the touched resources as `collect` does; `self.work` is left as it was.
+    pub fn component(&mut self, bidir: bool, topo: &Topology, out: &mut Vec<u32>) -> bool {
+        out.clear();
+        let mut seen = std::mem::take(&mut self.touched_mark);
+        let mut reached = 0;
+        for k in 0..self.touched.len() {
+            let r = self.touched[k];
+            out.push(r);
+            if let Some(b) = topo.reverse(r).filter(|_| bidir) {
+                if !seen[b as usize] {
+                    seen[b as usize] = true;
+                    out.push(b);
+                }
+            }
+        }
+        self.touched.clear();
+        for &r in out.iter() {
+            reached += !self.on[r as usize].is_empty() as usize;
+        }
+        let mut i = 0;
+        while i < out.len() && reached < self.carrying {
+            let r = out[i] as usize;
+            i += 1;
+            for &id in &self.on[r] {
+                let new = out.len();
+                reach(&self.flows[id as usize].route, bidir, topo, &mut seen, out);
+                for &r3 in &out[new..] {
+                    reached += !self.on[r3 as usize].is_empty() as usize;
+                }
+            }
+        }
+        for &r in out.iter() {
+            seen[r as usize] = false;
+        }
+        self.touched_mark = seen;
+        reached < self.carrying
     }
 
     /// Bring the flows in `work` up to `now` at their old rates.
@@ -343,6 +389,20 @@ impl Fluid {
         }
         self.update_next();
         Ok(())
+    }
+}
+
+/// Mark every resource of `route` (with `bidir`, and its reverse) in `seen`, and push the
+/// ones not marked before onto `out`.
+fn reach(route: &[u32], bidir: bool, topo: &Topology, seen: &mut [bool], out: &mut Vec<u32>) {
+    for &r in route {
+        let back = topo.reverse(r).filter(|_| bidir);
+        for r2 in std::iter::once(r).chain(back) {
+            if !seen[r2 as usize] {
+                seen[r2 as usize] = true;
+                out.push(r2);
+            }
+        }
     }
 }
 

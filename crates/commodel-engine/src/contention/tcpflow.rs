@@ -90,13 +90,15 @@
 //! Rendezvous control messages (sizes above S) cost L each.
 
 use super::burst::{BurstParams, Bursts};
+use super::fifo::{Cursor, SenderQueues, Step, NO_KEY};
 use super::maxmin::Filler;
-use super::{emit_due, Fluid, OutQueue, Scope};
+use super::{emit_due, Fluid, OutQueue};
 use crate::engine::{Network, XferEvent, XferId};
 use crate::table::Table;
 use crate::time::{add, Overflow, Time, PS_PER_S};
 use crate::topology::{Route, Topology};
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// The TCP payload of one segment at MTU 1500 with timestamps, bytes: a message
 /// of at most this size loses nothing both ways (see the module).
@@ -235,18 +237,29 @@ pub struct TcpflowNet {
     started_at: Option<Time>,
     /// Flows started so far (the next flow's `Meta::order`).
     posted: u64,
-    /// Scratch: the small flows of `work` as (sender, order, index in `work`).
-    queue: Vec<(u32, u64, u32)>,
-    /// Scratch: per entry of `work`, its place in its sender's queue (0 for
-    /// the oldest small flow and for every other flow).
+    /// Per node, its live small flows in posting order (with `fifo_limit`).
+    fifo: SenderQueues,
+    /// The live flows that are not small flows waiting in their sender's queue (by
+    /// position; `tracked_at`: per flow id, its index there or `u32::MAX`). A
+    /// recomputation starts from these and reaches the waiting ones through `fifo`.
+    tracked: Vec<u32>,
+    tracked_at: Vec<u32>,
+    /// Scratch: the resources of a recomputation's component (when it is not every live
+    /// flow).
+    comp: Vec<u32>,
+    /// Scratch: the senders of the component with live small flows, each with its walk
+    /// along its queue, and (level, index in `open`, flow) of each one's next flow that
+    /// may get capacity, lowest level first.
+    open: Vec<Cursor>,
+    next: BinaryHeap<Reverse<(u32, u32, u32)>>,
+    /// Scratch: the tracked flows of the component, in id order; the waiting flows that get
+    /// a rate this time; per flow id, its new rate.
+    cand: Vec<u32>,
+    got: Vec<u32>,
+    rate_of: Vec<f64>,
+    /// Scratch: one level's flows, its rates, and the capacity each resource has used so far.
     level: Vec<u32>,
-    /// Scratch: the entries of `work` grouped by level and where each level
-    /// starts, one level's rates, and the capacity each resource has used so far.
-    items: Vec<u32>,
-    level_start: Vec<usize>,
     level_rates: Vec<f64>,
-    /// Scratch: the entries of one level that can get capacity.
-    group: Vec<u32>,
     /// Scratch: the entries of `work` that are not waiting, in order.
     active: Vec<u32>,
     used: Vec<f64>,
@@ -316,12 +329,17 @@ impl TcpflowNet {
             load: Vec::new(),
             started_at: None,
             posted: 0,
-            queue: Vec::new(),
+            fifo: SenderQueues::new(topo_nodes),
+            tracked: Vec::new(),
+            tracked_at: Vec::new(),
+            comp: Vec::new(),
+            open: Vec::new(),
+            next: BinaryHeap::new(),
+            cand: Vec::new(),
+            got: Vec::new(),
+            rate_of: Vec::new(),
             level: Vec::new(),
-            items: Vec::new(),
-            level_start: Vec::new(),
             level_rates: Vec::new(),
-            group: Vec::new(),
             active: Vec::new(),
             used: Vec::new(),
             bursts,
@@ -373,78 +391,104 @@ impl TcpflowNet {
         m.src != m.dst && self.p.fifo_limit.is_some_and(|e| m.bytes <= e)
     }
 
-    /// Each entry of `work` gets its level: its place in its sender's queue of
-    /// small flows (by posting order), 0 for larger flows. Every flow
-    /// from one node shares that node's up link, so its queue is whole in `work`.
-    /// Returns the highest level.
-    fn levels(&mut self, work: &[u32]) -> u32 {
-        self.level.clear();
-        self.level.resize(work.len(), 0);
-        if self.p.fifo_limit.is_none() {
-            return 0;
+    /// Flow `id` into `self.tracked` (if it is not there).
+    fn track(&mut self, id: u32) {
+        let at = &mut self.tracked_at[id as usize];
+        if *at == u32::MAX {
+            *at = self.tracked.len() as u32;
+            self.tracked.push(id);
         }
-        self.queue.clear();
-        for (k, &id) in work.iter().enumerate() {
-            if self.small(id) {
-                let m = &self.meta[id as usize];
-                self.queue.push((m.src, m.order, k as u32));
-            }
-        }
-        self.queue.sort_unstable();
-        let mut top = 0;
-        for i in 0..self.queue.len() {
-            let (src, _, k) = self.queue[i];
-            let l = if i > 0 && self.queue[i - 1].0 == src {
-                self.level[self.queue[i - 1].2 as usize] + 1
-            } else {
-                0
-            };
-            self.level[k as usize] = l;
-            top = top.max(l);
-        }
-        top
     }
 
-    /// Max-min rates of `work` into `self.rates`, level by level: each level gets
-    /// what the levels before it left of every resource's capacity.
-    fn allocate(&mut self, work: &[u32]) {
-        let top = self.levels(work);
+    /// Flow `id` out of `self.tracked` (if it is there).
+    fn untrack(&mut self, id: u32) {
+        let at = std::mem::replace(&mut self.tracked_at[id as usize], u32::MAX);
+        if at == u32::MAX {
+            return;
+        }
+        self.tracked.swap_remove(at as usize);
+        if let Some(&moved) = self.tracked.get(at as usize) {
+            self.tracked_at[moved as usize] = at;
+        }
+    }
+
+    /// The component of the resources that changed since the last recomputation (its link
+    /// directions and their reverses, walked over every live flow): its tracked flows, in
+    /// id order, into `self.cand`, and its senders with small flows into `self.open`. The
+    /// flows waiting in those senders' queues belong to it too; [`Self::allocate`] reaches
+    /// them through the queues. Every small flow of a node shares its up link, so a
+    /// sender's queue is in the component whole or not at all.
+    fn component(&mut self) {
+        let partial = self.fluid.component(true, &self.topo, &mut self.comp);
+        self.cand.clear();
+        self.open.clear();
+        if partial {
+            let nodes = self.topo.nodes();
+            for &r in &self.comp {
+                // Each flow once: from the first resource of its route (its sender's up
+                // link, or its node's loopback).
+                for &id in &self.fluid.on[r as usize] {
+                    if self.fluid.flows[id as usize].route[0] == r
+                        && self.tracked_at[id as usize] != u32::MAX
+                    {
+                        self.cand.push(id);
+                    }
+                }
+                let n = r / 2;
+                if n < nodes && self.topo.node_up(n) == r && self.fifo.live(n) > 0 {
+                    self.open.push(self.fifo.cursor(n));
+                }
+            }
+        } else {
+            // Every live flow.
+            self.cand.extend_from_slice(&self.tracked);
+            self.fifo.senders(&mut self.open);
+        }
+        self.cand.sort_unstable();
+    }
+
+    /// Max-min rates of the component's flows into `self.rate_of`, level by level: each
+    /// level gets what the levels before it left of every resource's capacity. Level 0
+    /// holds every flow that is not small and each sender's oldest small flow; level l
+    /// each sender's l-th. A flow with a resource already full gets rate 0 (the filling
+    /// would fix it first, at 0, which changes nothing of the others'), so each sender's
+    /// walk along its queue passes such flows (and whole runs behind a full key, and its
+    /// whole queue once its up link is full: resources only fill up as the levels go) and
+    /// the levels without a flow that can get capacity are never formed. The flows that
+    /// were waiting and are given capacity go into `self.got`, in id order. Returns whether
+    /// a flow left without a rate waits: false when no sender has two small flows, where
+    /// every flow shares as in plain max-min.
+    fn allocate(&mut self) -> bool {
         let flows = &self.fluid.flows;
         let topo = &self.topo;
-        if top == 0 {
-            let items = work
+        let fifo = &self.fifo;
+        let tracked_at = &self.tracked_at;
+        self.got.clear();
+        self.rate_of.resize(flows.len(), 0.0);
+        for &id in &self.cand {
+            self.rate_of[id as usize] = 0.0;
+        }
+        if self.open.iter().all(|c| fifo.live(c.node) <= 1) {
+            for c in &mut self.open {
+                let (id, _) = fifo.next(c, |_, _| Step::Take).expect("a live small flow");
+                if tracked_at[id as usize] == u32::MAX {
+                    self.got.push(id);
+                }
+            }
+            self.got.sort_unstable();
+            merge(&self.cand, &self.got, &mut self.level);
+            let items = self
+                .level
                 .iter()
                 .map(|&id| (flows[id as usize].route.as_slice(), 1.0));
             self.filler
-                .allocate(items, |r| topo.capacity(r, false), &mut self.rates);
-            self.active.clear();
-            for (k, &id) in work.iter().enumerate() {
-                self.meta[id as usize].waiting = false;
-                self.active.push(k as u32);
+                .allocate(items, |r| topo.capacity(r, false), &mut self.level_rates);
+            for (&id, &rate) in self.level.iter().zip(&self.level_rates) {
+                self.rate_of[id as usize] = rate;
             }
-            return;
+            return false;
         }
-        self.rates.clear();
-        self.rates.resize(work.len(), 0.0);
         self.used.resize(topo.num_resources(), 0.0);
-        // The entries of `work` grouped by level (counting sort): level l is
-        // items[start[l]..start[l + 1]].
-        let start = &mut self.level_start;
-        start.clear();
-        start.resize(top as usize + 2, 0);
-        for &l in &self.level {
-            start[l as usize + 1] += 1;
-        }
-        for l in 0..=top as usize {
-            start[l + 1] += start[l];
-        }
-        self.items.clear();
-        self.items.resize(work.len(), 0);
-        let mut next = start.clone();
-        for (k, &l) in self.level.iter().enumerate() {
-            self.items[next[l as usize]] = k as u32;
-            next[l as usize] += 1;
-        }
         // What a level leaves of resource r: its capacity less what the levels before
         // took, 0 once that is within 1e-9 of the capacity.
         let left = |used: &[f64], r: u32| {
@@ -456,47 +500,86 @@ impl TcpflowNet {
                 0.0
             }
         };
-        for l in 0..=top as usize {
-            // A flow with a resource left at 0 gets rate 0 (the filling fixes it first, at
-            // 0, which changes nothing of the others'): only the others are filled. Past
-            // level 0, most of a long queue waits behind a full up link.
-            self.group.clear();
-            for &k in &self.items[start[l]..start[l + 1]] {
-                let route = flows[work[k as usize] as usize].route.as_slice();
-                if route.iter().all(|&r| left(&self.used, r) > 0.0) {
-                    self.group.push(k);
-                }
-            }
-            if self.group.is_empty() {
-                continue;
-            }
-            let used = &self.used;
-            let items = self
-                .group
+        let open_route = |used: &[f64], id: u32| {
+            flows[id as usize]
+                .route
                 .iter()
-                .map(|&k| (flows[work[k as usize] as usize].route.as_slice(), 1.0));
-            self.filler
-                .allocate(items, |r| left(used, r), &mut self.level_rates);
-            for (j, &k) in self.group.iter().enumerate() {
-                let rate = self.level_rates[j];
-                self.rates[k as usize] = rate;
-                for &r in &flows[work[k as usize] as usize].route {
-                    self.used[r as usize] += rate;
-                }
+                .all(|&r| left(used, r) > 0.0)
+        };
+        // A sender's next flow that can get capacity as the levels before stand.
+        let step = |used: &[f64], node: u32, id: u32, key: u32| {
+            if left(used, topo.node_up(node)) <= 0.0 {
+                Step::Stop
+            } else if key != NO_KEY && left(used, key) <= 0.0 {
+                Step::PassRun
+            } else if open_route(used, id) {
+                Step::Take
+            } else {
+                Step::Pass
+            }
+        };
+        self.next.clear();
+        for (i, c) in self.open.iter_mut().enumerate() {
+            let (used, node) = (&self.used, c.node);
+            if let Some((id, l)) = fifo.next(c, |id, key| step(used, node, id, key)) {
+                self.next.push(Reverse((l, i as u32, id)));
             }
         }
-        // Only flows with a rate added to `used`.
-        self.active.clear();
-        for (k, &id) in work.iter().enumerate() {
-            let waiting = self.rates[k] <= 0.0;
-            self.meta[id as usize].waiting = waiting;
-            if !waiting {
-                self.active.push(k as u32);
-                for &r in &flows[id as usize].route {
-                    self.used[r as usize] = 0.0;
+        self.level.clear();
+        let small = |id: u32| {
+            let m = &self.meta[id as usize];
+            m.src != m.dst && self.p.fifo_limit.is_some_and(|e| m.bytes <= e)
+        };
+        self.level
+            .extend(self.cand.iter().copied().filter(|&id| !small(id)));
+        let mut at = 0;
+        loop {
+            // Level `at`: each sender's flow there that can still get capacity, each
+            // sender walked on to its next one (which the levels up to this one may still
+            // close: it is looked at again at its level).
+            while let Some(&Reverse((l, i, id))) = self.next.peek() {
+                if l != at {
+                    break;
+                }
+                self.next.pop();
+                let c = &mut self.open[i as usize];
+                if open_route(&self.used, id) {
+                    self.level.push(id);
+                } else if left(&self.used, topo.node_up(c.node)) <= 0.0 {
+                    continue;
+                }
+                let (used, node) = (&self.used, c.node);
+                if let Some((id, l)) = fifo.next(c, |id, key| step(used, node, id, key)) {
+                    self.next.push(Reverse((l, i, id)));
                 }
             }
+            if !self.level.is_empty() {
+                self.level.sort_unstable();
+                let used = &self.used;
+                let items = self
+                    .level
+                    .iter()
+                    .map(|&id| (flows[id as usize].route.as_slice(), 1.0));
+                self.filler
+                    .allocate(items, |r| left(used, r), &mut self.level_rates);
+                for (&id, &rate) in self.level.iter().zip(&self.level_rates) {
+                    self.rate_of[id as usize] = rate;
+                    for &r in &flows[id as usize].route {
+                        self.used[r as usize] += rate;
+                    }
+                    if tracked_at[id as usize] == u32::MAX {
+                        self.got.push(id);
+                    }
+                }
+                self.level.clear();
+            }
+            match self.next.peek() {
+                Some(&Reverse((l, _, _))) => at = l,
+                None => break,
+            }
         }
+        self.got.sort_unstable();
+        true
     }
 
     fn push(&mut self, t: Time, kind: u8, x: XferId) {
@@ -621,7 +704,37 @@ impl TcpflowNet {
     }
 
     fn recompute(&mut self, now: Time) -> Result<(), Overflow> {
-        self.fluid.collect(Scope::ComponentBidir, &self.topo);
+        self.component();
+        let waits = self.allocate();
+        // The flows to recompute: the component's tracked flows and the waiting ones that
+        // got capacity, in id order (those that wait on keep rate 0 and their state).
+        let mut work = std::mem::take(&mut self.fluid.work);
+        merge(&self.cand, &self.got, &mut work);
+        self.rates.clear();
+        self.rates
+            .extend(work.iter().map(|&id| self.rate_of[id as usize]));
+        self.active.clear();
+        for (k, &id) in work.iter().enumerate() {
+            let waiting = waits && self.rates[k] <= 0.0;
+            self.meta[id as usize].waiting = waiting;
+            if waiting && self.small(id) {
+                self.untrack(id);
+            } else {
+                self.track(id);
+            }
+            if !waiting {
+                self.active.push(k as u32);
+            }
+        }
+        if waits {
+            // Only flows with a rate added to `used`.
+            for &k in &self.active {
+                for &r in &self.fluid.flows[work[k as usize] as usize].route {
+                    self.used[r as usize] = 0.0;
+                }
+            }
+        }
+        self.fluid.work = work;
         self.fluid.settle(now);
         let work = std::mem::take(&mut self.fluid.work);
         for &id in &work {
@@ -646,7 +759,6 @@ impl TcpflowNet {
             }
             self.fluid.flows[id as usize].remaining = remaining;
         }
-        self.allocate(&work);
         if self.p.efficiency.is_some() {
             self.apply_efficiency(&work);
         }
@@ -656,6 +768,23 @@ impl TcpflowNet {
         self.rates = rates;
         applied
     }
+}
+
+/// The union of the sorted id lists `a` and `b` (no id in both), sorted, into `out`.
+fn merge(a: &[u32], b: &[u32], out: &mut Vec<u32>) {
+    out.clear();
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        if a[i] < b[j] {
+            out.push(a[i]);
+            i += 1;
+        } else {
+            out.push(b[j]);
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
 }
 
 impl Network for TcpflowNet {
@@ -724,6 +853,12 @@ impl Network for TcpflowNet {
             },
         };
         self.posted += 1;
+        self.tracked_at.resize(self.meta.len(), u32::MAX);
+        self.track(id as u32);
+        if self.small(id as u32) {
+            let key = self.route.resources.get(1).copied().unwrap_or(NO_KEY);
+            self.fifo.push(a, self.meta[id].order, id as u32, key);
+        }
         if a != b && self.p.fifo_limit.is_some_and(|e| bytes <= e) {
             if let Some(bursts) = &mut self.bursts {
                 bursts.post(now, xfer, a, &self.route.resources, bytes, &self.topo);
@@ -751,6 +886,11 @@ impl Network for TcpflowNet {
         done.clear();
         self.fluid.pop_finished(now, &mut done);
         for &(id, x, _) in &done {
+            self.untrack(id);
+            if self.small(id) {
+                let m = &self.meta[id as usize];
+                self.fifo.remove(m.src, m.order);
+            }
             self.accrue(id, now);
             let debt = self.meta[id as usize].debt.round() as Time;
             self.push(now, 0, x);
