@@ -8,6 +8,7 @@ cluster's ports is in tests/test_calibrate_cluster.py.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,7 @@ def test_a_buffer_between_the_sizes_is_found_within_a_grid_step():
     sizes = _measured(doc, 65536)
     outcomes = [out for out, _ in sizes.values()]
     assert any(outcomes) and not all(outcomes)  # the probe tells buffers apart here
-    value, note = ports.fit_height(doc, 8, sizes, [])
+    value, _, note = ports.fit_height(doc, 8, sizes, [])
     assert 65536 / STEP <= value <= 65536 * STEP, note
     assert "7/7 sizes as measured" in note
     # the value fitted predicts what was "measured"
@@ -53,9 +54,9 @@ def test_a_buffer_between_the_sizes_is_found_within_a_grid_step():
 
 def test_no_timeout_gives_a_lower_bound_and_every_timeout_an_upper_one():
     doc = _doc()
-    value, note = ports.fit_height(doc, 8, _measured(doc, 1 << 20), [])
+    value, _, note = ports.fit_height(doc, 8, _measured(doc, 1 << 20), [])
     assert "at least" in note and value <= 1 << 20
-    value, note = ports.fit_height(doc, 8, _measured(doc, 8192), [])
+    value, _, note = ports.fit_height(doc, 8, _measured(doc, 8192), [])
     assert "at most" in note and value >= 8192 / STEP  # the port holds at most that
 
 
@@ -63,7 +64,7 @@ def test_nothing_is_fitted_where_the_rule_cannot_tell_buffers_apart():
     # without fifo_limit no message is injected open-loop: tcpflow predicts no timeout at
     # any buffer, so the probes say nothing of it
     doc = _doc(fifo_limit=None)
-    value, note = ports.fit_height(doc, 8, _measured(doc, 65536), [])
+    value, _, note = ports.fit_height(doc, 8, _measured(doc, 65536), [])
     assert value is None and "the same of every probe" in note
 
 
@@ -78,3 +79,30 @@ def test_nothing_is_fitted_where_the_rule_cannot_tell_buffers_apart():
 )  # fmt: skip
 def test_probes_cross_the_port_toward_a_node_and_a_racks_uplink(n, racks, expect):
     assert probes(n, racks) == expect
+
+
+def _samples(outcomes: dict[int, bool], flows: list) -> list[dict]:
+    return [
+        {
+            "quantity": "burst",
+            "pattern": "host",
+            "size_bytes": m,
+            "extra": {"flows": json.dumps(flows), "timeouts": 2 if out else 0},
+        }
+        for m, out in outcomes.items()
+        for _ in range(3)
+    ]
+
+
+def test_a_port_that_never_timed_out_gets_no_buffer_written():
+    # the harshest incast measured lost no tail: the least buffer that agrees would predict
+    # tail drops in milder patterns, so nothing is written (dev study, seed 1)
+    doc = _doc()
+    flows = probes(8, None)["host"]
+    sizes = {4096 << k: False for k in range(7)}
+    values, note = ports.buffer_section(doc, _samples(sizes, flows))
+    assert values is None and "holds at least" in note
+    # where the probes bound it from both sides, the buffer is written
+    measured = {m: out for m, (out, _) in _measured(doc, 65536).items()}
+    values, note = ports.buffer_section(doc, _samples(measured, flows))
+    assert values is not None and 65536 / STEP <= values[0] <= 65536 * STEP, note
