@@ -20,6 +20,7 @@ from commodel.topology_inference import (
     canonical,
     confirmation,
     explore,
+    fit_capacity,
     fluid_times,
     infer,
     shift_flows,
@@ -105,6 +106,15 @@ def test_a_tree_with_two_narrow_levels_is_found_level_by_level():
     found = explore(net.current, net.measure)
     assert [lv.group for lv in found.levels] == [pairs, quads], found.notes
     assert [lv.capacity / nic for lv in found.levels] == pytest.approx([1.5, 2.0], rel=0.15)
+    # racks hold one level: the one that alone explains the rounds better is written
+    rounds = net.current()
+    alone = {lv.group: fit_capacity(rounds, found.nic, lv.group, [], 0) for lv in found.levels}
+    best = min(alone, key=lambda g: alone[g][1])
+    section, note = network_section(found, rounds)
+    assert section["racks"] == [len(g) for g in Level(best, 0.0).groups]
+    assert section["backbone"] == pytest.approx(alone[best][0], rel=1e-6)
+    other = next(g for g in alone if g != best)
+    assert f"not written: {Level(other, 0.0).groups}" in note
 
 
 def test_confirmation_loads_each_group_uplink_with_the_most_flows_it_can_carry():

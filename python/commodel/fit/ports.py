@@ -6,9 +6,12 @@ when at least half of its rounds had a timeout. With every other section of the 
 fitted, the buffer of a height is the one with which ``tcpflow`` (``tcp.rto_rule: buffer``)
 predicts a timeout at exactly the sizes that timed out, or at as many of the sizes as any
 buffer can: over a grid of buffers from :data:`LOW` to :data:`HIGH` (log-spaced), the middle
-(geometric) of the best-scoring run. Where no round timed out, that run reaches
-:data:`HIGH` and the buffer written is the least that predicts none (a lower bound: the port
-holds at least that); where every size timed out, the largest that predicts them all.
+(geometric) of the best-scoring run; where every size timed out, the largest that
+predicts them all (the port holds at most that). Where that run reaches :data:`HIGH` at
+height 1 (the probes bound the buffer only from below: the harshest incast measured lost
+no more tails than a large port would), nothing is written: fed its least value, the rule
+would predict tail drops in patterns milder than the probe (decided on the dev study,
+seed 1, study/2026-11-28-held-out).
 Height 1 (the port toward a node) comes from the ``host`` probe, height 2 (a rack's uplink)
 from the ``uplink`` probe with height 1 in place; a crossbar has height 1 only.
 """
@@ -69,8 +72,10 @@ def _grid() -> list[int]:
 
 def fit_height(
     doc: dict[str, Any], nodes: int, sizes: dict[int, tuple[bool, list]], fixed: list[int]
-) -> tuple[int | None, str]:
-    """The buffer of the next height after ``fixed`` (see the module text), and a note."""
+) -> tuple[int | None, str, str]:
+    """The buffer of the next height after ``fixed`` (see the module text), what it is
+    (``"at least"``, ``"at most"``, ``"between"``; ``"none"`` where nothing was fitted)
+    and a note."""
     heights = network_heights(doc["network"])
     scheds = {
         m: round_schedule([tuple(f) for f in flows], m, nodes) for m, (_, flows) in sizes.items()
@@ -86,9 +91,13 @@ def fit_height(
     best = max(scores)
     if min(scores) == best:
         seen = ", ".join(f"{m} B {'timeout' if out else 'none'}" for m, (out, _) in sizes.items())
-        return None, (
-            f"tcpflow predicts the same of every probe at any buffer from {grid[0]} to "
-            f"{grid[-1]} B ({seen})"
+        return (
+            None,
+            "none",
+            (
+                f"tcpflow predicts the same of every probe at any buffer from {grid[0]} to "
+                f"{grid[-1]} B ({seen})"
+            ),
         )
     runs, start = [], None
     for k, s in enumerate(scores + [-1]):
@@ -100,15 +109,15 @@ def fit_height(
     lo, hi = max(runs, key=lambda r: r[1] - r[0])
     if hi == len(grid) - 1:
         value = grid[lo]  # nothing dropped: at least this
-        how = "at least (no size timed out more than the model allows)"
+        kind, how = "at least", "at least (no size timed out more than the model allows)"
     elif lo == 0:
         value = grid[hi]
-        how = "at most"
+        kind, how = "at most", "at most"
     else:
         value = int(round(math.sqrt(grid[lo] * grid[hi])))
-        how = f"between {grid[lo]} and {grid[hi]} B, their geometric middle"
+        kind, how = "between", f"between {grid[lo]} and {grid[hi]} B, their geometric middle"
     seen = ", ".join(f"{m} B {'timeout' if out else 'none'}" for m, (out, _) in sizes.items())
-    return value, f"{value} B, {how}; {best}/{len(sizes)} sizes as measured ({seen})"
+    return value, kind, f"{value} B, {how}; {best}/{len(sizes)} sizes as measured ({seen})"
 
 
 def network_heights(network: dict[str, Any]) -> int:
@@ -129,14 +138,22 @@ def buffer_section(
     if "host" not in probes:
         raise CommodelError("the ports campaign has no host probe")
     nodes = int(doc["nodes"])
-    b1, note1 = fit_height(doc, nodes, probes["host"], [])
+    b1, kind1, note1 = fit_height(doc, nodes, probes["host"], [])
     if b1 is None:
         return None, f"buffer not fitted: {note1}"
+    if kind1 == "at least":
+        # the probes show only that the port holds at least b1: the harshest incast we
+        # measured lost no tail, so the rule is left off rather than fed the least
+        # buffer that agrees (which predicts tail drops in patterns milder than the probe)
+        return None, (
+            f"buffer not written: the port toward a node holds at least {b1} B ({note1}); "
+            "without network.buffer tcpflow predicts no tail drops"
+        )
     notes = [f"buffer (measure ports, through tcpflow's tail-drop rule): height 1 {note1}"]
     out = [b1]
     if network_heights(doc["network"]) == 2 and "unidirectional" not in doc["network"]:
         if "uplink" in probes:
-            b2, note2 = fit_height(doc, nodes, probes["uplink"], [b1])
+            b2, _, note2 = fit_height(doc, nodes, probes["uplink"], [b1])
             if b2 is None:
                 b2 = HIGH
                 note2 = f"{HIGH} B: {note2}"

@@ -56,7 +56,8 @@ def draw_spec(seed: int, index: int) -> dict[str, Any]:
     if hosts * nic > cap:
         scaled = f" (drawn at {nic:.0f} Mbit/s, scaled to the machine's {cap:.0f} Mbit/s)"
         nic = max(MIN_NIC_MBIT, cap / hosts)
-    nic_mbit = max(int(MIN_NIC_MBIT), int(round(nic)))
+    # whole Mbit/s, rounded down where scaled so that the hosts stay within the cap
+    nic_mbit = max(int(MIN_NIC_MBIT), int(nic) if scaled else int(round(nic)))
     tree = hosts in (4, 8) and rng.random() < 0.5
     if tree:
         depth = hosts.bit_length() - 1

@@ -62,7 +62,7 @@ QUICK = Workload(
     random_trials=1,
     forced_collectives=("allreduce",),
     forced_sizes=(32 * KiB,),
-    pattern_reps=3,
+    pattern_reps=5,  # measure pattern takes at least 5 (its min_reps)
     forced_min_reps=3,
     forced_max_reps=3,
 )
