@@ -313,7 +313,7 @@ def write_checked_rules(tables, path: str, check_unchanged_in: str | None = None
     if bad:  # our writer and our reader disagree: a bug
         raise CommodelError(f"internal: the rules for {path} fail our reader: {bad[0]}")
     if check_unchanged_in:
-        from ..advise.measured import check_rules_unchanged
+        from ..advise.verify_runs import check_rules_unchanged
 
         check_rules_unchanged(check_unchanged_in, path, text)
     return write_rules(tables, path)
@@ -345,7 +345,7 @@ def write_measured_rules(collective: str, points, path: str, base=None) -> None:
     import shlex
 
     from ..advise.advice import mpirun_line
-    from ..advise.measured import rules_from_measured
+    from ..advise.verify_runs import rules_from_measured
     from ..openmpi import algorithm_label
     from ..units import format_size
 
@@ -370,32 +370,34 @@ def write_measured_rules(collective: str, points, path: str, base=None) -> None:
 def run_verify(args: argparse.Namespace, adv, given=None) -> int:
     import shlex
 
-    from ..advise import measured
+    from ..advise import verify_runs
 
     if adv.collective == "barrier":
         raise CommodelError("--verify: barrier has no message sizes to verify rules over")
     mpirun = shlex.split(args.mpirun)
     if not mpirun:
         raise CommodelError("--mpirun: empty launcher")
-    path = measured.rules_path(args.verify, args.rules)
+    path = verify_runs.rules_path(args.verify, args.rules)
     if given is None:
         write_advice_rules(adv, path, check_unchanged_in=args.verify)
     else:
-        measured.check_rules_unchanged(args.verify, path, given[1])
+        verify_runs.check_rules_unchanged(args.verify, path, given[1])
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(given[1])
     print(format_advice(adv))
     print(f"rules: {path}" + (f" (a copy of {args.use_rules})" if given else ""))
-    points, split_times, failed = measured.verify(
+    points, split_times, failed = verify_runs.verify(
         adv, args.verify, path, mpirun, root=args.root, min_reps=args.min_reps,
         max_reps=args.max_reps, quiet=args.quiet, rounds=args.rounds, budget=args.budget,
         tables=given[0] if given else None,
     )  # fmt: skip
     if points:
-        report = measured.format_verified(adv.collective, points, adv, split_times)
+        report = verify_runs.format_verified(adv.collective, points, adv, split_times)
         write_output(report + "\n", args.output)
         csv_path = os.path.splitext(args.verify)[0] + ".verify.csv"
-        measured.write_csv(csv_path, measured.csv_rows(adv.collective, points, adv, split_times))
+        verify_runs.write_csv(
+            csv_path, verify_runs.csv_rows(adv.collective, points, adv, split_times)
+        )
         print(f"table: {csv_path}")
         if args.plot:
             from ..report.advise_plot import plot_verified
