@@ -156,8 +156,8 @@ def test_targets():
 
 
 def test_measured_rules_name_the_best_where_the_default_is_slower_beyond_the_spread():
-    from commodel.advise.measured import rules_from_measured, rules_pick
     from commodel.advise.rules import format_rules, parse_rules
+    from commodel.advise.verify_runs import rules_from_measured, rules_pick
 
     def pt(size, default, forced, default_alg, alike=()):
         v = VerifiedPoint(8, size, default, forced[default_alg], forced, default_alg, 1.0, 0.9, 1.1)
@@ -194,8 +194,8 @@ def test_measured_rules_name_the_best_where_the_default_is_slower_beyond_the_spr
 
 
 def test_measured_rules_refine_a_given_file_at_the_sizes_measured_only():
-    from commodel.advise.measured import rules_from_measured
     from commodel.advise.rules import format_rules, parse_rules
+    from commodel.advise.verify_runs import rules_from_measured
 
     # the model's allreduce rules of the margin pass on 8 ranks, and a table for 16
     base = parse_rules(b"1 2 2 8 3 0 3 0 0 2048 6 0 0 32768 4 0 0 16 1 0 3 0 0").tables
@@ -227,8 +227,8 @@ def test_measured_rules_refine_a_given_file_at_the_sizes_measured_only():
 
 
 def test_rules_pick_tells_the_default_decisions_own_call():
-    from commodel.advise.measured import rules_pick
     from commodel.advise.rules import parse_rules
+    from commodel.advise.verify_runs import rules_pick
 
     text = b"1 7 1 8 3 0 6 0 0 1024 3 0 8192 65536 0 0 0 0"  # bcast on 8 ranks
     [table] = parse_rules(text).tables
@@ -280,8 +280,8 @@ def test_verify_a_given_rules_file_and_write_measured_rules(tmp_path):
     assert [(r["size"], r["chosen"]) for r in table] == [("1024", "1"), ("65536", "1")]
     assert "measured rules: " in res.stdout and "--use-rules" in res.stdout
     assert commodel("advise", "--check-rules", str(measured)).returncode == 0
-    from commodel.advise.measured import rules_pick
     from commodel.advise.rules import read_rules
+    from commodel.advise.verify_runs import rules_pick
 
     tables = read_rules(str(measured)).tables
     for r in table:  # the measured best, or the default's own call

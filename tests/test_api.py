@@ -298,7 +298,25 @@ def test_module_names_say_one_thing() -> None:
     assert [n for n in names if n.endswith("demo.py")] == ["cli/demo.py"]
     assert [n for n in names if n.endswith("compare.py")] == []
     assert [n for n in names if n.endswith("study.py")] == ["cli/study.py"]
+    assert [n for n in names if n.endswith("measured.py")] == ["validate/alltoall_measured.py"]
     assert not hasattr(commodel.errors, "GoalSyntaxError")
+
+
+def test_function_names_say_one_thing() -> None:
+    """Issue 41's functions of one name and two meanings have one each: ``tcp_section`` is
+    the tcp campaign's section (``fit/tcp.py``), ``wire_bytes`` an IP packet's bytes on the
+    wire (``cluster/wire.py``, as ``crates/commodel-wire``'s ``port.rs``); no two
+    ``format_result``."""
+    package = ROOT / "python" / "commodel"
+    defined: dict[str, list[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, ast.FunctionDef):
+                defined.setdefault(node.name, []).append(path.relative_to(package).as_posix())
+    assert defined["tcp_section"] == ["fit/tcp.py"]
+    assert defined["wire_bytes"] == ["cluster/wire.py"]
+    assert "format_result" not in defined
+    assert defined["format_advice"] == ["report/advise_tables.py"]
 
 
 SIZE_TEXTS = ["8b", "8B", "8 b", "64KiB", "1MiB", "1GiB", "2kB", "2KB", "3MB", "1GB", "1TB"]

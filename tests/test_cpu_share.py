@@ -166,7 +166,7 @@ def test_predict_says_when_the_ranks_share_cores(tmp_path):
 
 def test_advise_says_at_which_communicator_sizes_the_ranks_share_cores():
     from commodel.advise.advice import advise
-    from commodel.cli.advise import format_advice
+    from commodel.report.advise_tables import format_advice
 
     adv = advise(platform_from_dict(with_cpu(2)), "allreduce", [2, 8], [1024], model="plogp")
     assert adv.cpu_cores == 2

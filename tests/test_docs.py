@@ -287,13 +287,184 @@ def test_architecture_prose_names_only_what_exists() -> None:
     assert not missing, f"docs/architecture.md names paths that do not exist: {missing}"
 
 
-# --- docs/architecture.md: adding a measurement, checked against the registry ------------
+# --- docs/architecture.md: how to add a measurement, a model, a collective ---------------
+
+HOWTO = "\n## How to add a measurement, a model, a collective\n"
+
+
+def howto_item(kind: str) -> str:
+    """The item ``kind`` ("a measurement", "a model", "a collective") of docs/architecture.md's
+    "How to add ..." section."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    section = text.split(HOWTO, 1)[1].split("\n## ", 1)[0]
+    return section.split(f"* **{kind}**:", 1)[1].split("\n* **", 1)[0]
 
 
 def measurement_howto() -> str:
-    """The "a measurement" item of docs/architecture.md's "Where to add ..."."""
-    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
-    return text.split("* **a measurement**:", 1)[1].split("\n* **", 1)[0]
+    return howto_item("a measurement")
+
+
+def touched_files(kind: str) -> list[str]:
+    """The files the item says an addition touches: the paths quoted in its first sentence
+    ("touches `a`, `b` ... ."), from the repository's root, ``<name>`` standing for any name."""
+    sentence = howto_item(kind).split("touches ", 1)[1].split(".\n", 1)[0]
+    paths = [q for q in re.findall(r"`([^`]+)`", sentence) if "/" in q or q.endswith(".md")]
+    assert len(paths) >= 5, (kind, paths)
+    return paths
+
+
+def touched_pattern(path: str) -> re.Pattern[str]:
+    """``path`` as a pattern, each ``<name>`` in it standing for one part of a path."""
+    parts = re.split(r"(<[^>]+>)", path)
+    return re.compile("".join(r"[^/]+" if p.startswith("<") else re.escape(p) for p in parts))
+
+
+# what the tree holds that names things: code, docs, tests and their golden files
+NAMING_FILES = ("python/commodel", "crates", "docs", "tests", "benches", "fuzz", "examples")
+NAMING_SUFFIXES = {".py", ".pyi", ".rs", ".md", ".txt", ".json", ".yaml", ".toml"}
+
+
+def tree_files() -> list[Path]:
+    paths = [ROOT / "README.md", ROOT / "CONTRIBUTING.md"]
+    for top in NAMING_FILES:
+        paths += [
+            p
+            for p in (ROOT / top).rglob("*")
+            if p.suffix in NAMING_SUFFIXES
+            and not {"target", "__pycache__", ".pytest_cache"} & set(p.parts)
+        ]
+    return paths
+
+
+def files_naming_all(names: list[str], paths: list[Path], root: Path = ROOT) -> set[str]:
+    """The files of ``paths`` (as paths from ``root``) that name every one of ``names`` as a
+    word of its own (``plogp`` is not named by ``plogpt`` nor by ``plogp_fit``)."""
+    words = [re.compile(rf"(?<![\w-]){re.escape(n)}(?![\w-])") for n in names]
+    out = set()
+    for path in paths:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        if all(w.search(text) for w in words):
+            out.add(path.relative_to(root).as_posix())
+    return out
+
+
+def _names_of(kind: str) -> list[str]:
+    if kind == "a measurement":
+        from commodel.measure.registry import UNITS
+
+        return [u.name for u in UNITS]
+    if kind == "a model":
+        return registered_models()
+    from commodel.schedules import collective_names
+
+    return [name for name, _summary in collective_names()]
+
+
+@pytest.mark.parametrize("kind", ["a measurement", "a model", "a collective"])
+def test_howto_names_files_that_exist(kind: str) -> None:
+    """A file named plainly exists; one with ``<name>`` in it is a pattern that some file of
+    the tree follows (``measure/<name>.py``: ``measure/plogp.py``, ...)."""
+    for path in touched_files(kind):
+        if "<" not in path:
+            assert (ROOT / path).is_file(), f"{kind}: docs/architecture.md names {path}"
+            continue
+        pattern = touched_pattern(path)
+        top = ROOT / path.split("<", 1)[0].rsplit("/", 1)[0]
+        found = [p for p in top.rglob("*") if pattern.fullmatch(p.relative_to(ROOT).as_posix())]
+        assert found, f"{kind}: no file of the tree is {path}"
+
+
+@needs_engine
+@pytest.mark.parametrize("kind", ["a measurement", "a model", "a collective"])
+def test_every_file_that_names_them_all_is_in_the_howto(kind: str) -> None:
+    """Adding one means adding it to every file that names all the others: each such file is
+    in the item's list of files it touches, by its own path (``collectives/<operation>.rs``
+    is the new one's generator, not the catalog ``collectives/mod.rs``)."""
+    names = _names_of(kind)
+    assert len(names) >= 9, names
+    listed = set(touched_files(kind))
+    found = files_naming_all(names, tree_files())
+    assert found, f"no file names every {kind[2:]}"
+    unlisted = sorted(found - listed)
+    assert not unlisted, (
+        f"these files name every {kind[2:]}, so adding {kind} touches them; "
+        f"docs/architecture.md's item does not list them: {unlisted}"
+    )
+
+
+def test_files_naming_all_reads_whole_words(tmp_path: Path) -> None:
+    texts = {
+        "all.md": "`plogp` and maxmin-plain, then plogp again",
+        "longer.md": "plogpt and maxmin-plain-x",
+        "parts.rs": '"plogp_fit" => maxmin-plain; "maxmin-plai"',
+        "one.txt": "plogp: only the one",
+    }
+    for name, text in texts.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    paths = sorted(tmp_path.iterdir())
+    assert files_naming_all(["plogp", "maxmin-plain"], paths, tmp_path) == {"all.md"}
+    assert files_naming_all(["maxmin-plai"], paths, tmp_path) == {"parts.rs"}
+    assert files_naming_all(["plogp"], paths, tmp_path) == {"all.md", "one.txt"}
+
+
+def test_the_registry_holds_one_line_of_the_documented_shape_per_measurement() -> None:
+    from commodel.measure.registry import UNITS
+
+    shape = 'Unit(<name>.MEASUREMENT, fit="<name>")'
+    assert shape in measurement_howto()
+    registry = (ROOT / "python/commodel/measure/registry.py").read_text(encoding="utf-8")
+    lines = re.findall(r"^    (Unit\(.*\)),$", registry, re.M)
+    assert len(lines) == len(UNITS) >= 10
+    line = re.compile(r'Unit\((\w+)\.[A-Z_]+(?:, fit="(\w+)")?\)')
+    assert all(line.fullmatch(text) for text in lines), lines
+    documented = re.escape(shape).replace("<name>", r"(\w+)")
+    same = [text for text in lines if re.fullmatch(documented, text)]
+    assert len(same) >= len(UNITS) // 2, same  # the usual line: module and fit of one name
+    assert all(a == b for a, b in (re.fullmatch(documented, t).groups() for t in same))
+
+
+def test_a_model_is_where_the_howto_says() -> None:
+    """The engine's MODELS, the ModelParams variants and their branches in predict.rs and the
+    bindings, the converters registered in engine_params.py, the Networks in nic.rs and
+    contention/."""
+    src = ROOT / "crates/commodel-engine/src"
+    params = (src / "params.rs").read_text(encoding="utf-8")
+    listed = params.split("pub const MODELS: &[&str] = &[", 1)[1].split("];", 1)[0]
+    assert sorted(re.findall(r'"([\w-]+)"', listed)) == registered_models()
+    enum = params.split("pub enum ModelParams {", 1)[1].split("}", 1)[0]
+    variants = re.findall(r"^\s*(\w+)\(\w+\),$", enum, re.M)
+    assert len(variants) >= 7, variants
+    for path in (src / "predict.rs", ROOT / "crates/commodel-py/src/params.rs"):
+        text = path.read_text(encoding="utf-8")
+        missing = [v for v in variants if f"ModelParams::{v}(" not in text]
+        assert not missing, f"{path.relative_to(ROOT)} has no branch for {missing}"
+    converters = (ROOT / "python/commodel/platform/engine_params.py").read_text(encoding="utf-8")
+    registered = re.findall(r'@register_model\(\s*"([\w-]+)"', converters)
+    assert sorted(registered) == registered_models()
+    networks = {
+        path.relative_to(src).as_posix()
+        for path in src.rglob("*.rs")
+        if re.search(r"^impl\b.*\bNetwork for ", path.read_text(encoding="utf-8"), re.M)
+    }
+    assert "nic.rs" in networks and len(networks) >= 4, networks
+    assert all(n == "nic.rs" or n.startswith("contention/") for n in networks), networks
+
+
+@needs_engine
+def test_a_collective_is_one_row_of_the_catalog_naming_its_generator() -> None:
+    from commodel.schedules import collective_names
+
+    folder = ROOT / "crates/commodel-engine/src/collectives"
+    catalog = (folder / "mod.rs").read_text(encoding="utf-8")
+    table = catalog.split("static CATALOG: &[CollectiveInfo] = &[", 1)[1].split("\n];", 1)[0]
+    rows = re.findall(r'^    entry\("([\w-]+)", "(?:[^"\\]|\\.)*", (\w+)::(\w+)\),$', table, re.M)
+    assert len(rows) == len(table.strip().splitlines()), "one row a line, each of that shape"
+    assert [name for name, _, _ in rows] == [name for name, _ in collective_names()]
+    for name, module, function in rows:
+        path = folder / f"{module}.rs"
+        assert path.is_file(), (name, path)
+        text = path.read_text(encoding="utf-8")
+        assert re.search(rf"\bfn {function}\b", text), f"{name}: no fn {function} in {path}"
 
 
 def _cli_value(kind: str, choices: tuple[str, ...] | None) -> list[str]:

@@ -14,7 +14,7 @@ import math
 import pytest
 
 from commodel.errors import CommodelError
-from commodel.fit.wire import wire_bytes
+from commodel.fit.wire import overhead_and_ack
 from commodel.measure import wire
 from mpirun import needs_mpi, run
 
@@ -57,7 +57,7 @@ def _rows(hosts=("h0", "h1", "h2", "h3"), sizes=(256, 512, 1024, 2048, 4096), ac
 
 
 def test_h_and_a_from_counted_bytes():
-    h, a, note = wire_bytes(_rows())
+    h, a, note = overhead_and_ack(_rows())
     # h(m) = (m + c + n_d s_a) / rho - m: 72.6, 61.1, 38.1, 55.2, 26.2 B; a(m) = 0.5 s_a / rho
     hs = sorted((m + C + _n_d(m) * S_A) / RHO - m for m in (256, 512, 1024, 2048, 4096))
     assert h == round(hs[2]) == 55
@@ -67,15 +67,15 @@ def test_h_and_a_from_counted_bytes():
 
 
 def test_acknowledgements_are_the_packets_beyond_the_data_frames():
-    h, a, _ = wire_bytes(_rows(acks=1.5))
+    h, a, _ = overhead_and_ack(_rows(acks=1.5))
     assert a == round(1.5 * S_A / RHO) == 95
     assert h == 55  # the data direction is unchanged
 
 
 def test_one_host_or_no_ring_is_not_fitted():
-    h, a, note = wire_bytes(_rows(hosts=("h0",) * 4))
+    h, a, note = overhead_and_ack(_rows(hosts=("h0",) * 4))
     assert (h, a) == (None, None) and "ran on one host" in note
-    h, a, note = wire_bytes([r for r in _rows() if r["pattern"] != "ring"])
+    h, a, note = overhead_and_ack([r for r in _rows() if r["pattern"] != "ring"])
     assert (h, a) == (None, None) and "no ring on 3 nodes" in note
 
 

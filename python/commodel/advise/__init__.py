@@ -5,6 +5,6 @@
 * :mod:`.advice`: predictions of every algorithm and of Open MPI's default per
   (communicator size, message size), the choice (the fastest, or the default where the
   predicted gain is small), and the rules that encode it;
-* :mod:`.measured`: ``advise --verify``, the rules measured on the real MPI against the
+* :mod:`.verify_runs`: ``advise --verify``, the rules measured on the real MPI against the
   default decision and every forced algorithm; :mod:`.verify`: the comparison's arithmetic.
 """

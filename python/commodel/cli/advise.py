@@ -234,6 +234,7 @@ def run(args: argparse.Namespace) -> int:
         raise CommodelError(f"advise: {' and '.join(missing)} required (or --check-rules FILE)")
     from ..advise.advice import advise, check_collective, mpirun_line
     from ..platform import load_platform
+    from ..report.advise_tables import format_advice
 
     mpi = chosen_mpi(args)
     from ..mpis import get as get_mpi
@@ -321,7 +322,7 @@ def write_checked_rules(tables, path: str, check_unchanged_in: str | None = None
     if bad:  # our writer and our reader disagree: a bug
         raise CommodelError(f"internal: the rules for {path} fail our reader: {bad[0]}")
     if check_unchanged_in:
-        from ..advise.measured import check_rules_unchanged
+        from ..advise.verify_runs import check_rules_unchanged
 
         check_rules_unchanged(check_unchanged_in, path, text)
     return write_rules(tables, path)
@@ -353,7 +354,7 @@ def write_measured_rules(collective: str, points, path: str, base=None) -> None:
     import shlex
 
     from ..advise.advice import mpirun_line
-    from ..advise.measured import rules_from_measured
+    from ..advise.verify_runs import rules_from_measured
     from ..openmpi import algorithm_label
     from ..units import format_size
 
@@ -378,32 +379,35 @@ def write_measured_rules(collective: str, points, path: str, base=None) -> None:
 def run_verify(args: argparse.Namespace, adv, given=None) -> int:
     import shlex
 
-    from ..advise import measured
+    from ..advise import verify_runs
+    from ..report.advise_tables import format_advice
 
     if adv.collective == "barrier":
         raise CommodelError("--verify: barrier has no message sizes to verify rules over")
     mpirun = shlex.split(args.mpirun)
     if not mpirun:
         raise CommodelError("--mpirun: empty launcher")
-    path = measured.rules_path(args.verify, args.rules)
+    path = verify_runs.rules_path(args.verify, args.rules)
     if given is None:
         write_advice_rules(adv, path, check_unchanged_in=args.verify)
     else:
-        measured.check_rules_unchanged(args.verify, path, given[1])
+        verify_runs.check_rules_unchanged(args.verify, path, given[1])
         with open(path, "w", encoding="utf-8") as handle:
             handle.write(given[1])
     print(format_advice(adv))
     print(f"rules: {path}" + (f" (a copy of {args.use_rules})" if given else ""))
-    points, split_times, failed = measured.verify(
+    points, split_times, failed = verify_runs.verify(
         adv, args.verify, path, mpirun, root=args.root, min_reps=args.min_reps,
         max_reps=args.max_reps, quiet=args.quiet, rounds=args.rounds, budget=args.budget,
         tables=given[0] if given else None,
     )  # fmt: skip
     if points:
-        report = measured.format_verified(adv.collective, points, adv, split_times)
+        report = verify_runs.format_verified(adv.collective, points, adv, split_times)
         write_output(report + "\n", args.output)
         csv_path = os.path.splitext(args.verify)[0] + ".verify.csv"
-        measured.write_csv(csv_path, measured.csv_rows(adv.collective, points, adv, split_times))
+        verify_runs.write_csv(
+            csv_path, verify_runs.csv_rows(adv.collective, points, adv, split_times)
+        )
         print(f"table: {csv_path}")
         if args.plot:
             from ..report.advise_plot import plot_verified
@@ -422,142 +426,6 @@ def run_verify(args: argparse.Namespace, adv, given=None) -> int:
     if not points:
         raise CommodelError("--verify: nothing measured to compare")
     return 0
-
-
-def format_advice(adv) -> str:
-    from ..report.tables import format_table
-    from ..units import format_duration, format_size
-
-    def pct(x: float | None) -> str:
-        return f"{100 * x:.1f}%" if x is not None else "-"
-
-    def time(c) -> str:  # a prediction with timeouts carries a star
-        if c is None or c.time_s is None:
-            return "-"
-        return format_duration(c.time_s) + ("*" if c.timeouts else "")
-
-    rows = []
-    for pt in adv.points:
-        best, second, default = pt.best, pt.runner_up, pt.default
-        chosen = pt.choice(adv.min_gain)
-        rows.append(
-            [
-                pt.ranks,
-                format_size(pt.size) if adv.collective != "barrier" else "-",
-                f"{best.number} {best.name}" if best else "none",
-                time(best),
-                f"{second.number} {second.name}" if second else "-",
-                time(second),
-                pct(pt.margin),
-                f"{default.number} {default.name}" if default else "-",
-                time(default),
-                pct(pt.gain),
-                "default"
-                if pt.keeps_default(adv.min_gain)
-                else (f"{chosen.number} {chosen.name}" if chosen else "-"),
-            ]
-        )
-    from ..mpis import get as get_mpi
-
-    label = get_mpi(adv.mpi).label
-    numbers = (
-        f"numbers in the order of MPIR_CVAR_{adv.collective.upper()}_INTRA_ALGORITHM"
-        if adv.mpi == "mpich"
-        else "numbers as coll_tuned_<coll>_algorithm"
-    )
-    head = (
-        f"{adv.collective} on platform {adv.platform}, model {adv.model}: predicted time of "
-        f"{label}'s algorithms ({numbers})\ndefault: what "
-        f"{label.rsplit(' ', 1)[0]} runs without a rules file; gain: default / best - 1; chosen: the best\n"
-        f"where the gain exceeds --min-gain ({adv.min_gain}), else the default"
-    )
-    if adv.cpu_stretch:
-        head += (
-            f"\ncpu: the ranks share {adv.cpu_cores} cores (platform `cpu` section): CPU work x "
-            + ", ".join(f"{s:.3g} at P = {p}" for p, s in adv.cpu_stretch.items())
-        )
-    if adv.samples:
-        head += (
-            f"\nescalations: each time is the mean of {adv.samples} runs with the incast rule "
-            "(platform `many_to_one` section; --samples)"
-        )
-    lines = [
-        head,
-        "",
-        format_table(
-            [
-                "P",
-                "size",
-                "best",
-                "time",
-                "runner-up",
-                "time",
-                "margin",
-                "default",
-                "time",
-                "gain",
-                "chosen",
-            ],
-            rows,
-            align="rrlrlrrlrrl",
-        ),  # fmt: skip
-    ]
-    timed = [c for pt in adv.points for c in (*pt.candidates, pt.default) if c and c.timeouts]
-    delayed = [f"{n} {a}" for n, a in sorted({(c.number, c.name) for c in timed})]
-    if any(pt.split and pt.split.timeouts for pt in adv.points):
-        delayed.append("the split")
-    if delayed and not adv.samples:
-        lines.append(
-            "*: with the retransmission timeouts the model predicts (`predict --json` lists "
-            "them as rto_events), for " + ", ".join(delayed)
-        )
-    elif delayed:
-        lines.append("*: the mean of runs of which some escalated (the incast rule)")
-    missing = adv.missing()
-    if missing:
-        lines.append("")
-        lines.append("no generator (not predicted): " + ", ".join(f"{n} {a}" for n, a in missing))
-    notes: dict[tuple[int, str], str] = {}
-    for pt in adv.points:
-        for c in pt.candidates:
-            if c.generator and c.time_s is None:
-                notes.setdefault((c.number, c.name), f"P={pt.ranks} {c.note}")
-    for (n, a), note in sorted(notes.items()):
-        lines.append(f"not predicted where the generator refuses, e.g. {n} {a}: {note}")
-    splits = [pt for pt in adv.points if pt.split is not None]
-    if splits:
-        rows = []
-        for pt in splits:
-            sp, best = pt.split, pt.best
-            linear = next((c for c in pt.candidates if c.number == 1), None)
-            plain = linear.time_s if linear else None
-            rows.append(
-                [
-                    pt.ranks,
-                    format_size(pt.size),
-                    format_size(int(sp.m1)) if sp.m1 is not None else "-",
-                    format_size(int(sp.small)) if sp.small is not None else "-",
-                    sp.k,
-                    time(sp) if sp.time_s is not None else sp.note or "-",
-                    format_duration(plain) if plain is not None else "-",
-                    f"{plain / sp.time_s:.2f}" if plain and sp.time_s else "-",
-                    f"{best.time_s / sp.time_s:.2f}" if best and sp.time_s else "-",
-                ]
-            )
-        lines += [
-            "",
-            "gather split (Lastovetsky): k linear sub-gathers of M/k bytes, an MPI_Barrier "
-            "between two, where the\nplatform's many_to_one section predicts escalations "
-            "(M1(P) <= M < M2): k = ceil(M / Ms), Ms the\nlargest measured size without them "
-            "at any n <= P; or --splits K. No Open MPI algorithm, so not\nin the rules file: "
-            "call MPI_Gather k times, with MPI_Barrier between",
-            format_table(
-                ["P", "size", "M1", "Ms", "k", "time", "linear", "linear/split", "best/split"],
-                rows,
-                align="rrrrrrrrr",
-            ),
-        ]
-    return "\n".join(lines)
 
 
 def check_rules(path: str, mpi: str = "openmpi-4.1") -> int:

@@ -256,7 +256,7 @@ def rebase_efficiency(
     return out, note
 
 
-def tcp_section(samples: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
+def efficiency_and_fifo_limit(samples: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
     """The ``tcp`` entries an ``efficiency`` campaign gives (``efficiency``, and
     ``fifo_limit`` when its fan-out rounds found one) and the comment on them."""
     section, note = efficiency_section(samples)
@@ -271,7 +271,7 @@ def tcp_section(samples: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
 
 def sections(db, camp) -> dict[str, Any]:
     """The ``tcp`` entries of an efficiency campaign, with their comment (``commodel fit``)."""
-    tcp, note = tcp_section(db.samples(camp.id))
+    tcp, note = efficiency_and_fifo_limit(db.samples(camp.id))
     return {"tcp": tcp, "__comment__": note}
 
 
@@ -323,7 +323,7 @@ def summary(result: dict[str, Any], db) -> str:
     from .fanin import alltoall_spans
 
     rows = db.samples(result["campaign"])
-    tcp, note = tcp_section(rows)
+    tcp, note = efficiency_and_fifo_limit(rows)
     section = tcp["efficiency"]
     lines = [
         note,

@@ -64,7 +64,7 @@ def _median(values) -> float:
     return float(statistics.median(values))
 
 
-def wire_bytes(samples: list[dict[str, Any]]) -> tuple[int | None, int | None, str]:
+def overhead_and_ack(samples: list[dict[str, Any]]) -> tuple[int | None, int | None, str]:
     """(h, a) in bytes, or (None, None) where the campaign cannot give them, and a comment
     with the counts they come from."""
     hosts = {s.get("hosts") for s in samples if s.get("phase") == "wire"}
@@ -130,7 +130,7 @@ def complete(sections: dict[str, Any], comments: dict[str, str], db, camp) -> No
     campaign's counts, with a comment; nothing but the comment where they cannot be given."""
     if "network" not in sections:
         return
-    h, a, note = wire_bytes(db.samples(camp.id))
+    h, a, note = overhead_and_ack(db.samples(camp.id))
     if h is not None:
         sections["network"]["overhead"] = h
         sections["network"]["ack"] = a
@@ -139,6 +139,6 @@ def complete(sections: dict[str, Any], comments: dict[str, str], db, camp) -> No
 
 def summary(result: dict[str, Any], db) -> str:
     """What ``measure wire`` prints: the rounds, and h and a or why they are not fitted."""
-    _h, _a, note = wire_bytes(db.samples(result["campaign"]))
+    _h, _a, note = overhead_and_ack(db.samples(result["campaign"]))
     head = f"campaign {result['campaign']}: {result['rounds']} rounds on {result['nodes']} nodes"
     return head + "\n" + note.replace(": ", ":\n  ", 1).replace("; ", "\n  ")

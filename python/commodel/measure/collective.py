@@ -40,6 +40,7 @@ from typing import Any
 from ..errors import CommodelError
 from ..mpis import get as get_mpi
 from ..openmpi import SEGSIZE, algorithm_label, rule_message_size
+from ..report.measure_tables import format_collective_result
 from .common import Context, kernel, sync_start
 from .concurrent import ci_ok
 from .unit import Measurement, fill, option
@@ -699,29 +700,6 @@ def sweep(
     return 0
 
 
-def format_result(result: dict[str, Any]) -> str:
-    from ..report.tables import format_table
-    from ..units import format_duration, format_size
-
-    rows = [
-        [
-            format_size(r["size"]),
-            r["reps"],
-            format_duration(r["mean_s"]),
-            format_duration(r["min_s"]),
-            "" if r["converged"] else "CI > 2%",
-        ]
-        for r in result["results"]
-    ]
-    head = (
-        f"campaign {result['campaign']}: {result['collective']} on {result['ranks']} ranks, "
-        f"algorithm {result['algorithm']} ({result['algorithm_name']})"
-    )
-    if result.get("splits", 1) > 1:
-        head += f", as {result['splits']} sub-gathers of M/{result['splits']}"
-    return head + "\n" + format_table(["size", "reps", "mean", "min", ""], rows)
-
-
 MEASUREMENT = Measurement(
     name="collective",
     help="time an Open MPI collective over sizes (its default or a forced algorithm)",
@@ -733,5 +711,5 @@ MEASUREMENT = Measurement(
     options=Options,
     validate=validate_options,
     procedure=procedure,
-    summary=format_result,
+    summary=format_collective_result,
 )

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
+from ..report.measure_tables import format_concurrent_result
 from .common import Context, kernel, sync_start
 from .unit import Measurement, fill, option
 
@@ -271,31 +272,6 @@ def verdict(results: list[dict[str, Any]], tol: float = 0.2) -> dict[str, Any]:
     return {"fairness": fair, "asymmetric": asym, "out_in_ratio": ratios}
 
 
-def format_result(result: dict[str, Any]) -> str:
-    lines = [
-        f"campaign {result['campaign']}: concurrent flows between node X (ranks {result['x']}) "
-        f"and node Y (ranks {result['y']})"
-        + ("" if result["distinct_hosts"] else " - one host: loopback, no NIC is shared"),
-        f"{'pattern':<12} {'k':>2}  per-flow bandwidth [MB/s] (flows in order)",
-    ]
-    for r in result["results"]:
-        bws = " ".join(f"{b / 1e6:8.1f}" for b in r["bandwidth"])
-        lines.append(f"{r['pattern']:<12} {r['k']:>2}  {bws}")
-    v = result["verdict"]
-
-    def word(x):
-        return "not tested (needs k >= 2)" if x is None else ("holds" if x else "does not hold")
-
-    lines.append(f"fairness (Zhu 5.1): {word(v['fairness'])}")
-    lines.append(f"asymmetric property (Zhu 5.2): {word(v['asymmetric'])}")
-    if v["out_in_ratio"]:
-        lines.append(
-            "  outgoing / incoming per-flow bandwidth with k in, 1 out: "
-            + ", ".join(f"k={k}: {r:.2f}" for k, r in sorted(v["out_in_ratio"].items()))
-        )
-    return "\n".join(lines)
-
-
 MEASUREMENT = Measurement(
     name="concurrent",
     help="k concurrent flows through one node: fairness, asymmetric property (Zhu 5)",
@@ -305,5 +281,5 @@ MEASUREMENT = Measurement(
     options=Options,
     validate=validate_options,
     procedure=procedure,
-    summary=format_result,
+    summary=format_concurrent_result,
 )

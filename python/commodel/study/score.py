@@ -73,7 +73,7 @@ def score_schedules(
     workdir: str, plat: Any, models: tuple[str, ...], work: workload.Workload
 ) -> list[dict[str, Any]]:
     from ..schedules import read_goal
-    from ..validate.measured import load_pattern
+    from ..validate.pattern_results import load_pattern
 
     db = os.path.join(workdir, "pattern.duckdb")
     with open(os.path.join(workdir, "counters.json"), encoding="utf-8") as fh:

@@ -1,7 +1,7 @@
 """Validation of the models against measurements (``commodel validate``, docs/validation.md).
 
 :mod:`commodel.stats` holds the statistics (relative errors, fractions within a tolerance,
-histograms), :mod:`.matching` pairs measured and predicted messages, :mod:`.measured` reads
+histograms), :mod:`.matching` pairs measured and predicted messages, :mod:`.pattern_results` reads
 ``measure pattern`` results from a results database, :mod:`.runner` measures (through
 ``cluster mpirun``), predicts and writes the report.
 """

@@ -20,7 +20,7 @@ from typing import Any, Callable
 from ..errors import CommodelError
 from ..stats import TOLERANCE, ErrorSummary, median, summarize
 from .matching import MessagePair, PredictedMessage, match_messages, rto_repetitions
-from .measured import MeasuredPattern, load_pattern
+from .pattern_results import MeasuredPattern, load_pattern
 
 # The models of "--models all", in the order reports list them.
 ALL_MODELS = (
