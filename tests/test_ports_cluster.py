@@ -1,0 +1,71 @@
+"""``measure ports`` against emulated switch ports of known size (root; about 2 minutes).
+
+Two one-switch clusters of 6 hosts at 50 Mbit/s that differ only in the buffer of the
+port toward a host: 16 KiB and 4 MiB. Five hosts burst m bytes each into the sixth, m
+doubling from 16 KiB to 256 KiB. The small port must drop tails that TCP recovers only by
+a timeout at some size (the held-out study's probes timed out on 18-29 KiB ports from
+64-128 KiB on); the port that holds every burst must see none. Each cluster is brought up
+by the test (``cmport16k``, ``cmport4m``) and always down.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import yaml
+
+from test_validate_cluster import UNAVAILABLE, _commodel
+
+
+def _spec(tmp_path, name: str, port: str) -> str:
+    spec = {
+        "commodel_cluster": 1,
+        "name": name,
+        "hosts": 6,
+        "topology": {"type": "racks", "racks": [6], "backbone_rate": "100Mbit"},
+        "nic_rate": "50Mbit",
+        "buffers": {"host_nic": "1MiB", "switch_port": port, "backbone_port": "1MiB"},
+        "tcp": {"congestion_control": "cubic", "rto_min_ms": 200},
+        "mtu": 1500,
+        "shaping": "tbf",
+    }
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(spec))
+    return str(path)
+
+
+def _probe(tmp_path, name: str, port: str) -> dict[int, bool]:
+    from commodel.db import ResultsDB
+    from commodel.fit.ports import timed_out
+
+    db = str(tmp_path / f"{name}.duckdb")
+    try:
+        up = _commodel("cluster", "up", "--spec", _spec(tmp_path, name, port), "--name", name)
+        assert up.returncode == 0, up.stderr
+        run = _commodel(
+            "cluster", "mpirun", "--name", name, "--",
+            sys.executable, "-m", "commodel", "measure", "ports", "--db", db, "--quiet",
+            "--min-size", "16KiB", "--max-size", "256KiB", "--reps", "3",
+            timeout=600,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stderr + run.stdout
+    finally:
+        down = _commodel("cluster", "down", "--name", name)
+    assert down.returncode == 0, down.stderr
+    with ResultsDB(db, read_only=True) as results:
+        camp = results.campaigns()[-1]
+        probes = timed_out(results.samples(camp.id))
+    assert set(probes) == {"host"}  # one switch: no rack uplink to probe
+    return {m: out for m, (out, _) in probes["host"].items()}
+
+
+@pytest.mark.cluster
+@pytest.mark.mpi
+@pytest.mark.slow
+@pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or "")
+def test_a_small_port_times_out_and_a_large_one_does_not(tmp_path):
+    small = _probe(tmp_path, "cmport16k", "16KiB")
+    large = _probe(tmp_path, "cmport4m", "4MiB")
+    assert any(small.values()), f"16 KiB port, no size timed out: {small}"
+    assert not any(large.values()), f"4 MiB port timed out: {large}"
