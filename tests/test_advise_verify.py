@@ -280,13 +280,18 @@ def test_verify_a_given_rules_file_and_write_measured_rules(tmp_path):
     assert [(r["size"], r["chosen"]) for r in table] == [("1024", "1"), ("65536", "1")]
     assert "measured rules: " in res.stdout and "--use-rules" in res.stdout
     assert commodel("advise", "--check-rules", str(measured)).returncode == 0
+    from commodel.advise.advice import alike_classes
     from commodel.advise.rules import read_rules
     from commodel.advise.verify_runs import rules_pick
 
     tables = read_rules(str(measured)).tables
-    for r in table:  # the measured best, or the default's own call
-        pick = rules_pick("allreduce", tables, 2, int(r["size"]), int(r["default_alg"]))
-        assert pick in ((int(r["best"]), False), (int(r["default_alg"]), True))
+    for r in table:  # the measured best (or one that runs its schedule), or the default's call
+        size, best = int(r["size"]), int(r["best"])
+        pick = rules_pick("allreduce", tables, 2, size, int(r["default_alg"]))
+        alike = next(
+            (c for c in alike_classes("allreduce", 2, size, range(7)) if best in c), {best}
+        )
+        assert pick in {(a, False) for a in alike} | {(int(r["default_alg"]), True)}
 
 
 def test_launcher_prefix_with_a_trailing_double_dash():
