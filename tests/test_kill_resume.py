@@ -141,13 +141,24 @@ def cluster(tmp_path_factory):
 
 def test_calibrate_killed_at_random_points_resumes(cluster, tmp_path):
     rng = random.Random(SEED)
+
+    def calibrate(db: Path, out: Path) -> list[str]:
+        return [
+            sys.executable, "-m", "commodel", "cluster", "mpirun", "--name", NAME, "--",
+            sys.executable, "-m", "commodel", "calibrate", "--db", str(db), "-o", str(out),
+            "--parts", "tcp,plogp,lmo", "--max-size", "256KiB", "--quiet",
+        ]  # fmt: skip
+
+    # the kills fall within an uninterrupted run's time, split among them (calibrate's
+    # quick options made it seconds: kills drawn up to a fixed 10 s came after its end, and
+    # each resumed run has less left to do)
+    start = time.monotonic()
+    whole = subprocess.run(calibrate(tmp_path / "ref.duckdb", tmp_path / "ref.yaml"), env=ENV)
+    assert whole.returncode == 0
+    longest = 0.8 * (time.monotonic() - start) / 3
     db = tmp_path / "cal.duckdb"
-    args = [
-        sys.executable, "-m", "commodel", "cluster", "mpirun", "--name", NAME, "--",
-        sys.executable, "-m", "commodel", "calibrate", "--db", str(db), "-o",
-        str(tmp_path / "p.yaml"), "--parts", "tcp,plogp", "--max-size", "64KiB", "--quiet",
-    ]  # fmt: skip
-    out, killed = kill_and_resume(args, db, kills=3, rng=rng, longest=10.0)
+    args = calibrate(db, tmp_path / "p.yaml")
+    out, killed = kill_and_resume(args, db, kills=3, rng=rng, longest=max(1.0, longest))
     assert killed >= 2, f"seed {SEED}: the runs ended before their kills"
     assert (tmp_path / "p.yaml").read_text().count("plogp:") == 1, out[-1000:]
 
