@@ -3,8 +3,8 @@ and under ``mpiexec -n N+1 python -m mpi4py.futures -m commodel advise ... --exe
 (N workers), each ``--reps`` times; prints the median wall seconds, the speed-up over one
 process and whether the output is byte for byte the same (it must be).
 
-The sweep: every alltoall algorithm at 16 and 32 ranks and 1 KiB .. 64 KiB on the two
-racks of ``benches/contention.py`` (64 nodes) with its calibrated ``tcp`` section, under
+The sweep: every alltoall algorithm at 64 and 128 ranks and 1 KiB .. 64 KiB on the two
+racks of ``benches/contention.py`` (128 nodes) with its calibrated ``tcp`` section, under
 its default model (``tcpflow``).
 
     python benches/sweep.py                      # 1, 2, 4 and 8 workers, 3 runs each
@@ -37,7 +37,7 @@ def sweep_args(plat: Path) -> list[str]:
         "--collective",
         "alltoall",
         "--ranks",
-        "16,32",
+        "64,128",
         "--sizes",
         "1KiB..64KiB",
     ]
@@ -66,7 +66,7 @@ def main() -> int:
     env["OMPI_MCA_oob_tcp_if_include"] = "lo"
     with tempfile.TemporaryDirectory(prefix="commodel-sweep-") as tmp:
         plat = Path(tmp) / "two-racks-64.yaml"
-        plat.write_text(json.dumps(platform(64, tcp=True)))
+        plat.write_text(json.dumps(platform(128, tcp=True)))
         cmd = [*COMMODEL, *sweep_args(plat)]
         base = [timed([*cmd, "--jobs", "1"], env) for _ in range(args.reps)]
         one = statistics.median(w for w, _ in base)
