@@ -24,18 +24,15 @@ def written_level(found: Inference, rounds: Rounds | None) -> tuple[Level | None
         return None, None
     if len(found.levels) == 1:
         return found.levels[0], None
-    alone = []
-    for lv in found.levels[:2]:
-        if rounds is None:
-            alone.append((math.nan, lv))
-            continue
-        cap, value = fit_capacity(rounds, found.nic, lv.group, [], 0)
-        alone.append((value, Level(lv.group, cap)))
     if rounds is None:
-        kept, left = alone[0][1], found.levels[1]
+        kept, left = found.levels[0], found.levels[1]
         why = "the finer one is written"
     else:
-        k = min(range(2), key=lambda i: alone[i][0])
+        alone = []
+        for lv in found.levels[:2]:
+            cap, value = fit_capacity(rounds, found.nic, lv.group, [], 0)
+            alone.append((value, Level(lv.group, cap)))
+        k = 0 if alone[0][0] <= alone[1][0] else 1
         kept, left = alone[k][1], alone[1 - k][1]
         why = (
             f"alone, the finer level's loss is {alone[0][0]:.3f} and the coarser's "
@@ -52,11 +49,16 @@ def network_section(found: Inference, rounds: Rounds | None = None) -> tuple[dic
     ``crossbar`` without levels, ``racks`` with one. Of two levels (groups within groups),
     the one that alone explains ``rounds`` better (:func:`written_level`): the platform
     format has no nested groups yet, and the comment names the other."""
+    return _section_of(found, *written_level(found, rounds))
+
+
+def _section_of(found: Inference, level: Level | None, left: str | None) -> tuple[dict, str]:
+    """The ``network`` section holding ``level`` (None: a crossbar) and its comment, with
+    ``left``, the note on a level not written."""
     note = [
         f"topology inferred from concurrent flows of {found.nodes} nodes (measure topology): "
         f"NIC {found.nic * 8 / 1e6:.1f} Mbit/s"
     ] + found.notes
-    level, left = written_level(found, rounds)
     if level is None:
         note.append("no uplink narrower than its group's NICs: one switch (crossbar)")
         return {
@@ -89,8 +91,8 @@ def sections(db, camp) -> dict:
     size = int(camp.options.get("size", samples[0]["size_bytes"]))
     rounds = rounds_of(samples, n, size)
     found = infer(rounds)
-    section, note = network_section(found, rounds)
-    level, _ = written_level(found, rounds)
+    level, left = written_level(found, rounds)
+    section, note = _section_of(found, level, left)
     sigma = spread_of(rounds, found.nic, [] if level is None else [level])
     note += (
         f"\ntcp.spread {sigma:.3f}: the spread of the log of a flow's time about the fitted "

@@ -147,6 +147,23 @@ def node_ranks(hosts: list[str]) -> list[int]:
     return list(range(len(hosts)))
 
 
+def is_node(ctx: Context) -> bool:
+    """Whether this rank stands for its node (:func:`node_ranks`)."""
+    return ctx.rank in node_ranks(ctx.hosts)
+
+
+def node_state(ctx: Context, params: dict, size: int, tag: str) -> dict:
+    """A kernel's state on every rank: ``params`` and ``sub``, the communicator of the node
+    ranks (:meth:`Context.split`); on the node ranks also ``buf`` and ``rbuf`` of ``size``
+    bytes (named ``TAG.send``, ``TAG.recv``). The kernels of rounds between nodes (topology,
+    wire, ports) prepare with it and let the other ranks sit out (``not is_node``)."""
+    state = dict(params, sub=ctx.split(tuple(node_ranks(ctx.hosts))))
+    if is_node(ctx):
+        state["buf"] = ctx.buffer(size, f"{tag}.send")
+        state["rbuf"] = ctx.buffer(size, f"{tag}.recv")
+    return state
+
+
 def flows(pattern: str, nodes: list[int]) -> list[tuple[int, int]]:
     """The (src, dst) ranks of one round of ``pattern`` on ``nodes``."""
     pairs = [(nodes[2 * i], nodes[2 * i + 1]) for i in range(len(nodes) // 2)]

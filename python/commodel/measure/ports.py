@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import CommodelError
 from .common import Context, kernel
-from .efficiency import node_ranks
+from .efficiency import is_node, node_ranks, node_state
 from .unit import Measurement, fill, option
 
 KiB = 1024
@@ -75,19 +75,11 @@ def timeouts_counter(path: str = NETSTAT) -> int | None:
     return None
 
 
-def _is_node(ctx: Context) -> bool:
-    return ctx.rank in node_ranks(ctx.hosts)
-
-
 def _prepare(ctx: Context, params: dict) -> dict:
-    state = dict(params, sub=ctx.split(tuple(node_ranks(ctx.hosts))))
-    if _is_node(ctx):
-        state["buf"] = ctx.buffer(int(params["size"]), "ports.send")
-        state["rbuf"] = ctx.buffer(int(params["size"]), "ports.recv")
-    return state
+    return node_state(ctx, params, int(params["size"]), "ports")
 
 
-@kernel("ports.burst", prepare=_prepare, sits_out=lambda ctx, state: not _is_node(ctx))
+@kernel("ports.burst", prepare=_prepare, sits_out=lambda ctx, state: not is_node(ctx))
 def _burst(ctx: Context, state: dict) -> tuple[float | None, int | None]:
     """One round: (this node's last receive's end from the common start, or None; the
     TCPTimeouts this node's host counted during the round)."""

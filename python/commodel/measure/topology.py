@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import CommodelError
 from .common import Context, kernel
-from .efficiency import node_ranks
+from .efficiency import is_node, node_ranks, node_state
 from .unit import Measurement, fill, option
 
 KiB = 1024
@@ -57,20 +57,11 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _is_node(ctx: Context) -> bool:
-    return ctx.rank in node_ranks(ctx.hosts)
-
-
 def _prepare(ctx: Context, params: dict) -> dict:
-    state = dict(params, sub=ctx.split(tuple(node_ranks(ctx.hosts))))
-    if _is_node(ctx):
-        size = int(params.get("size", 1))
-        state["buf"] = ctx.buffer(size, "topology.send")
-        state["rbuf"] = ctx.buffer(size, "topology.recv")
-    return state
+    return node_state(ctx, params, int(params.get("size", 1)), "topology")
 
 
-@kernel("topology.round", prepare=_prepare, sits_out=lambda ctx, state: not _is_node(ctx))
+@kernel("topology.round", prepare=_prepare, sits_out=lambda ctx, state: not is_node(ctx))
 def _round(ctx: Context, state: dict) -> dict[int, list[float]]:
     """The flows (node indices) of one round, ``reps`` times; per flow this node receives,
     its times from the round's common start."""
@@ -104,7 +95,7 @@ def tournament(n: int) -> list[list[tuple[int, int]]]:
     return out
 
 
-@kernel("topology.latency", prepare=_prepare, sits_out=lambda ctx, state: not _is_node(ctx))
+@kernel("topology.latency", prepare=_prepare, sits_out=lambda ctx, state: not is_node(ctx))
 def _latency(ctx: Context, state: dict) -> dict[str, float]:
     """Per pair this node leads (``"a,b"``): the shortest round trip of ``pings``."""
     MPI, sub = ctx.MPI, state["sub"]
@@ -129,7 +120,7 @@ def _latency(ctx: Context, state: dict) -> dict[str, float]:
     return out
 
 
-@kernel("topology.warmup", prepare=_prepare, sits_out=lambda ctx, state: not _is_node(ctx))
+@kernel("topology.warmup", prepare=_prepare, sits_out=lambda ctx, state: not is_node(ctx))
 def _warmup(ctx: Context, state: dict) -> None:
     """A small message between every pair, both ways: every connection open."""
     MPI, sub = ctx.MPI, state["sub"]

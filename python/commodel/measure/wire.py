@@ -37,7 +37,7 @@ from typing import Any
 
 from ..errors import CommodelError
 from .common import Context, increasing_sizes, kernel
-from .efficiency import node_ranks
+from .efficiency import is_node, node_ranks, node_state
 from .unit import Measurement, fill, option
 
 KiB = 1024
@@ -134,20 +134,14 @@ def mtu(devs: list[str]) -> int:
     return out
 
 
-def _is_node(ctx: Context) -> bool:
-    return ctx.rank in node_ranks(ctx.hosts)
-
-
 def _prepare(ctx: Context, params: dict) -> dict:
-    """Every rank: the communicator of the node ranks (:meth:`Context.split`), and on the
-    node ranks the interfaces and buffers."""
-    state = dict(params, sub=ctx.split(tuple(node_ranks(ctx.hosts))))
-    if _is_node(ctx):
+    """Every rank: the communicator of the node ranks (:func:`node_state`), and on the node
+    ranks the interfaces and buffers."""
+    k = max(STEPS) if params["pattern"] == "stream" else 1
+    state = node_state(ctx, params, params["size"] * k, "wire")
+    if is_node(ctx):
         devs = interfaces(params["interfaces"])
         state["devs"], state["mtu"] = devs, mtu(devs)
-        k = max(STEPS) if params["pattern"] == "stream" else 1
-        state["buf"] = ctx.buffer(params["size"] * k, "wire.send")
-        state["rbuf"] = ctx.buffer(params["size"] * k, "wire.recv")
     return state
 
 
@@ -171,7 +165,7 @@ def _stream(MPI, sub, m: int, k: int, buf, rbuf) -> None:
     MPI.Request.Waitall(reqs)
 
 
-@kernel("wire.round", prepare=_prepare, sits_out=lambda ctx, state: not _is_node(ctx))
+@kernel("wire.round", prepare=_prepare, sits_out=lambda ctx, state: not is_node(ctx))
 def _round(ctx: Context, state: dict) -> list[tuple[int, int, int, float, int, str]]:
     """On each node rank: (k, tx bytes, tx packets, seconds, mtu, interfaces) for k in
     STEPS."""
