@@ -9,6 +9,7 @@ import json
 import math
 import subprocess
 import sys
+from dataclasses import replace
 
 import pytest
 
@@ -611,3 +612,36 @@ def test_advise_gather_predicts_escalations_with_the_incast_rule(tmp_path):
     assert advise(plat, "bcast", [4], [4096], model="plogp", jobs=1).samples == 0
     with pytest.raises(CommodelError, match="--samples -1"):
         advise(plat, "gather", [4], [4096], model="plogp", samples=-1)
+
+
+def test_ran_names_the_algorithms_whose_messages_a_call_sent():
+    """advice.ran: the traffic matrix of one algorithm's schedule names it (and the
+    algorithms alike to it there), a matrix no schedule sends names none."""
+    from commodel.advise.advice import candidate_schedule, ran
+    from commodel.measure.traffic import schedule_traffic
+    from commodel.mpis import get
+
+    algs = {n: g for n, _a, g in get("openmpi-5.0").algorithms["allreduce"] if g}
+    ring = schedule_traffic(candidate_schedule("allreduce", 4, algs[4], 4, 65536))
+    assert 4 in ran("allreduce", 4, 65536, ring, mpi="openmpi-5.0")
+    assert 3 not in ran("allreduce", 4, 65536, ring, mpi="openmpi-5.0")
+    rd = schedule_traffic(candidate_schedule("allreduce", 3, algs[3], 4, 1024))
+    assert ran("allreduce", 4, 1024, rd, mpi="openmpi-5.0") == [3]
+    nothing = [[(0, 0)] * 4 for _ in range(4)]
+    assert ran("allreduce", 4, 1024, nothing, mpi="openmpi-5.0") == []
+    from commodel.advise.verify import VerifiedPoint
+
+    point = VerifiedPoint(4, 1024, 1.0, 1.0, {3: 1.0}, 3, 1.0, None, None)
+    assert point.fired is None
+    assert replace(point, ran=(3,)).fired and not replace(point, ran=(4,)).fired
+    alike = replace(point, ran=(5,), alike=(frozenset({3, 5}),))
+    assert alike.fired
+
+
+def test_the_two_proc_check_reads_the_algorithm_as_the_runs_mpi_numbers_it():
+    """MPICH's alltoall 5 is scattered, Open MPI's two_proc: a forced MPICH run on 8 ranks
+    must not be refused as Open MPI's two_proc (advise --verify --mpi mpich failed so)."""
+    from commodel.measure.collective import label_of, mpich_var
+
+    assert label_of("alltoall", 5, {mpich_var("alltoall"): "scattered"}) == "scattered"
+    assert label_of("alltoall", 5, {}) == "two_proc"

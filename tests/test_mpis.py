@@ -273,3 +273,34 @@ def test_mpich_runs_with_a_forced_algorithm_and_our_tuning_file(tmp_path) -> Non
     assert "'avg_msg_size=any' is not the last key" in first[1]
     assert "'avg_msg_size<=5' is the last key" in second[1]
     assert sys.executable  # the tests ran under the project's venv, the ranks under MPICH's
+
+
+@pytest.mark.mpi
+@needs_ompi5
+def test_open_mpi_5_verify_proves_its_rules_fired(tmp_path) -> None:
+    """advise --mpi openmpi-5.0 --verify over loopback with Open MPI 5's own mpirun: besides
+    the timed runs, one call per size under our rules with pml/monitoring on, whose counts
+    equal the chosen algorithm's messages peer by peer (the report's "rules fired" line and
+    the CSV's ``ran``)."""
+    import csv
+
+    db = tmp_path / "v.duckdb"
+    launcher = (
+        f"{OMPI5 / 'bin' / 'mpirun'} --oversubscribe --allow-run-as-root --mca btl tcp,self "
+        "--mca btl_tcp_if_include lo"
+    )
+    env = {**os.environ, "OMPI_ALLOW_RUN_AS_ROOT": "1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM": "1"}
+    env = {k: v for k, v in env.items() if not k.startswith("OMPI_MCA_")}
+    proc = subprocess.run(
+        [str(OMPI5 / "bin" / "python"), "-m", "commodel", "advise", "--mpi", "openmpi-5.0",
+         "--platform", "nomura2007", "--collective", "allreduce", "--ranks", "4",
+         "--sizes", "1KiB,64KiB", "--min-gain", "0", "--verify", str(db), "--mpirun", launcher,
+         "--min-reps", "3", "--max-reps", "3", "--quiet"],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    assert "rules fired: " in proc.stdout and "at 2/2 points" in proc.stdout, proc.stdout
+    with open(tmp_path / "v.verify.csv") as handle:
+        table = list(csv.DictReader(handle))
+    for row in table:
+        assert row["chosen"] in row["ran"].split(), row

@@ -428,6 +428,33 @@ def alike_classes(
     return [frozenset(c) for c in by_goal.values() if len(c) > 1]
 
 
+def ran(
+    collective: str, ranks: int, size: int, matrix: Any, root: int = 0, mpi: str = "openmpi-4.1"
+) -> list[int]:
+    """The algorithms whose schedule at (P, m), as our rules file runs them, sends what
+    ``matrix`` counts: [src][dst] = (messages, bytes) of one call, as Open MPI's
+    pml/monitoring counted it (:mod:`commodel.measure.traffic`). One call proves which
+    algorithm ran when one class of alike algorithms matches."""
+    from ..errors import CollectiveError
+    from ..measure.traffic import schedule_traffic
+
+    the = get_mpi(mpi)
+    want = [[tuple(x) for x in row] for row in matrix]
+    out = []
+    for n, _, gen in the.algorithms[collective]:
+        if gen is None:
+            continue
+        try:
+            sched = candidate_schedule(
+                collective, n, gen, ranks, size, root, 2, False, the.segsize, the.faninout
+            )
+        except CollectiveError:
+            continue
+        if schedule_traffic(sched) == want:
+            out.append(n)
+    return out
+
+
 def runs_default_call(collective: str, point: Point, chosen: Candidate, fixed: int | None) -> bool:
     """Whether our rules run Open MPI's default decision's own call at ``point``: the advice
     kept the default (its rule names the algorithm with faninout 0 and segsize 0), or chose

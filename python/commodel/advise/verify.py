@@ -116,6 +116,16 @@ class VerifiedPoint:
     # default, or chose its algorithm with the same arguments): ours and the default are two
     # mpiruns of one call, which target (a) does not judge
     default_call: bool = False
+    # the algorithms whose messages one call under our rules sent, as the MPI counted them
+    # (advice.ran; Open MPI 5's pml/monitoring), None where not counted
+    ran: tuple[int, ...] | None = None
+
+    @property
+    def fired(self) -> bool | None:
+        """Our rules ran the chosen algorithm (its messages, or an alike one's), as counted."""
+        if self.ran is None:
+            return None
+        return any(self.same_run(self.chosen, n) for n in self.ran)
 
     def same_run(self, a: int | None, b: int | None) -> bool:
         """a and b are one algorithm here (the same number, or the same schedule)."""

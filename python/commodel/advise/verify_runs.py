@@ -25,7 +25,14 @@ from typing import Any
 
 from ..errors import CommodelError
 from ..openmpi import rule_message_size
-from .advice import Advice, alike_classes, rules_table, runs_default_call, runs_otherwise_as_default
+from .advice import (
+    Advice,
+    alike_classes,
+    ran,
+    rules_table,
+    runs_default_call,
+    runs_otherwise_as_default,
+)
 from .rules import (
     COLLECTIVE_IDS,
     CollectiveRules,
@@ -61,6 +68,7 @@ CSV_FIELDS = [
     "rounds",
     "alike_best",
     "default_call",
+    "ran",
 ]
 
 
@@ -212,7 +220,13 @@ def verify(
     chosen algorithm is then the one they name there (:func:`rules_pick`)."""
     if rounds < 1:
         raise CommodelError(f"--rounds {rounds}: expected at least 1")
-    from ..measure.collective import SweepRun, campaign_samples, sweep_algorithms, sweep_campaigns
+    from ..measure.collective import (
+        SweepRun,
+        campaign_samples,
+        sweep_algorithms,
+        sweep_campaigns,
+        traffic_of,
+    )
     from ..mpis import get as get_mpi
 
     default_algorithm = get_mpi(adv.mpi).default_algorithm
@@ -243,8 +257,11 @@ def verify(
         runs = list(base)
         for r in range(1, rounds):  # round r: every run again, its campaign marked
             runs += [replace(b, key=(b.key, r), given=b.given + (("round", r),)) for b in base]
+        if adv.mpi == "openmpi-5.0":  # which algorithm our rules ran, as Open MPI counts it
+            runs.append(SweepRun("ran", 0, rules_file, (("traffic", True),)))
         campaigns, bad = sweep_campaigns(db_path, given, p, mpirun, runs, quiet, python, adv.mpi)
         failed += [f"P={p} {b}" for b in bad]
+        counted = traffic_of(db_path, campaigns.pop("ran")) if "ran" in campaigns else {}
         # per run key and size, the samples of each round's mpirun
         samples: dict[int | str, dict[int, list[list[float]]]] = {}
         for key, cid in campaigns.items():
@@ -277,11 +294,13 @@ def verify(
                 continue
             rounds = min(len(samples[key][pt.size]) for key in (0, "rules"))
             alike = alike_classes(coll, p, pt.size, forced, root, adv.mpi)
-            points.append(
-                verified_point(
-                    p, pt.size, default, ours, forced, number, rounds, fixed, alike, same
-                )
+            point = verified_point(
+                p, pt.size, default, ours, forced, number, rounds, fixed, alike, same
             )
+            if pt.size in counted:
+                matrix = counted[pt.size]
+                point = replace(point, ran=tuple(ran(coll, p, pt.size, matrix, root, adv.mpi)))
+            points.append(point)
     return points, split_times, failed
 
 
@@ -322,6 +341,7 @@ def csv_rows(
                 v.rounds,
                 v.alike_best,
                 v.default_call,
+                None if v.ran is None else " ".join(str(n) for n in v.ran),
             ]
         )
     return rows
@@ -412,6 +432,23 @@ def format_verified(coll: str, points: list[VerifiedPoint], adv: Advice, split_t
         f"(c) chosen algorithm within 5% of the measured best in >= 80%: {t.within}/{n} "
         f"({100 * t.within / n if n else 0:.0f}%), {'met' if t.c_ok else 'NOT met'}",
     ]
+    counted = [v for v in points if v.ran is not None]
+    if counted:
+        missed = [v for v in counted if not v.fired]
+        lines.append(
+            f"rules fired: one call per size under our rules sent the chosen algorithm's "
+            f"messages, peer by peer, as Open MPI's pml/monitoring counted them, at "
+            f"{len(counted) - len(missed)}/{len(counted)} points"
+            + "".join(
+                f"; {_where([v])}: "
+                + (
+                    "ran " + ", ".join(f"{a} {algorithm_label(coll, a)}" for a in v.ran)
+                    if v.ran
+                    else "no algorithm's messages"
+                )
+                for v in missed
+            )
+        )
     split_rows = []
     for pt in adv.points:
         if pt.split is None:

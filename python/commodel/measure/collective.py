@@ -83,6 +83,13 @@ class Options:
         kind="int",
         metavar="K",
     )
+    traffic: bool = option(
+        False,
+        "instead of timing, count what one call of each size sends, peer by peer, as Open "
+        "MPI 5's pml/monitoring counts it (mpirun --mca pml_monitoring_enable 1): which "
+        "algorithm ran (advise --verify)",
+        kind="flag",
+    )
     round: int = option(
         0,
         "a label kept in the campaign's options, so that the same forcing can be "
@@ -253,6 +260,8 @@ def validate_options(
         out["splits"] = splits
         # sub-gathers apart: campaigns from before the barrier (back to back) are not resumed
         out["split_sync"] = "barrier"
+    if out.pop("traffic", False):  # recorded only when asked, as budget
+        out["traffic"] = True
     rnd = int(out.pop("round", 0) or 0)
     if rnd < 0:
         raise CommodelError(f"--round {rnd}: expected a round number >= 0")
@@ -269,7 +278,7 @@ def _prepare(ctx: Context, p: dict) -> dict:
     coll, m, n = p["collective"], int(p["size"]), ctx.size
     if not 0 <= int(p["root"]) < n:
         raise CommodelError(f"--root {p['root']} is not a rank of the {n} started")
-    if algorithm_label(coll, int(p["algorithm"])) == "two_proc" and n != 2:
+    if label_of(coll, int(p["algorithm"])) == "two_proc" and n != 2:
         raise CommodelError(
             f"{coll} algorithm {p['algorithm']} (two_proc) runs on 2 ranks only, not {n} "
             "(Open MPI returns MPI_ERR_UNSUPPORTED_OPERATION)"
@@ -345,6 +354,77 @@ def _k_run(ctx: Context, p: dict) -> list[float]:
     return out[warm:]
 
 
+@kernel("collective.traffic", _prepare)
+def _k_traffic(ctx: Context, p: dict) -> list[tuple[int, int]] | None:
+    """One untimed call, then one call between two readings of Open MPI's per-peer counters:
+    this rank's (messages, bytes) to every rank; None where the MPI has no such counters."""
+    from .traffic import open_counters
+
+    MPI, comm = ctx.MPI, p["comm"]
+    coll, m, root = p["collective"], int(p["size"]), int(p["root"])
+    counters = ctx.cache.get("traffic_counters")
+    if counters is None:
+        counters = ctx.cache["traffic_counters"] = open_counters(MPI) or False
+    _call(MPI, comm, coll, m, root, p["sbuf"], p["rbuf"])
+    if not counters:
+        return None
+    sync_start(comm)
+    before = counters.read()
+    _call(MPI, comm, coll, m, root, p["sbuf"], p["rbuf"])
+    after = counters.read()
+    return [(after[0][i] - before[0][i], after[1][i] - before[1][i]) for i in range(ctx.size)]
+
+
+def _traffic_sizes(ctx: Context, opts: dict[str, Any]) -> list[dict[str, Any]]:
+    """``--traffic``: per size, every rank's messages and bytes to each peer in one call,
+    stored as one sample a rank (quantity ``traffic``, ``extra.peers``: [[messages, bytes],
+    ...] by world rank)."""
+    coll, alg = opts["collective"], int(opts["algorithm"])
+    out = []
+    for m in opts["sizes"]:
+
+        def rows(outs, m=m):
+            missing = [r for r, o in enumerate(outs) if o is None]
+            if missing:
+                raise CommodelError(
+                    f"--traffic: rank {missing[0]} has no per-peer counters (Open MPI 5 "
+                    "with --mca pml_monitoring_enable 1 on the mpirun line)"
+                )
+            return [
+                {"phase": "collective", "pattern": coll, "quantity": "traffic",
+                 "size_bytes": m, "n_ranks": ctx.size, "repetition": 0, "value_s": 0.0,
+                 "src": r, "extra": {"algorithm": alg, "peers": [list(x) for x in o]}}
+                for r, o in enumerate(outs)
+            ]  # fmt: skip
+
+        res = ctx.step(
+            f"collective/{coll}/a={alg}/m={m}/traffic",
+            "collective.traffic",
+            {"collective": coll, "algorithm": alg, "size": m, "root": opts["root"]},
+            rows=rows,
+            replay=lambda stored: [
+                [tuple(x) for x in r["extra"]["peers"]]
+                for r in sorted(stored, key=lambda r: r["src"])
+            ],
+        )
+        out.append({"size": m, "peers": res.per_rank})
+        ctx.progress.advance(1, f"{coll} traffic {m} B")
+    return out
+
+
+def traffic_of(db_path: str, campaign: int) -> dict[int, list[list[tuple[int, int]]]]:
+    """A ``--traffic`` campaign's matrices: size -> [src][dst] = (messages, bytes)."""
+    from ..db import ResultsDB
+
+    out: dict[int, dict[int, list[tuple[int, int]]]] = {}
+    with ResultsDB(db_path, read_only=True) as db:
+        for r in db.samples(campaign):
+            if r.get("quantity") == "traffic":
+                peers = [(int(a), int(b)) for a, b in r["extra"]["peers"]]
+                out.setdefault(int(r["size_bytes"]), {})[int(r["src"])] = peers
+    return {m: [rows[src] for src in sorted(rows)] for m, rows in out.items()}
+
+
 def batch_reps(times: list[float], spent: float, opts: dict[str, Any]) -> int:
     """The repetitions of a size's next batch after ``times`` (its samples so far, s) took
     ``spent`` seconds of wall time; 0 when the size is done. The first batch is
@@ -396,6 +476,13 @@ def procedure(opts: dict[str, Any]):
                 )
         checked = "MPI_T" if all(t["mpi_t"] is not None for t in every) else "environment"
         sizes = opts["sizes"]
+        if opts.get("traffic"):
+            ctx.progress.grow(len(sizes))
+            with ctx.phase("collective"):
+                counted = _traffic_sizes(ctx, opts)
+            return {"campaign": ctx.campaign, "collective": coll, "algorithm": alg,
+                    "algorithm_name": label, "splits": 1, "ranks": ctx.size,
+                    "results": [], "traffic": counted}  # fmt: skip
         ctx.progress.grow(len(sizes) * int(opts["min_reps"]))
         results = []
         with ctx.phase("collective"):
@@ -563,6 +650,8 @@ def _measure_args(db_path: str, opts: dict[str, Any], quiet: bool) -> list[str]:
     for key in ("root", "min_reps", "max_reps", "budget", "splits", "round"):
         if key in opts:
             out += ["--" + key.replace("_", "-"), str(opts[key])]
+    if opts.get("traffic"):
+        out.append("--traffic")
     return out + (["--quiet"] if quiet else [])
 
 
@@ -609,6 +698,10 @@ def sweep_campaigns(
     for run in runs:
         mine = {**given, **dict(run.given)}
         forced = run_mca(coll, run.algorithm, run.rules_file, mpi)
+        if mine.get("traffic"):  # Open MPI 5's per-peer counters
+            from .traffic import MONITORING_MCA
+
+            forced = {**forced, "OMPI_MCA_" + MONITORING_MCA[0]: MONITORING_MCA[1]}
         opts = validate_options(mine, environ=forced)
         expected = options_json(opts)
         argv = _command(coll, ranks, forced, _measure_args(db_path, opts, quiet), mpirun, python)

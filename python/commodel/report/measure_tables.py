@@ -30,6 +30,13 @@ def format_collective_result(result: dict[str, Any]) -> str:
     )
     if result.get("splits", 1) > 1:
         head += f", as {result['splits']} sub-gathers of M/{result['splits']}"
+    if "traffic" in result:  # --traffic: one call per size, counted per peer
+        counted = [
+            [format_size(t["size"]), sum(c for row in t["peers"] for c, _ in row),
+             format_size(sum(b for row in t["peers"] for _, b in row))]
+            for t in result["traffic"]
+        ]  # fmt: skip
+        return head + ", one call counted\n" + format_table(["size", "messages", "bytes"], counted)
     return head + "\n" + format_table(["size", "reps", "mean", "min", ""], rows)
 
 
