@@ -143,3 +143,14 @@ def test_calibrate_fit_and_the_models_never_read_a_cluster_spec():
         text = path.read_text(encoding="utf-8")
         for marker in ("COMMODEL_CLUSTER_SPEC", "cluster.spec", "load_spec", "tree_buffers"):
             assert marker not in text, f"{path.relative_to(ROOT)} mentions {marker}"
+
+
+def test_many_to_one_counts_are_spread_from_3_to_p():
+    from commodel.measure.manytoone import spread_counts
+
+    assert spread_counts(12, 7) == [3, 5, 6, 7, 9, 11, 12]
+    assert spread_counts(9, 7) == [3, 4, 5, 6, 7, 8, 9]
+    assert spread_counts(4, 7) == [3, 4]
+    assert spread_counts(12, 0) == list(range(3, 13))
+    assert calibrate.parts(1 << 20)["many-to-one"].options["counts"] == 7
+    assert calibrate.parts(1 << 20)["lmo"].options["triples"] == "cover"

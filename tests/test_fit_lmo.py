@@ -87,3 +87,27 @@ def test_unresolved_links_are_null_and_negative_constants_floored():
         C=[-1e-6, 1e-6, 0.0], t=[-1e-9, 0.0, 1e-9], beta=[], pair_intercepts={}, pair_slopes={}
     )
     assert F.lmo_section(neg)["C"][0] == 0.0 and F.lmo_section(neg)["t"][0] == 0.0
+
+
+def test_cover_triples_take_each_other_node_once_per_root():
+    for n in (3, 4, 9, 12):
+        exps = experiments(n, "cover")
+        assert sum(1 for _, d in exps if len(d) == 1) == n * (n - 1)  # every ordered pair
+        triples = [(r, d) for r, d in exps if len(d) == 2]
+        assert len(triples) == n * ((n - 1) // 2)
+        for root in range(n):
+            mine = [x for r, d in triples if r == root for x in d]
+            assert root not in mine and len(mine) == len(set(mine)) == 2 * ((n - 1) // 2)
+    assert len([d for _, d in experiments(9, "all") if len(d) == 2]) == 9 * 28
+
+
+def test_cover_triples_recover_c_t_beta():
+    out = [
+        {"phase": "lmo", "src": root, "extra": {"dsts": list(dsts)}, "size_bytes": m,
+         "repetition": 0, "value_s": roundtrip(root, dsts, m)}
+        for root, dsts in experiments(4, "cover")
+        for m in (0, 8192, 32768)
+    ]  # fmt: skip
+    fit = F.fit_lmo(out, {"statistic": "median"}, 4)
+    assert pytest.approx(C, rel=1e-9) == fit.C
+    assert fit.t == pytest.approx(T, rel=1e-6, abs=1e-18)

@@ -95,3 +95,48 @@ def test_predict_prints_and_writes_the_interval(tmp_path, capsys):
     assert "interval" not in capsys.readouterr().out
     assert main(["predict", str(g), "-p", str(p), "--model", "maxmin", "--spread", "1"]) == 2
     assert "at least 2 runs" in capsys.readouterr().err
+
+
+def test_model_error_widens_the_interval_by_hand():
+    """[1, 2] s from the noisy runs and sigma_m = 0.3: c = ln 2 / 2, sigma_f = ln 2 / 2z,
+    the interval exp(c -+ z sqrt(sigma_f^2 + 0.09))."""
+    from commodel.spread import Z90, widen
+
+    z = 1.2815515655446004
+    assert z == Z90
+    s = math.sqrt((math.log(2) / (2 * z)) ** 2 + 0.3**2)
+    lo, hi = widen(1.0, 2.0, 0.3)
+    assert lo == pytest.approx(math.exp(math.log(2) / 2 - z * s), rel=1e-12)
+    assert hi == pytest.approx(math.exp(math.log(2) / 2 + z * s), rel=1e-12)
+    assert lo * hi == pytest.approx(2.0, rel=1e-12)  # the centre stays sqrt(lo hi)
+    assert widen(1.0, 2.0, 0.0) == (1.0, 2.0)  # no model error: the noisy runs' interval
+    # a point (no noise measured): exp(ln t -+ z sigma_m)
+    assert widen(0.5, 0.5, 0.2) == pytest.approx(
+        (0.5 * math.exp(-z * 0.2), 0.5 * math.exp(z * 0.2))
+    )
+
+
+def test_spread_takes_the_platforms_model_error():
+    """tcpflow's interval is widened by tcp.model_error (its own error); maxmin's is not."""
+    sched = collective("alltoall-pairwise", 4, 65536)
+    doc = json.loads(json.dumps(DOC))
+    doc["tcp"]["efficiency"] = {"sizes": [65536], "exchange": [0.8], "duplex": [0.9]}
+    plain = platform_from_dict(doc)
+    doc["tcp"]["model_error"] = 0.25
+    with_error = spread(sched, platform_from_dict(doc), "tcpflow", samples=20)
+    without = spread(sched, plain, "tcpflow", samples=20)
+    assert with_error.model_error == 0.25 and without.model_error == 0.0
+    from commodel.spread import widen
+
+    assert (with_error.low_s, with_error.high_s) == widen(without.low_s, without.high_s, 0.25)
+    other = spread(sched, platform_from_dict(doc), "maxmin", samples=20)
+    assert other == spread(sched, plain, "maxmin", samples=20) and other.model_error == 0.0
+    del doc["tcp"]["spread"]  # sigma_m alone: about the point prediction
+    alone = spread(sched, platform_from_dict(doc), "tcpflow")
+    t = predict(sched, plain, model="tcpflow").makespan_s
+    assert (alone.low_s, alone.high_s) == pytest.approx(widen(t, t, 0.25))
+    assert alone.samples == 0 and alone.as_dict()["model_error"] == 0.25
+    assert spread(sched, platform_from_dict(doc), "maxmin") is None  # no sigma for maxmin
+    doc["tcp"]["model_error"] = -0.1
+    with pytest.raises(CommodelError, match="tcp.model_error"):
+        platform_from_dict(doc)

@@ -481,3 +481,18 @@ def test_measure_efficiency_runs_the_pairs_a_machine_has_cores_for(tmp_path):
     fit = commodel_cmd("fit", "--db", str(db), "-o", str(tmp_path / "f.yaml"))
     assert fit.returncode == 0, fit.stderr
     assert 0 < load_platform(str(tmp_path / "f.yaml")).tcp.efficiency.exchange[0] <= 1
+
+
+def test_efficiency_rounds_stop_at_the_ci_the_cap_or_the_budget():
+    opts = E.validate_options({"min_reps": 3, "max_reps": 8, "budget": 3.0})
+    noisy = {0: [1.0, 2.0, 3.0], 1: [1.0, 1.0, 1.0]}  # flow 0 far from its CI
+    assert not E.enough(opts, [1.0, 1.0], noisy)  # below min_reps: never
+    assert not E.enough(opts, [0.9, 0.9, 0.9], noisy)  # 2.7 s < 3 s, not converged
+    assert E.enough(opts, [1.0, 1.0, 1.0], noisy)  # 3 s: the budget
+    assert E.enough(opts, [0.1] * 8, noisy)  # max_reps
+    steady = {0: [1.0, 1.0, 1.0], 1: [2.0, 2.0, 2.0]}
+    assert E.enough(opts, [0.1, 0.1, 0.1], steady)  # converged
+    no_budget = E.validate_options({"min_reps": 3, "max_reps": 8})
+    assert not E.enough(no_budget, [5.0] * 7, noisy)
+    with pytest.raises(commodel.errors.CommodelError, match="--budget"):
+        E.validate_options({"budget": -1})

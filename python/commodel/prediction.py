@@ -50,7 +50,7 @@ class Prediction:
     makespan_ps: int = 0
     platform: str = ""
     #: The makespan's 80% interval (:func:`commodel.spread.spread`: ``low_s``, ``high_s``,
-    #: ``quantiles``, ``samples``, ``sigma``), where one was asked for.
+    #: ``quantiles``, ``samples``, ``sigma``, ``model_error``), where one was asked for.
     interval: dict[str, Any] | None = None
 
     @property

@@ -8,11 +8,20 @@ bytes, exp(σ·Z - σ²/2) with Z standard normal (``jitter``, :mod:`commodel-en
 the flows of every round at once). :func:`spread` runs the schedule :data:`SAMPLES` times
 with seeds 1..K and gives the 10th and 90th percentiles of the makespans: the 80%
 interval. The point prediction (``Prediction.makespan_s``) stays the run without noise.
+
+That interval holds the network's noise about the model, not the model's own error. Where
+the platform has ``tcp.model_error`` σ_m (the root mean square of ln(measured / predicted)
+over the collectives ``calibrate``'s ``check`` part ran, :mod:`commodel.fit.check`), the
+two are combined for ``tcpflow``, the model σ_m was measured with, as independent
+log-normal errors (:func:`widen`): the noisy runs' interval
+[lo, hi] is read as centre c = (ln lo + ln hi) / 2 and σ_f = (ln hi - ln lo) / (2 z), z =
+1.2816 (the normal's 90th percentile), and the interval becomes exp(c ± z sqrt(σ_f² + σ_m²)).
 Neither LogGOPSim, SimGrid nor the papers give one.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,16 +30,19 @@ from .errors import CommodelError
 SAMPLES = 20  # runs of the schedule with noise
 LOW_Q, HIGH_Q = 0.10, 0.90
 MAX_OPS = 2_000_000  # larger schedules get no interval unless asked (K runs of them)
+Z90 = 1.2815515655446004  # the standard normal's 90th percentile
 
 
 @dataclass(frozen=True)
 class Spread:
-    """The 80% interval of a makespan, seconds, from ``samples`` noisy runs with ``sigma``."""
+    """The 80% interval of a makespan, seconds, from ``samples`` noisy runs with ``sigma``
+    (0 runs where the platform has no σ), widened by the model's error ``model_error``."""
 
     low_s: float
     high_s: float
     samples: int
     sigma: float
+    model_error: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -39,6 +51,7 @@ class Spread:
             "quantiles": [LOW_Q, HIGH_Q],
             "samples": self.samples,
             "sigma": self.sigma,
+            "model_error": self.model_error,
         }
 
 
@@ -51,11 +64,23 @@ def quantile(xs: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (pos - lo)
 
 
-def sigma_of(platform: Any) -> float | None:
-    """σ of the platform (``tcp.spread``), or None where it has none."""
+def sigma_of(platform: Any, field: str = "spread") -> float | None:
+    """σ of the platform (``tcp.spread``; ``field="model_error"``: σ_m), or None where it
+    has none."""
     tcp = platform.sections.get("tcp")
-    value = getattr(tcp, "spread", None) if tcp is not None else None
+    value = getattr(tcp, field, None) if tcp is not None else None
     return None if value is None else float(value)
+
+
+def widen(low_s: float, high_s: float, model_error: float) -> tuple[float, float]:
+    """The 80% interval [low_s, high_s] of the noisy runs combined with a log-normal model
+    error σ_m: exp(c ± z sqrt(σ_f² + σ_m²)), c and σ_f read off the interval (module text)."""
+    if model_error <= 0.0 or low_s <= 0.0 or high_s <= 0.0:
+        return low_s, high_s
+    c = 0.5 * (math.log(low_s) + math.log(high_s))
+    s_f = (math.log(high_s) - math.log(low_s)) / (2.0 * Z90)
+    s = math.hypot(s_f, model_error)
+    return math.exp(c - Z90 * s), math.exp(c + Z90 * s)
 
 
 def spread(
@@ -70,8 +95,17 @@ def spread(
     if samples < 2:
         raise CommodelError(f"--spread-samples {samples}: an interval needs at least 2 runs")
     sigma = sigma_of(platform) if sigma is None else sigma
-    if sigma is None or model_spec(model).name == "loggops":
+    # σ_m is tcpflow's error (the check part's collectives predicted with it); other
+    # models keep the network's noise alone
+    error = (
+        (sigma_of(platform, "model_error") or 0.0) if model_spec(model).name == "tcpflow" else 0.0
+    )
+    if (sigma is None and not error) or model_spec(model).name == "loggops":
         return None
+    if sigma is None:  # no network noise measured: the model's error alone
+        point = predict(schedule, platform, model=model, record_messages=False).makespan_s
+        low, high = widen(point, point, error)
+        return Spread(low, high, 0, 0.0, error)
     spans = [
         predict(
             schedule,
@@ -82,4 +116,5 @@ def spread(
         ).makespan_s
         for seed in range(1, samples + 1)
     ]
-    return Spread(quantile(spans, LOW_Q), quantile(spans, HIGH_Q), samples, sigma)
+    low, high = widen(quantile(spans, LOW_Q), quantile(spans, HIGH_Q), error)
+    return Spread(low, high, samples, sigma, error)

@@ -17,6 +17,8 @@ wire       >= 3      ``network.overhead`` h, ``network.ack`` a: a message's byte
                      the wire, counted by the interfaces (3 nodes; tcpflow)
 ports      >= 3      ``network.buffer``, ``tcp.rto_rule: buffer``: the switch ports'
                      buffers, from the timeouts of bursts into one port (tcpflow, plogpt)
+check      >= 2      ``tcp.model_error``: four collectives run for real and predicted
+                     with the platform; widens every prediction's interval (tcpflow)
 ========== ========= ============================================================
 
 A part that the rank count cannot run is skipped with a note. ``tree`` (PlogPT's binary tree
@@ -90,11 +92,16 @@ def parts(max_size: int) -> dict[str, Part]:
             },
         ),
         _part("topology", 2, {}),
-        _part("lmo", 3, {"reps": 5}),
-        _part("many-to-one", 3, {"sizes": [(1 << i) * KiB for i in range(7)], "reps": 10}),
-        _part("efficiency", 2, {"sizes": eff_sizes, "min_reps": 3, "max_reps": 8}),
+        _part("lmo", 3, {"reps": 5, "triples": "cover"}),
+        _part(
+            "many-to-one",
+            3,
+            {"sizes": [(1 << i) * KiB for i in range(7)], "reps": 10, "counts": 7},
+        ),
+        _part("efficiency", 2, {"sizes": eff_sizes, "min_reps": 3, "max_reps": 8, "budget": 3.0}),
         _part("wire", 3, {}),
         _part("ports", 3, {}),
+        _part("check", 2, {}),
         # PlogPT's binary tree (2^D ranks): asked for by name, instead of topology
         _part("tree", 2, {"burst_bytes": 4 * MiB, "reps": 3}, power_of_two=True, default=False),
     )

@@ -45,7 +45,9 @@ rounds are then the only part of the platform to measure. ``alltoall`` and ``fan
 every node at once.
 
 Repetitions continue until the 95% confidence
-interval of every flow's mean is within ``ci`` of it, or ``max_reps``. The flows are the
+interval of every flow's mean is within ``ci`` of it, or ``max_reps``, or (``budget`` > 0,
+from ``min_reps`` on) until the round's repetitions have taken ``budget`` seconds together:
+on slow links the large all-to-all rounds took most of ``calibrate``'s time. The flows are the
 same kernel as ``measure concurrent`` (samples with ``quantity = flow``).
 
 The fit (:mod:`commodel.fit.efficiency`) turns the flow times into the efficiency tables of
@@ -93,6 +95,12 @@ class Options:
     min_reps: int = option(5, "repetitions per round and size before the CI test (5)", kind="int")
     max_reps: int = option(15, "repetition cap per round and size (15)", kind="int")
     ci: float = option(0.05)
+    budget: float = option(
+        0.0,
+        "seconds: a round and size stops at --min-reps or later once its repetitions have "
+        "taken this long together, converged or not (0: no budget)",
+        kind="float",
+    )
 
 
 PATTERNS = ("oneway", "exchange", "duplex")
@@ -133,6 +141,9 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
         raise CommodelError(f"--min-reps must be >= 2, got {out['min_reps']}")
     if int(out["max_reps"]) < int(out["min_reps"]):
         raise CommodelError(f"--max-reps must be >= {out['min_reps']}, got {out['max_reps']}")
+    budget = out["budget"] = float(out["budget"])
+    if not budget >= 0.0 or budget == float("inf"):
+        raise CommodelError(f"--budget must be a finite number of seconds >= 0, got {budget}")
     return out
 
 
@@ -341,11 +352,22 @@ def _round(
                     by_rep[r] = max(by_rep.get(r, 0.0), t)
         spans += [by_rep[r] for r in sorted(by_rep)]
         batch += 1
-        if len(spans) >= int(opts["max_reps"]) or (
-            len(spans) >= int(opts["min_reps"])
-            and all(ci_ok(v, float(opts["ci"])) for v in per_flow.values())
-        ):
+        if enough(opts, spans, per_flow):
             return spans
+
+
+def enough(opts: dict[str, Any], spans: list[float], per_flow: dict[int, list[float]]) -> bool:
+    """Whether a round stops: ``max_reps`` repetitions, or from ``min_reps`` on every flow's
+    mean within its confidence interval ``ci``, or (``budget`` > 0) the repetitions' round
+    times ``spans`` summing to the budget."""
+    budget = float(opts.get("budget") or 0.0)
+    if len(spans) >= int(opts["max_reps"]):
+        return True
+    if len(spans) < int(opts["min_reps"]):
+        return False
+    if budget > 0.0 and sum(spans) >= budget:
+        return True
+    return all(ci_ok(v, float(opts["ci"])) for v in per_flow.values())
 
 
 MEASUREMENT = Measurement(

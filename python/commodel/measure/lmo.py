@@ -26,6 +26,7 @@ from .common import Context, kernel
 from .unit import Measurement, fill, option
 
 TAG_DATA, TAG_REPLY = 31, 32
+TRIPLES = ("all", "cover")
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,12 @@ class Options:
     )
     reps: int = option(20, "roundtrips per experiment and size (20)", kind="int")
     statistic: str = option("median", "central value of repetitions (median)", choices=STATISTICS)
+    triples: str = option(
+        "all",
+        "triples per root: all (every pair of the others, LMO's set: n C(n-1, 2) in all) or "
+        "cover (the others in disjoint pairs, each once: n floor((n-1)/2)) (all)",
+        choices=TRIPLES,
+    )
 
 
 def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
@@ -49,6 +56,8 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
     out["sizes"] = sizes
     if int(out["reps"]) < 1:
         raise CommodelError(f"--reps must be >= 1, got {out['reps']}")
+    if out["triples"] not in TRIPLES:
+        raise CommodelError(f"--triples must be all or cover, got {out['triples']!r}")
     if out["statistic"] not in ("mean", "median", "min"):
         raise CommodelError(f"--statistic must be mean, median or min, got {out['statistic']!r}")
     return out
@@ -56,8 +65,9 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
 
 def _prepare(ctx: Context, p: dict) -> dict:
     p = dict(p)
-    p["buf"] = ctx.buffer(int(p["m"]), "send")
-    p["rbuf"] = ctx.buffer(int(p["m"]), "recv")
+    biggest = max(int(m) for m in p["sizes"])
+    p["buf"] = ctx.buffer(biggest, "send")
+    p["rbuf"] = ctx.buffer(biggest, "recv")
     return p
 
 
@@ -68,34 +78,45 @@ def _sits_out(ctx: Context, p: dict) -> bool:
 
 @kernel("lmo.fanout", _prepare, _sits_out)
 def _k_fanout(ctx: Context, p: dict) -> Any:
-    """Root sends m bytes to every destination at once; each answers empty. Root: times.
-    The other ranks sit it out (:func:`_sits_out`), outside real-time scheduling."""
+    """Per size m of ``sizes``, ``reps`` times: root sends m bytes to every destination at
+    once; each answers empty. Root: the times, a list per size. The other ranks sit it out
+    (:func:`_sits_out`), outside real-time scheduling."""
     comm, MPI = ctx.comm, ctx.MPI
-    root, dsts, m, reps = int(p["root"]), list(p["dsts"]), int(p["m"]), int(p["reps"])
+    root, dsts, reps = int(p["root"]), list(p["dsts"]), int(p["reps"])
     buf, rbuf = p["buf"], p["rbuf"]
-    if ctx.rank == root:
-        out = []
-        for _ in range(reps):
-            t0 = MPI.Wtime()
-            reqs = [comm.Isend([buf, m, MPI.BYTE], d, TAG_DATA) for d in dsts]
-            MPI.Request.Waitall(reqs)
-            for d in dsts:
-                comm.Recv([rbuf, 0, MPI.BYTE], d, TAG_REPLY)
-            out.append(MPI.Wtime() - t0)
-        return out
-    if ctx.rank in dsts:
-        for _ in range(reps):
-            comm.Recv([rbuf, m, MPI.BYTE], root, TAG_DATA)
-            comm.Send([buf, 0, MPI.BYTE], root, TAG_REPLY)
-    return None
+    out = []
+    for m in (int(x) for x in p["sizes"]):
+        if ctx.rank == root:
+            times = []
+            for _ in range(reps):
+                t0 = MPI.Wtime()
+                reqs = [comm.Isend([buf, m, MPI.BYTE], d, TAG_DATA) for d in dsts]
+                MPI.Request.Waitall(reqs)
+                for d in dsts:
+                    comm.Recv([rbuf, 0, MPI.BYTE], d, TAG_REPLY)
+                times.append(MPI.Wtime() - t0)
+            out.append(times)
+        elif ctx.rank in dsts:
+            for _ in range(reps):
+                comm.Recv([rbuf, m, MPI.BYTE], root, TAG_DATA)
+                comm.Send([buf, 0, MPI.BYTE], root, TAG_REPLY)
+    return out if ctx.rank == root else None
 
 
-def experiments(size: int) -> list[tuple[int, tuple[int, ...]]]:
-    """(root, destinations): every ordered pair, then every root with every pair of others."""
+def experiments(size: int, triples: str = "all") -> list[tuple[int, tuple[int, ...]]]:
+    """(root, destinations): every ordered pair, then every root with pairs of the others:
+    every pair (``all``), or (``cover``) the others from the root on, i+1, i+2, ... mod n,
+    in disjoint pairs, so that each appears once (one left out where n - 1 is odd). The fit
+    takes t_i as the mean over the triples rooted at i (fit/lmo.py), which needs one; LMO's
+    full set grows as n^3 and was most of calibrate's time on slow links."""
     out = [(i, (j,)) for i in range(size) for j in range(size) if i != j]
     for i in range(size):
-        others = [r for r in range(size) if r != i]
-        out += [(i, pair) for pair in itertools.combinations(others, 2)]
+        if triples == "cover":
+            ring = [(i + k) % size for k in range(1, size)]
+            out += [(i, tuple(sorted(ring[k : k + 2]))) for k in range(0, size - 2, 2)]
+        else:
+            others = [r for r in range(size) if r != i]
+            out += [(i, pair) for pair in itertools.combinations(others, 2)]
     return out
 
 
@@ -106,42 +127,42 @@ def procedure(opts: dict[str, Any]):
                 f"measure lmo needs at least 3 ranks (triples separate t_i from beta_ij), "
                 f"got {ctx.size}"
             )
-        exps = experiments(ctx.size)
+        exps = experiments(ctx.size, opts["triples"])
         sizes = opts["sizes"]
         reps = int(opts["reps"])
-        ctx.progress.grow(len(exps) * len(sizes))
+        ctx.progress.grow(len(exps))
         with ctx.phase("lmo"):
-            for root, dsts in exps:
+            for root, dsts in exps:  # one step an experiment, every size in it
                 pattern = "pair" if len(dsts) == 1 else "triple"
-                for m in sizes:
-                    key = f"lmo/{pattern}/{root}->{','.join(map(str, dsts))}/m={m}"
+                key = f"lmo/{pattern}/{root}->{','.join(map(str, dsts))}"
 
-                    def rows(outs, root=root, dsts=dsts, m=m, pattern=pattern):
-                        return [
-                            {
-                                "phase": "lmo",
-                                "pattern": pattern,
-                                "quantity": "roundtrip",
-                                "size_bytes": m,
-                                "n_ranks": 1 + len(dsts),
-                                "repetition": i,
-                                "value_s": v,
-                                "src": root,
-                                "dst": dsts[0],
-                                "hosts": ",".join(ctx.hosts[r] for r in (root, *dsts)),
-                                "extra": {"dsts": list(dsts)},
-                            }
-                            for i, v in enumerate(outs[root])
-                        ]
+                def rows(outs, root=root, dsts=dsts, pattern=pattern):
+                    return [
+                        {
+                            "phase": "lmo",
+                            "pattern": pattern,
+                            "quantity": "roundtrip",
+                            "size_bytes": m,
+                            "n_ranks": 1 + len(dsts),
+                            "repetition": i,
+                            "value_s": v,
+                            "src": root,
+                            "dst": dsts[0],
+                            "hosts": ",".join(ctx.hosts[r] for r in (root, *dsts)),
+                            "extra": {"dsts": list(dsts)},
+                        }
+                        for m, times in zip(sizes, outs[root])
+                        for i, v in enumerate(times)
+                    ]
 
-                    ctx.step(
-                        key,
-                        "lmo.fanout",
-                        {"root": root, "dsts": list(dsts), "m": m, "reps": reps},
-                        rows=rows,
-                        replay=lambda stored: [None],
-                    )
-                    ctx.progress.advance(1, f"lmo {pattern} {root}->{dsts} m={m}")
+                ctx.step(
+                    key,
+                    "lmo.fanout",
+                    {"root": root, "dsts": list(dsts), "sizes": list(sizes), "reps": reps},
+                    rows=rows,
+                    replay=lambda stored: [None],
+                )
+                ctx.progress.advance(1, f"lmo {pattern} {root}->{dsts}")
         return {"campaign": ctx.campaign, "hosts": ctx.hosts}
 
     return run

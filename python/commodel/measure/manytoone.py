@@ -47,6 +47,21 @@ class OneToManyOptions:
         None, "process counts n including the root, comma-separated (3..P)", kind="counts"
     )
     reps: int = option(50, "repetitions per (n, M) (50)", kind="int")
+    counts: int = option(
+        0,
+        "without --n: at most this many process counts, spread evenly from 3 to P, both "
+        "included (0: every n from 3 to P)",
+        kind="int",
+    )
+
+
+def spread_counts(ranks: int, at_most: int) -> list[int]:
+    """3..``ranks``, or with ``at_most`` >= 2 at most that many of them, evenly spread and
+    both ends included (12 ranks, 7: 3, 5, 6, 7, 9, 11, 12)."""
+    ns = list(range(3, ranks + 1))
+    if at_most < 2 or len(ns) <= at_most:
+        return ns
+    return sorted({ns[round(i * (len(ns) - 1) / (at_most - 1))] for i in range(at_most)})
 
 
 @dataclass(frozen=True)
@@ -78,6 +93,8 @@ def validate_options(opts: dict[str, Any], direction: str = "many-to-one") -> di
         out["n"] = ns
     if int(out["reps"]) < 1:
         raise CommodelError(f"--reps must be >= 1, got {out['reps']}")
+    if int(out.get("counts") or 0) < 0:
+        raise CommodelError(f"--counts must be >= 0, got {out['counts']}")
     if "receives" in out and out["receives"] not in RECEIVES:
         raise CommodelError(
             f"--receives must be one of {', '.join(RECEIVES)}, got {out['receives']}"
@@ -141,7 +158,7 @@ def _k_flat(ctx: Context, p: dict) -> Any:
 
 def procedure(direction: str, opts: dict[str, Any]):
     def run(ctx: Context) -> dict[str, Any]:
-        ns = opts["n"] or list(range(3, ctx.size + 1))
+        ns = opts["n"] or spread_counts(ctx.size, int(opts.get("counts") or 0))
         if not ns or max(ns) > ctx.size:
             raise CommodelError(
                 f"measure {direction}: n (processes involved) must be <= the {ctx.size} ranks; "

@@ -106,6 +106,12 @@ def _prepare(ctx: Context, p: dict) -> dict:
                     f"{p['schedule']}: rank {ctx.rank} operation {label or '#' + str(i)}: tag "
                     f"{tag} is above this MPI's largest tag {tag_ub}"
                 )
+    return with_ops(ctx, p, ops, biggest)
+
+
+def with_ops(ctx: Context, p: dict, ops: list[tuple], biggest: int) -> dict:
+    """The state :func:`execute` runs: this rank's operations, send and receive buffers of
+    ``biggest`` bytes, and the communicator the schedules run in (a duplicate, kept)."""
     p["ops"] = ops
     p["sbuf"] = ctx.buffer(biggest, "send")
     p["rbuf"] = ctx.buffer(biggest, "recv")

@@ -27,6 +27,7 @@ from types import ModuleType
 from typing import Any
 
 from . import (
+    check,
     collective,
     concurrent,
     efficiency,
@@ -89,6 +90,8 @@ UNITS: tuple[Unit, ...] = (
     Unit(ports.MEASUREMENT, fit="ports"),
     Unit(efficiency.MEASUREMENT, fit="efficiency"),
     Unit(wire.MEASUREMENT, fit="wire"),
+    # last: it predicts with every other section fitted
+    Unit(check.MEASUREMENT, fit="check"),
     Unit(pattern.MEASUREMENT),
     Unit(collective.MEASUREMENT),
 )

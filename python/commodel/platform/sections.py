@@ -114,8 +114,9 @@ class TCP:
     """TCP constants: the retransmission timeout, PlogPT's thresholds eps_S, eps_T, the rule
     that decides a buffer overflowed (``plogpt``: eq. 14's P_B; ``buffer``: the measured
     port buffers ``network.buffer``), the measured efficiency of traffic both ways, and the
-    largest message a node's NIC sends in posting order (``tcpflow``, measured), and the
-    spread sigma of one flow's time (a prediction's interval, :mod:`commodel.spread`)."""
+    largest message a node's NIC sends in posting order (``tcpflow``, measured), the
+    spread sigma of one flow's time and the model's own error sigma_m (a prediction's
+    interval, :mod:`commodel.spread`)."""
 
     rto: float = 0.2  # s
     eps_S: float | None = None  # dimensionless (PlogPT eq. 5)
@@ -124,6 +125,7 @@ class TCP:
     rto_rule: str = "plogpt"  # one of RTO_RULES
     fifo_limit: int | None = None  # B, the largest message a NIC sends in posting order
     spread: float | None = None  # sigma of the log of one flow's time (a prediction's spread)
+    model_error: float | None = None  # sigma_m, rms of ln(measured / predicted) (check part)
 
 
 RTO_RULES = ("plogpt", "buffer")
@@ -301,8 +303,11 @@ def validate_tcp(at: At, value: Any) -> TCP:
     data = mapping(
         at,
         value,
-        optional=("rto", "eps_S", "eps_T", "efficiency", "rto_rule", "fifo_limit", "spread"),
-    )
+        optional=(
+            "rto", "eps_S", "eps_T", "efficiency", "rto_rule", "fifo_limit", "spread",
+            "model_error",
+        ),
+    )  # fmt: skip
     eps_s = data.get("eps_S")
     if eps_s is not None:
         eps_s = number(at.key("eps_S"), eps_s, float, "a number")
@@ -321,11 +326,12 @@ def validate_tcp(at: At, value: Any) -> TCP:
         rto_rule=choice(at.key("rto_rule"), data.get("rto_rule", "plogpt"), RTO_RULES, "rule"),
         fifo_limit=size(at.key("fifo_limit"), data.get("fifo_limit"), allow_none=True),
         spread=_spread(at.key("spread"), data.get("spread")),
+        model_error=_spread(at.key("model_error"), data.get("model_error")),
     )
 
 
 def _spread(at: At, value: Any) -> float | None:
-    """``tcp.spread``: sigma in [0, 10] (the spread of the log of one flow's time)."""
+    """``tcp.spread``, ``tcp.model_error``: sigma in [0, 10] (of the log of a time)."""
     if value is None:
         return None
     sigma = number(at, value, float, "a number")

@@ -48,7 +48,8 @@ def prediction_summary(
         lines.append(
             f"interval  {format_duration(iv['low_s'], unit)} .. "
             f"{format_duration(iv['high_s'], unit)} (80%: {iv['samples']} runs with "
-            f"per-message noise sigma {iv['sigma']:.3g})"
+            f"per-message noise sigma {iv['sigma']:.3g}"
+            + (f", model error sigma_m {iv['model_error']:.3g})" if iv.get("model_error") else ")")
         )
     lines.append(f"slowest   rank {slowest.rank}")
     if prediction.rto_events:

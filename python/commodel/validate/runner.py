@@ -436,7 +436,8 @@ def summary_text(v: Validation) -> str:
     if covered:
         lines.append("")
         lines.append(
-            "80% intervals (per-message noise of tcp.spread) holding the measured median: "
+            "80% intervals (tcp.spread's per-message noise, tcp.model_error) holding the "
+            "measured median: "
             + ", ".join(f"{m} {i}/{n} ({100 * i / n:.0f}%)" for m, i, n in covered)
         )
     shares = [median(r.measured.wait_shares()) for r in v.results if r.measured.wait_shares()]

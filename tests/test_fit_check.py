@@ -1,0 +1,61 @@
+"""``tcp.model_error`` from a ``check`` campaign (commodel.fit.check): the root mean square
+of ln(measured / predicted) over the collectives the part ran, predicted with tcpflow."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from commodel import collective, predict
+from commodel.errors import CommodelError
+from commodel.fit import check as F
+from commodel.measure.check import CHECKS, validate_options
+from commodel.platform import platform_from_dict
+
+N = 5  # not a power of two
+DOC = {
+    "commodel_platform": 1,
+    "name": "check-test",
+    "nodes": N,
+    "plogp": {"L": 20e-6, "sizes": [0, 1_000_000], "o_s": [0, 0], "o_r": [0, 0], "g": [5e-6, 0.1]},
+    "network": {"topology": "crossbar", "nodes": N, "nic": 12.5e6},
+    "tcp": {"spread": 0.1, "efficiency": {"sizes": [65536], "exchange": [0.8], "duplex": [0.9]}},
+}
+FACTORS = (1.25, 0.8, 1.1, 1.0)  # measured / predicted of each check schedule
+
+
+def rows(factors=FACTORS, ranks=N):
+    plat = platform_from_dict(DOC)
+    out = []
+    for (name, size), f in zip(CHECKS, factors):
+        t = predict(collective(name, ranks, size), plat, "tcpflow").makespan_s
+        for rep, noise in enumerate((0.9, 1.0, 1.3)):  # the median is the middle one
+            out.append({"phase": "check", "quantity": "makespan", "pattern": name,
+                        "size_bytes": size, "n_ranks": ranks, "repetition": rep,
+                        "value_s": f * t * noise})  # fmt: skip
+    return out
+
+
+def test_model_error_is_the_rms_of_the_log_ratios():
+    sigma, note = F.error_section(DOC, rows())
+    want = math.sqrt(sum(math.log(f) ** 2 for f in FACTORS) / len(FACTORS))
+    assert sigma == pytest.approx(want, rel=1e-9)
+    assert "alltoall-pairwise 8192 B" in note and "(+25%)" in note and "(-20%)" in note
+    assert F.error_section(DOC, rows((1.0,) * 4))[0] == pytest.approx(0.0, abs=1e-12)
+    assert F.model_error([math.log(2)]) == pytest.approx(math.log(2))
+
+
+def test_the_check_runs_on_the_platforms_nodes():
+    with pytest.raises(CommodelError, match="ran on 4 ranks, the platform has 5 nodes"):
+        F.error_section(DOC, rows(ranks=4))
+    with pytest.raises(CommodelError, match="no check schedule"):
+        F.model_error([])
+
+
+def test_check_options():
+    assert validate_options({})["budget"] == 3.0
+    with pytest.raises(CommodelError, match="--max-reps"):
+        validate_options({"min_reps": 4, "max_reps": 3})
+    with pytest.raises(CommodelError, match="--timeout"):
+        validate_options({"timeout": 0})
