@@ -388,7 +388,8 @@ def _traffic_sizes(ctx: Context, opts: dict[str, Any]) -> list[dict[str, Any]]:
             if missing:
                 raise CommodelError(
                     f"--traffic: rank {missing[0]} has no per-peer counters (Open MPI 5 "
-                    "with --mca pml_monitoring_enable 1 on the mpirun line)"
+                    "with --mca pml_monitoring_enable 1 and, where the PML is restricted, --mca pml "
+                    "ob1,monitoring on the mpirun line)"
                 )
             return [
                 {"phase": "collective", "pattern": coll, "quantity": "traffic",
@@ -701,7 +702,7 @@ def sweep_campaigns(
         if mine.get("traffic"):  # Open MPI 5's per-peer counters
             from .traffic import MONITORING_MCA
 
-            forced = {**forced, "OMPI_MCA_" + MONITORING_MCA[0]: MONITORING_MCA[1]}
+            forced = {**forced, **{"OMPI_MCA_" + k: v for k, v in MONITORING_MCA}}
         opts = validate_options(mine, environ=forced)
         expected = options_json(opts)
         argv = _command(coll, ranks, forced, _measure_args(db_path, opts, quiet), mpirun, python)

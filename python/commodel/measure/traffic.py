@@ -11,7 +11,8 @@ by message, so the matrix of the algorithm that ran equals its schedule's
 (:func:`schedule_traffic`): this is how ``advise --verify`` proves that a rules file fired,
 and how the tests check the transcribed default decision against the compiled one.
 
-It needs ``--mca pml_monitoring_enable 1`` on the mpirun line (the component is then stacked
+It needs ``--mca pml_monitoring_enable 1`` on the mpirun line, and the component in the PML
+selection (``--mca pml ob1,monitoring`` where the PML is restricted; the component is then stacked
 on the PML that runs); mpi4py has no MPI_T interface, so the C functions are called through
 ctypes in the MPI library already loaded. Open MPI only: other MPIs return None.
 """
@@ -27,7 +28,9 @@ from ..mpis.library import loaded_libmpi
 _CLASS_SIZE = 2
 _NAMES = ("pml_monitoring_messages_count", "pml_monitoring_messages_size")
 
-MONITORING_MCA = ("pml_monitoring_enable", "1")
+# the component on, and in the PML selection: a launcher that restricts the PML to ob1 (as
+# `commodel cluster mpirun` does) leaves it out, and the counters are then missing
+MONITORING_MCA = (("pml_monitoring_enable", "1"), ("pml", "ob1,monitoring"))
 
 
 class Counters:
