@@ -431,6 +431,7 @@ def test_hydra_command_line():
         "-genv FI_PROVIDER tcp",
         "-genv FI_TCP_IFACE cm-data",
         "-genv MPIR_CVAR_NOLOCAL 1",
+        "-genv MPIR_CVAR_CH4_PROGRESS_THROTTLE 1",
         "-n 4 a.out",
     ):
         assert piece in text, piece

@@ -174,7 +174,12 @@ def hydra_argv(
     ssh launcher calls ``AGENT -x HOST CMD``), mpiexec reached over the management network
     (``-iface``); the ranks on the ofi netmod's tcp provider over the data NICs
     (``FI_PROVIDER=tcp``, ``FI_TCP_IFACE``), no shared memory between them
-    (``MPIR_CVAR_NOLOCAL=1``); a user's ``-genv NAME VALUE`` of the same names wins."""
+    (``MPIR_CVAR_NOLOCAL=1``), and a rank whose progress engine finds nothing to do sleeps a
+    microsecond now and then (``MPIR_CVAR_CH4_PROGRESS_THROTTLE=1``, as Open MPI's ranks
+    yield with ``mpi_yield_when_idle``): the emulated hosts share the machine's cores, and
+    MPICH's ranks polling at full speed made the flows of calibrate's topology rounds take
+    0.1-592 ms for 21 ms of wire time on two-rack-8 (11-46 ms throttled; the fit saw one
+    switch, then the racks). A user's ``-genv NAME VALUE`` of the same names wins."""
     agent = str(state.agent_path(record["id"]))
     given = {user_args[i + 1] for i, a in enumerate(user_args[:-1]) if a == "-genv"}
     env = [
@@ -182,6 +187,7 @@ def hydra_argv(
         ("FI_PROVIDER", "tcp"),
         ("FI_TCP_IFACE", record["data_dev"]),
         ("MPIR_CVAR_NOLOCAL", "1"),
+        ("MPIR_CVAR_CH4_PROGRESS_THROTTLE", "1"),
     ]
     argv = [tool("ip"), "netns", "exec", record["ctl_ns"], mpiexec]
     argv += ["-launcher", "ssh", "-launcher-exec", agent, "-iface", record["mgmt_dev"]]
