@@ -73,17 +73,16 @@ def error_section(doc: dict[str, Any], samples: list[dict[str, Any]]) -> tuple[f
 def through_model(sections: dict[str, Any], comments: dict[str, str], db, camp) -> None:
     """``tcp.model_error`` from the campaign, where the platform can run ``tcpflow`` (it
     has ``plogp``, ``network`` and ``tcp.efficiency``); else a comment why not."""
-    from .efficiency import model_doc
+    from .efficiency import model_doc, tcpflow_lacks
 
     samples = db.samples(camp.id)
     if not medians(samples):
         return  # the part measured nothing (several ranks per host)
-    lacking = [k for k in ("plogp", "network") if k not in sections]
-    if lacking or "efficiency" not in sections.get("tcp", {}):
-        comments["tcp"] = comments.get("tcp", "") + (
-            "\nmodel_error not fitted: tcpflow needs the "
-            + ", ".join(lacking or ["tcp.efficiency"])
-            + " section"
+    lacking = tcpflow_lacks(sections)
+    if lacking:
+        comments["tcp"] = (
+            comments.get("tcp", "")
+            + f"\nmodel_error not fitted: tcpflow needs the {lacking} section"
         )
         return
     sigma, note = error_section(model_doc(sections), samples)

@@ -286,6 +286,15 @@ def model_doc(sections: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def tcpflow_lacks(sections: dict[str, Any]) -> str | None:
+    """What the sections fitted so far lack for ``tcpflow`` to predict (``plogp``,
+    ``network``, or else ``tcp.efficiency``), for the fits through it; None: nothing."""
+    lacking = [k for k in ("plogp", "network") if k not in sections]
+    if lacking or "efficiency" not in sections.get("tcp", {}):
+        return ", ".join(lacking or ["tcp.efficiency"])
+    return None
+
+
 def through_model(sections: dict[str, Any], comments: dict[str, str], db, camp) -> None:
     """Once the platform's other sections are fitted: ``tcp.efficiency`` taken against
     ``tcpflow``'s own one-way time (:func:`rebase_efficiency`), where the platform has what
@@ -304,12 +313,10 @@ def through_model(sections: dict[str, Any], comments: dict[str, str], db, camp) 
     n, spans = alltoall_spans(samples)
     if not spans:
         return
-    lacking = [k for k in ("plogp", "network") if k not in sections]
-    if lacking or "efficiency" not in sections.get("tcp", {}):
+    lacking = tcpflow_lacks(sections)
+    if lacking:
         comments["tcp"] = comments.get("tcp", "") + (
-            "\nfanin not fitted: it is fitted through tcpflow, which needs the "
-            + ", ".join(lacking or ["tcp.efficiency"])
-            + " section"
+            f"\nfanin not fitted: it is fitted through tcpflow, which needs the {lacking} section"
         )
         return
     table, note = fanin_section(model_doc(sections), n, spans)
