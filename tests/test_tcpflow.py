@@ -496,3 +496,60 @@ def test_efficiency_rounds_stop_at_the_ci_the_cap_or_the_budget():
     assert not E.enough(no_budget, [5.0] * 7, noisy)
     with pytest.raises(commodel.errors.CommodelError, match="--budget"):
         E.validate_options({"budget": -1})
+
+
+def narrow_backbone(pair):
+    """Racks [2, 2], NICs 100 MB/s, a backbone of 80 MB/s; g(1 MB) = 13.5 ms, measured
+    between the nodes of ``pair`` (None: the field left out, nodes 0 and 1)."""
+    doc = {k: (dict(v) if isinstance(v, dict) else v) for k, v in PLATFORM.items()}
+    doc["plogp"]["g"] = [0.0135]
+    doc["network"]["backbone"] = 8e7
+    del doc["tcp"]
+    if pair is not None:
+        doc["plogp"]["pair"] = pair
+    return platform_from_dict(doc)
+
+
+def one_way(src: int, dst: int) -> str:
+    """A GOAL schedule of 4 ranks: one message of 1 MB from ``src`` to ``dst``."""
+    ops = {src: f"s: send 1000000b to {dst} tag 0", dst: f"r: recv 1000000b from {src} tag 0"}
+    blocks = [f"rank {r} {{\n{ops.get(r, '')}\n}}" for r in range(4)]
+    return "num_ranks 4\n" + "\n".join(blocks) + "\n"
+
+
+@pytest.mark.parametrize(
+    "pair, src, dst, ms",
+    [
+        # pair within rack 0: b_p = b_a, work b_a g = 1.35 MB: 13.5 ms within a rack,
+        # 16.875 ms through the 80 MB/s backbone.
+        (None, 2, 3, 13.5),
+        (None, 0, 2, 16.875),
+        ([0, 1], 0, 2, 16.875),
+        # pair across the backbone: g's 12.5 ms of wire at 80 MB/s is 10 ms at the NIC,
+        # work b_a (g - m/b_p + m/b_a) = 1.1 MB: 11 ms within a rack, 13.75 ms across.
+        ([1, 2], 2, 3, 11.0),
+        ([1, 2], 0, 2, 13.75),
+    ],
+)
+def test_g_s_wire_part_is_taken_at_the_sender_s_rate(tmp_path, pair, src, dst, ms):
+    goal = tmp_path / "x.goal"
+    goal.write_text(one_way(src, dst))
+    p = commodel.predict(str(goal), narrow_backbone(pair), "tcpflow")
+    assert p.makespan_s == pytest.approx(ms * 1e-3 + 50e-6, abs=1e-11)
+
+
+@pytest.mark.parametrize(
+    "pair, words",
+    [
+        ([0, 0], "two different"),
+        ([0], "two different"),
+        ([0, 1, 2], "two different"),
+        ([0, 4], "< nodes (4)"),
+        ([-1, 1], ">= 0"),
+        ("01", "a list"),
+    ],
+)
+def test_a_bad_plogp_pair_names_the_field(pair, words):
+    with pytest.raises(PlatformError) as exc:
+        narrow_backbone(pair)
+    assert "plogp.pair" in str(exc.value) and words in str(exc.value), str(exc.value)

@@ -253,6 +253,10 @@ pub struct TcpflowParams {
     /// a, bytes: what a message's acknowledgements put into the reverse direction's token
     /// buckets (None: 0).
     pub ack: Option<u64>,
+    /// The two nodes PLogP's g(m) was measured between: a message from a node of link
+    /// rate b_a is then b_a·(g(m) - m/b_p + m/b_a) of work, b_p their route's narrowest
+    /// link (g(m)'s wire part at b_a). None: b_a·g(m).
+    pub pair: Option<Vec<u64>>,
     pub common: Common,
 }
 

@@ -103,6 +103,10 @@ pub fn run(
                 bucket: p.bucket.filter(|&b| b > 0),
                 overhead: p.overhead.unwrap_or(0),
                 ack: p.ack.unwrap_or(0),
+                pair: match &p.pair {
+                    Some(v) => Some(pair(model, v, topo.nodes())?),
+                    None => None,
+                },
                 burst: match p.rto_rule {
                     RtoRule::Plogpt => None,
                     RtoRule::Buffer => Some(BurstParams {
@@ -114,6 +118,18 @@ pub fn run(
             let net = TcpflowNet::new(topo, nodes, params);
             sim(schedule, model, &p.common, net, record_messages)
         }
+    }
+}
+
+/// PLogP's pair: two different nodes of the topology.
+fn pair(model: &'static str, v: &[u64], nodes: u32) -> Result<[u32; 2], SimError> {
+    match *v {
+        [a, b] if a != b && a < nodes as u64 && b < nodes as u64 => Ok([a as u32, b as u32]),
+        _ => Err(SimError::bad(
+            model,
+            "pair",
+            format!("must be two different nodes below {nodes}, got {v:?}"),
+        )),
     }
 }
 

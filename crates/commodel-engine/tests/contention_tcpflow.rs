@@ -17,24 +17,13 @@ const L: u64 = 50 * US;
 /// g(M) = 10 ms (one point: the table is constant), L = 50 us.
 fn params(nodes: u64, eff: Option<(f64, f64)>) -> ModelParams {
     ModelParams::Tcpflow(TcpflowParams {
-        topology: TopologySpec::crossbar(nodes, NIC),
-        L,
-        sizes: vec![M],
-        g: vec![10 * MS],
         efficiency: eff.map(|(x, d)| Efficiency {
             sizes: vec![M],
             exchange: vec![x],
             duplex: vec![d],
             fanin: None,
         }),
-        fifo_limit: None,
-        rto: None,
-        rto_rule: RtoRule::Plogpt,
-        buffer: None,
-        bucket: None,
-        overhead: None,
-        ack: None,
-        common: Common::default(),
+        ..bare(TopologySpec::crossbar(nodes, NIC), vec![M], vec![10 * MS])
     })
 }
 
@@ -89,21 +78,7 @@ fn one_flow_across_racks_equals_plogp_or_the_wire_at_every_size() {
         b.send(0, 3, m, 0);
         b.recv(3, 0, m, 0);
         let s = b.build().unwrap();
-        let t = ModelParams::Tcpflow(TcpflowParams {
-            topology: topo.clone(),
-            L,
-            sizes: sizes.clone(),
-            g: g.clone(),
-            efficiency: None,
-            fifo_limit: None,
-            rto: None,
-            rto_rule: RtoRule::Plogpt,
-            buffer: None,
-            bucket: None,
-            overhead: None,
-            ack: None,
-            common: Common::default(),
-        });
+        let t = ModelParams::Tcpflow(bare(topo.clone(), sizes.clone(), g.clone()));
         let p = ModelParams::Plogp(PlogpParams {
             L,
             sizes: sizes.clone(),
@@ -124,6 +99,74 @@ fn one_flow_across_racks_equals_plogp_or_the_wire_at_every_size() {
                 wire
             );
         }
+    }
+}
+
+/// `tcpflow` with PLogP's L and g(m) only: no efficiency, order, drops, buckets or pair.
+fn bare(topology: TopologySpec, sizes: Vec<u64>, g: Vec<u64>) -> TcpflowParams {
+    TcpflowParams {
+        topology,
+        L,
+        sizes,
+        g,
+        efficiency: None,
+        fifo_limit: None,
+        rto: None,
+        rto_rule: RtoRule::Plogpt,
+        buffer: None,
+        bucket: None,
+        overhead: None,
+        ack: None,
+        pair: None,
+        common: Common::default(),
+    }
+}
+
+/// Racks [1, 1, 2], a backbone at 0.8x the NIC, g(M) = M/0.8·NIC + 1 ms = 13.5 ms measured
+/// between nodes 0 and 1 (so across the backbone); `pair` as given.
+fn narrow_backbone(pair: Option<Vec<u64>>) -> ModelParams {
+    let topology = TopologySpec::racks(&[1, 1, 2], NIC, 0.8 * NIC);
+    ModelParams::Tcpflow(TcpflowParams {
+        pair,
+        ..bare(topology, vec![M], vec![13_500 * US])
+    })
+}
+
+#[test]
+fn g_s_wire_part_is_taken_at_the_sender_s_rate() {
+    // g(M) = 13.5 ms holds 12.5 ms of wire time at the pair's 80 MB/s backbone; at a
+    // sender's 100 MB/s NIC, g_a(M) = 13.5 - 12.5 + 10 = 11 ms, 1.1 MB of work. Within a
+    // rack that is 11 ms; across the backbone 1.1 MB at 80 MB/s, 13.75 ms. Without the
+    // pair the work is b_a·g(M) = 1.35 MB: 16.875 ms across the backbone.
+    let t = narrow_backbone(Some(vec![0, 1]));
+    let within = run(&flows(4, &[(2, 3)]), &t, true).unwrap();
+    assert!(end_of(&within, 2, 3).abs_diff(11 * MS + L) <= 1);
+    let across = run(&flows(4, &[(0, 1)]), &t, true).unwrap();
+    assert!(end_of(&across, 0, 1).abs_diff(13_750 * US + L) <= 1);
+    let legacy = run(&flows(4, &[(0, 1)]), &narrow_backbone(None), true).unwrap();
+    assert!(end_of(&legacy, 0, 1).abs_diff(16_875 * US + L) <= 1);
+    // Node 0 sends to the three others at once (a linear bcast): 3 x 1.1 MB through
+    // rack 0's 80 MB/s uplink, 41.25 ms.
+    let bcast = run(&flows(4, &[(0, 1), (0, 2), (0, 3)]), &t, true).unwrap();
+    for d in 1..4 {
+        assert!(
+            end_of(&bcast, 0, d).abs_diff(41_250 * US + L) <= 2,
+            "to {d}"
+        );
+    }
+}
+
+#[test]
+fn a_pair_outside_the_topology_is_refused_naming_the_field() {
+    for pair in [vec![0, 4], vec![1, 1], vec![0], vec![0, 1, 2]] {
+        let e = run(
+            &flows(4, &[(0, 1)]),
+            &narrow_backbone(Some(pair.clone())),
+            true,
+        )
+        .err()
+        .unwrap_or_else(|| panic!("{pair:?} accepted"));
+        assert!(e.to_string().contains("pair"), "{pair:?}: {e}");
     }
 }
 
@@ -426,6 +469,7 @@ fn bucketed_on(topology: TopologySpec, bucket: Option<u64>) -> ModelParams {
         bucket,
         overhead: None,
         ack: None,
+        pair: None,
         common: Common::default(),
     })
 }
@@ -584,6 +628,7 @@ fn burst(topology: TopologySpec, buffer: Vec<u64>) -> ModelParams {
         bucket: None,
         overhead: None,
         ack: None,
+        pair: None,
         common: Common::default(),
     })
 }

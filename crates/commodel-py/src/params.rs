@@ -95,6 +95,7 @@ pub fn model_params(model: &str, d: &Bound<'_, PyDict>) -> PyResult<ModelParams>
             bucket: f.opt_uint("bucket")?,
             overhead: f.opt_uint("overhead")?,
             ack: f.opt_uint("ack")?,
+            pair: f.opt_uints("pair")?,
             common: common(&f)?,
         }),
         _ => ModelParams::Zhu(ZhuParams {

@@ -320,6 +320,9 @@ def sections(db: Any, camp: Any) -> dict[str, Any]:
             f"S = {S}: Open MPI's TCP eager limit (btl_tcp_eager_limit, 64 KiB with its "
             "headers, its default): from 64 KiB a message waits for its receive (rendezvous)"
         )
+    # Kielmann's pair is ranks 0 and 1, one rank a node: tcpflow takes g(m)'s wire part at
+    # their route's narrowest link (docs/models.md, tcpflow)
+    out["plogp"]["pair"] = [0, 1]
     if 1 in fit.sizes:
         t1 = fit.table1()
         notes.append(

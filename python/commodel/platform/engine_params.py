@@ -353,7 +353,9 @@ def plogpt_params(platform: PlatformSections) -> dict[str, Any]:
     ["plogp", "network"],
 )
 def tcpflow_params(platform: PlatformSections) -> dict[str, Any]:
-    _, params = _plogp_on_network(platform, "tcpflow")
+    p, params = _plogp_on_network(platform, "tcpflow")
+    if platform.section("network", "tcpflow").nodes >= 2:  # g(m)'s wire part at the
+        params["pair"] = list(p.pair or (0, 1))  # measured pair's route (docs/models.md)
     tcp: TCP | None = platform.tcp
     if tcp is not None and tcp.efficiency is not None:
         e = tcp.efficiency

@@ -158,6 +158,9 @@ def platform_from_dict(data: Any, source: str = "<dict>") -> Platform:
         raise at.key("network.nodes").error(
             f"the network has {network.nodes} nodes but the platform has nodes: {nodes}"
         )
+    pair = getattr(sections.get("plogp"), "pair", None)
+    if pair is not None and max(pair) >= nodes:
+        raise at.key("plogp.pair").error(f"node index must be < nodes ({nodes}), got {max(pair)}")
     rule = getattr(sections.get("tcp"), "rto_rule", None)
     if rule == "buffer" and network is not None and network.buffer is None:
         raise at.key("network.buffer").error(

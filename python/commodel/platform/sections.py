@@ -76,6 +76,9 @@ class PLogP:
     S: int | None  # B; None: every message is eager
     bidirectional: PLogPTables | None = None
     escalation: Escalation | None = None
+    # the two nodes g(m) was measured between (Kielmann's ranks 0 and 1 as calibrate
+    # places them); None: nodes 0 and 1. tcpflow takes g(m)'s wire part at their route.
+    pair: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -227,9 +230,16 @@ def validate_plogp(at: At, value: Any) -> PLogP:
         at,
         value,
         required=("L", "sizes", "o_s", "o_r", "g"),
-        optional=("S", "bidirectional", "escalation"),
+        optional=("S", "bidirectional", "escalation", "pair"),
     )
     sizes_at = at.key("sizes")
+    pair = None
+    if data.get("pair") is not None:
+        pair_at = at.key("pair")
+        nodes = number_list(pair_at, data["pair"], lambda a, v: node_count(a, v, minimum=0))
+        if len(nodes) != 2 or nodes[0] == nodes[1]:
+            raise pair_at.error(f"must be two different node indices, got {data['pair']!r}")
+        pair = (nodes[0], nodes[1])
     sizes = _increasing_sizes(sizes_at, data["sizes"])
     bidirectional = None
     if data.get("bidirectional") is not None:
@@ -252,6 +262,7 @@ def validate_plogp(at: At, value: Any) -> PLogP:
         S=size(at.key("S"), data.get("S"), allow_none=True),
         bidirectional=bidirectional,
         escalation=_escalation(at.key("escalation"), data.get("escalation"), sizes),
+        pair=pair,
     )
 
 

@@ -74,6 +74,7 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
         bucket: None,
         overhead: None,
         ack: None,
+        pair: None,
         common: Common {
             S: Some(4096),
             cpu: Some(CpuParams {
@@ -110,6 +111,7 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
         // and its frames' headers and acknowledgements in the buckets
         overhead: Some(60),
         ack: Some(120),
+        pair: None,
         common: rendezvous_above(Some(16384)),
     };
     let mut incast = MaxminParams::new(crossbar.clone(), true);

@@ -9,7 +9,12 @@
 //!   own link, g(m) PLogP's gap); alone it takes max(g(m), m/b_a). Its data
 //!   is at the receiver L later (PLogP's latency). So with one flow in the
 //!   network the model equals `plogp`, g(m) + L, wherever g(m) >= m/b_a, as
-//!   on a link that serializes. A token-bucket shaper lets an idle port's
+//!   on a link that serializes. Where PLogP's pair is given (`pair`, the two
+//!   nodes g(m) was measured between, b_p the narrowest link of their route),
+//!   g(m)'s wire part m/b_p is taken at the sender's rate: the work is
+//!   b_a·g_a(m), g_a(m) = g(m) - m/b_p + m/b_a (the same where b_p = b_a).
+//!   Without it a backbone narrower than the NICs between the pair charged
+//!   g(m)'s wire time at b_a/b_p of its bytes on every route. A token-bucket shaper lets an idle port's
 //!   burst through at once, so its measured g(m) of a few KiB can be below
 //!   m/b_a (0 up to 2 KiB on two-rack-16); a gap below the wire time
 //!   would let many such messages into one port faster than its rate.
@@ -17,8 +22,8 @@
 //!   of capacity c the same time's worth, B_c = B·max(1, c / b_min), b_min
 //!   the slowest node link's capacity), the tokens T of its route when it is
 //!   posted (the fewest of its links') go through at once: its work is
-//!   max(b_a·g(m), m - min(T, m)), so a lone message that fits is charged
-//!   g(m), as PLogP measured it. A link's tokens are max(0, B_c - V), V what
+//!   max(b_a·g(m), m - min(T, m)) (b_a·g(m) or the pair's form above), so a
+//!   lone message that fits is charged g(m), as PLogP measured it. A link's tokens are max(0, B_c - V), V what
 //!   was posted into it and its rate c has not drained, V(t) = max(0, V -
 //!   c·dt) plus every message posted into it: a stream of messages runs at c
 //!   once its first B_c bytes are through.
@@ -188,6 +193,10 @@ pub struct TcpflowParams {
     /// a, bytes: what a message's acknowledgements put into the reverse direction's
     /// token buckets (0, or no buckets: none).
     pub ack: u64,
+    /// The two nodes g(m) was measured between (PLogP's pair). Its wire part is then
+    /// m / b_p, b_p the narrowest link of their route, and a message's work is
+    /// b_a·(g(m) - m/b_p + m/b_a), b_a its sender's link rate. None: b_a·g(m).
+    pub pair: Option<[u32; 2]>,
 }
 
 /// What the network knows of a flow: its message size and end nodes.
@@ -264,6 +273,8 @@ pub struct TcpflowNet {
     active: Vec<u32>,
     used: Vec<f64>,
     bursts: Option<Bursts>,
+    /// b_p, bytes/s: the narrowest link between PLogP's pair (None: no pair given).
+    pair_rate: Option<f64>,
     /// Scratch: the RTO events of an instant.
     rtos: Vec<XferEvent>,
     /// Scratch (with a fan-in table): (receiving node, sending node) of the flows of
@@ -299,6 +310,9 @@ impl TcpflowNet {
         let filler = Filler::new(topo.num_resources());
         let bursts = p.burst.clone().map(|b| Bursts::new(b, &topo));
         let topo_nodes = topo.nodes() as usize;
+        let pair_rate = p
+            .pair
+            .map(|[a, b]| narrowest(&topo, &topo.route(a, b).resources));
         let buckets = match p.bucket {
             Some(b) => {
                 let slowest = (0..topo.nodes())
@@ -318,6 +332,7 @@ impl TcpflowNet {
             topo,
             node,
             p,
+            pair_rate,
             fluid,
             filler,
             meta: Vec::new(),
@@ -740,7 +755,8 @@ impl TcpflowNet {
         for &id in &work {
             self.accrue(id, now);
         }
-        // New flows: b_a·g(m) of work.
+        // New flows: b_a·g_a(m) of work, b_a the sender's link rate, g_a(m) = g(m) - m/b_p
+        // + m/b_a where PLogP's pair is known (its wire part at b_a), else g(m).
         for &id in &work {
             let f = &self.fluid.flows[id as usize];
             if !f.fresh {
@@ -749,8 +765,14 @@ impl TcpflowNet {
             let x = f.xfer;
             let m = self.meta[id as usize];
             let g = self.p.g.at(m.bytes).ok_or(Overflow(x))?;
-            let b = self.topo.node_capacity(m.src, false);
-            let mut remaining = b * g as f64 / PS_PER_S as f64;
+            let g = g as f64 / PS_PER_S as f64;
+            let b_a = self.topo.node_capacity(m.src, false);
+            let mut remaining = match self.pair_rate {
+                Some(b_p) if m.src != m.dst => {
+                    (b_a * g + m.bytes as f64 * (1.0 - b_a / b_p)).max(0.0)
+                }
+                _ => b_a * g,
+            };
             if m.src != m.dst {
                 // No link carries data above its rate: m bytes are at least m + h bytes of
                 // work, less what the buckets on its route let through at once.
@@ -768,6 +790,14 @@ impl TcpflowNet {
         self.rates = rates;
         applied
     }
+}
+
+/// The capacity of the narrowest of `route`'s link directions, bytes/s.
+fn narrowest(topo: &Topology, route: &[u32]) -> f64 {
+    route
+        .iter()
+        .map(|&r| topo.capacity(r, false))
+        .fold(f64::INFINITY, f64::min)
 }
 
 /// The union of the sorted id lists `a` and `b` (no id in both), sorted, into `out`.
@@ -843,12 +873,7 @@ impl Network for TcpflowNet {
             since: now,
             debt: 0.0,
             alone: match self.p.efficiency {
-                Some(_) => self
-                    .route
-                    .resources
-                    .iter()
-                    .map(|&r| self.topo.capacity(r, false))
-                    .fold(f64::INFINITY, f64::min),
+                Some(_) => narrowest(&self.topo, &self.route.resources),
                 None => f64::INFINITY,
             },
         };
