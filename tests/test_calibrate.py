@@ -154,3 +154,28 @@ def test_many_to_one_counts_are_spread_from_3_to_p():
     assert spread_counts(12, 0) == list(range(3, 13))
     assert calibrate.parts(1 << 20)["many-to-one"].options["counts"] == 7
     assert calibrate.parts(1 << 20)["lmo"].options["triples"] == "cover"
+
+
+@pytest.mark.parametrize(
+    "ranks, lmo_reps, counts, budget, wire_reps",
+    [
+        (3, 5, 7, 3.0, 3),
+        (8, 5, 7, 3.0, 3),
+        # 9 ranks: 72 pairs, 5 x 56/72 = 3.9 -> 4; n = 3, 5, 6, 7, 9 sum to 30 <= 33
+        (9, 4, 5, 2.62, 2),
+        # 12 ranks: 132 pairs -> 3; n = 3, 6, 9, 12 (30; five counts would be 38);
+        # 3 s x 7/11
+        (12, 3, 4, 1.91, 2),
+        (64, 3, 3, 0.33, 2),
+    ],
+)
+def test_quick_options_keep_about_their_cost_on_8_ranks(ranks, lmo_reps, counts, budget, wire_reps):
+    from commodel.measure.manytoone import spread_counts
+
+    table = calibrate.parts(1 << 20, ranks)
+    assert table["lmo"].options["reps"] == lmo_reps
+    assert table["many-to-one"].options["counts"] == counts
+    assert table["efficiency"].options["budget"] == budget
+    assert table["wire"].options["reps"] == wire_reps
+    if 8 < ranks <= 12:
+        assert sum(spread_counts(ranks, counts)) <= sum(spread_counts(8, 7)) == 33

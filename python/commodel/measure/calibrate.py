@@ -41,6 +41,7 @@ from typing import Any
 
 from ..errors import CommodelError
 from . import efficiency
+from .manytoone import spread_counts
 from .registry import BY_NAME
 from .unit import defaults
 
@@ -72,8 +73,40 @@ def _part(
     return Part(name, min_ranks, m.validate(given), m.procedure, power_of_two, default)
 
 
-def parts(max_size: int) -> dict[str, Part]:
-    """The calibration parts with their quick options, by name, in the order they run."""
+# The quick options are sized for 8 ranks, one a node. On more, the parts whose cost grows
+# with the rank count are cut back to about the cost they have on 8 (on a cluster of 12 at
+# 20 Mbit/s, LMO's 132 pairs, gathers from up to 12 ranks and all-to-all rounds of 11
+# messages a node took 35, 51 and 48 s of a 229 s calibration).
+QUICK_RANKS = 8
+
+
+def lmo_reps(ranks: int) -> int:
+    """LMO's repetitions: 5 on up to 8 ranks, fewer (at least 3, for a median) as the
+    ordered pairs P(P - 1) it measures grow past 8's 56."""
+    pairs = QUICK_RANKS * (QUICK_RANKS - 1)
+    return max(3, min(5, round(5 * pairs / max(1, ranks * (ranks - 1)))))
+
+
+def gather_counts(ranks: int) -> int:
+    """How many process counts n many-to-one gathers from: 7, or on more than 8 ranks the
+    most whose sum of n (the messages gathered per size and repetition) is at most 8's,
+    and at least 3 (the smallest, a middle one and all)."""
+    limit = sum(spread_counts(QUICK_RANKS, 7))
+    for k in range(7, 3, -1):
+        if sum(spread_counts(ranks, k)) <= limit:
+            return k
+    return 3
+
+
+def round_budget(ranks: int) -> float:
+    """Seconds of efficiency rounds per size, 3 on up to 8 ranks, in proportion to the
+    P - 1 messages a node sends in an all-to-all round above (at least 1)."""
+    return round(3.0 * min(1.0, (QUICK_RANKS - 1) / max(1, ranks - 1)), 2)
+
+
+def parts(max_size: int, ranks: int = QUICK_RANKS) -> dict[str, Part]:
+    """The calibration parts with their quick options for ``ranks`` ranks, by name, in the
+    order they run."""
     k_m = max(10, (max_size - 1).bit_length())
     eff_sizes = [s for s in defaults(efficiency.Options)["sizes"] if s <= max_size] or [max_size]
     chosen = (
@@ -92,14 +125,22 @@ def parts(max_size: int) -> dict[str, Part]:
             },
         ),
         _part("topology", 2, {}),
-        _part("lmo", 3, {"reps": 5, "triples": "cover"}),
+        _part("lmo", 3, {"reps": lmo_reps(ranks), "triples": "cover"}),
         _part(
             "many-to-one",
             3,
-            {"sizes": [(1 << i) * KiB for i in range(7)], "reps": 10, "counts": 7},
+            {
+                "sizes": [(1 << i) * KiB for i in range(7)],
+                "reps": 10,
+                "counts": gather_counts(ranks),
+            },
         ),
-        _part("efficiency", 2, {"sizes": eff_sizes, "min_reps": 3, "max_reps": 8, "budget": 3.0}),
-        _part("wire", 3, {}),
+        _part(
+            "efficiency",
+            2,
+            {"sizes": eff_sizes, "min_reps": 3, "max_reps": 8, "budget": round_budget(ranks)},
+        ),
+        _part("wire", 3, {"reps": 2 if ranks > QUICK_RANKS else 3}),
         _part("ports", 3, {}),
         _part("check", 2, {}),
         # PlogPT's binary tree (2^D ranks): asked for by name, instead of topology
@@ -192,7 +233,7 @@ def run(
     MPI = import_mpi()
     comm = MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
-    table = parts(max_size)
+    table = parts(max_size, size)
     chosen = [table[n] for n in chosen_names]
 
     plan: Any = None
