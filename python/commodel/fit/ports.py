@@ -10,8 +10,8 @@ buffer can: over a grid of buffers from :data:`LOW` to :data:`HIGH` (log-spaced)
 predicts them all (the port holds at most that). Where that run reaches :data:`HIGH` at
 height 1 (the probes bound the buffer only from below: the harshest incast measured lost
 no more tails than a large port would), nothing is written: fed its least value, the rule
-would predict tail drops in patterns milder than the probe (decided on the dev study,
-seed 1, study/2026-11-28-held-out).
+would predict tail drops in patterns milder than the probe (decided on dev draws of the
+held-out study, docs/validation.md, *The held-out study*).
 Height 1 (the port toward a node) comes from the ``host`` probe, height 2 (a rack's uplink)
 from the ``uplink`` probe with height 1 in place; a crossbar has height 1 only.
 """
