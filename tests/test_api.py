@@ -458,3 +458,19 @@ def test_write_collective_to_any_output(tmp_path, monkeypatch: pytest.MonkeyPatc
         write_collective("allgather-bruck", 6, "3KiB", missing)
     with pytest.raises(errors.CollectiveError, match="ranks must be a whole number"):
         write_collective("allgather-bruck", 0, "3KiB", target)
+
+
+def test_code_cites_docs_not_dated_study_folders() -> None:
+    # Comments and docstrings point to docs/ (models.md, measurement.md, validation.md) or
+    # to study/'s standing files, never to a dated study folder: the study is evidence
+    # kept apart from the product, its folders are not a reference (issue 41).
+    dated = re.compile(r"(study|docs/results)/\d{4}-\d{2}-\d{2}")
+    sources = [*(ROOT / "python").rglob("*.py"), *(ROOT / "crates").glob("*/src/**/*.rs")]
+    assert len(sources) > 100
+    cited = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in sources
+        for i, line in enumerate(p.read_text().splitlines(), start=1)
+        if dated.search(line)
+    ]
+    assert not cited, cited
