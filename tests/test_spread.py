@@ -133,10 +133,47 @@ def test_spread_takes_the_platforms_model_error():
     assert other == spread(sched, plain, "maxmin", samples=20) and other.model_error == 0.0
     del doc["tcp"]["spread"]  # sigma_m alone: about the point prediction
     alone = spread(sched, platform_from_dict(doc), "tcpflow")
-    t = predict(sched, plain, model="tcpflow").makespan_s
+    t = predict(sched, plain, model="tcpflow", noise=0).makespan_s  # no sigma: no noise
     assert (alone.low_s, alone.high_s) == pytest.approx(widen(t, t, 0.25))
     assert alone.samples == 0 and alone.as_dict()["model_error"] == 0.25
     assert spread(sched, platform_from_dict(doc), "maxmin") is None  # no sigma for maxmin
     doc["tcp"]["model_error"] = -0.1
     with pytest.raises(CommodelError, match="tcp.model_error"):
         platform_from_dict(doc)
+
+
+def test_tcpflow_predicts_the_run_of_median_makespan_among_its_noisy_runs():
+    """Stragglers (docs/models.md): under tcpflow on a platform with tcp.spread the
+    prediction is the run of median makespan among K runs with noise, seeds 1..K (the lower
+    middle one for even K), whole: its ranks and messages are that run's."""
+    sched = collective("alltoall-pairwise", 4, 65536)
+    p = plat()
+    free = predict(sched, p, model="tcpflow", noise=0)
+    assert free.noise is None
+    for k in (1, 5, 20):
+        runs = sorted(
+            (predict(sched, p, model="tcpflow", jitter={"sigma": 0.2, "seed": s}).makespan_ps, s)
+            for s in range(1, k + 1)
+        )
+        ps, seed = runs[(k - 1) // 2]
+        got = predict(sched, p, model="tcpflow", noise=k)
+        assert got.makespan_ps == ps
+        assert got.noise == {
+            "runs": k,
+            "sigma": 0.2,
+            "seed": seed,
+            "noise_free_makespan_s": free.makespan_s,
+        }
+        assert max(r.finish_ps for r in got.ranks) == got.makespan_ps
+        assert max(m.end_s for m in got.messages) <= got.makespan_s
+    # 20 runs by default; each of the 3 rounds waits for the slower of its flows, so the
+    # median run ends after the run without noise
+    default = predict(sched, p, model="tcpflow")
+    assert default.noise["runs"] == 20 and default.makespan_s > free.makespan_s
+    assert "noise" in default.to_dict() and "noise" not in free.to_dict()
+    # the papers' models, and a platform without tcp.spread: the run without noise
+    assert predict(sched, p, model="maxmin").noise is None
+    assert predict(sched, plat(None), model="tcpflow").noise is None
+    for bad in (-1, 1.5, True, "3"):
+        with pytest.raises(CommodelError, match="noise"):
+            predict(sched, p, model="tcpflow", noise=bad)

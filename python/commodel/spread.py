@@ -7,7 +7,8 @@ bytes, exp(σ·Z - σ²/2) with Z standard normal (``jitter``, :mod:`commodel-en
 ``calibrate`` measured (the residuals of the ``topology`` rounds against the fluid model,
 the flows of every round at once). :func:`spread` runs the schedule :data:`SAMPLES` times
 with seeds 1..K and gives the 10th and 90th percentiles of the makespans: the 80%
-interval. The point prediction (``Prediction.makespan_s``) stays the run without noise.
+interval. The point prediction (``Prediction.makespan_s``) is, under ``tcpflow``, the run of
+median makespan among as many (:func:`commodel.prediction.predict`, *Stragglers*).
 
 That interval holds the network's noise about the model, not the model's own error. Where
 the platform has ``tcp.model_error`` σ_m (the root mean square of ln(measured / predicted)
@@ -26,10 +27,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import CommodelError
+from .prediction import NOISE_RUNS
 
-SAMPLES = 20  # runs of the schedule with noise
+SAMPLES = NOISE_RUNS  # runs of the schedule with noise, as for a prediction's median
 LOW_Q, HIGH_Q = 0.10, 0.90
-MAX_OPS = 2_000_000  # larger schedules get no interval unless asked (K runs of them)
 Z90 = 1.2815515655446004  # the standard normal's 90th percentile
 
 

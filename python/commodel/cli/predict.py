@@ -110,8 +110,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         "--spread",
         type=int,
         metavar="K",
-        help="the makespan's 80%% interval from K runs with per-message noise of the "
-        "platform's tcp.spread (default 20 where the platform has it; 0: none)",
+        help="K runs with per-message noise of the platform's tcp.spread: the makespan's "
+        "80%% interval and, under tcpflow, the run of median makespan as the prediction "
+        "(stragglers; default 20 where the platform has it; 0: none, the run without noise)",
     )
     parser.add_argument(
         "--json", action="store_true", help="print the prediction as JSON (docs/formats.md)"
@@ -241,7 +242,9 @@ def run(args: argparse.Namespace) -> int:
     platform = platform or load_platform(args.platform)
     platform.engine_params(args.model, ranks=1)
     schedule = read_goal(args.schedule)
-    prediction = predict(schedule, platform, model=args.model, record_messages=record)
+    prediction = predict(
+        schedule, platform, model=args.model, record_messages=record, noise=args.spread
+    )
     prediction = with_interval(prediction, schedule, platform, args.model, args.spread)
     if args.gantt:  # report/gantt.py
         from ..report.gantt import draw_gantt

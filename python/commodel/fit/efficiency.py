@@ -223,7 +223,7 @@ def model_oneway(doc: dict[str, Any], samples: list[dict[str, Any]]) -> dict[int
         for flows in groups:
             ranks = {r for f in flows for r in f}
             pf = own_cores if len(ranks) <= cores else platform
-            pred = predict(round_schedule(flows, m, int(doc["nodes"])), pf, "tcpflow")
+            pred = predict(round_schedule(flows, m, int(doc["nodes"])), pf, "tcpflow", noise=0)
             times += [msg.end_s for msg in pred.messages]
         out[m] = statistics.mean(times)
     return out

@@ -16,7 +16,8 @@ up to the mean: where small messages leave each NIC in posting order (``fifo_lim
 linear alltoall's nodes mostly have one sender at a time in the model, and fan-in cannot
 say what the round lost. So e_f holds only what the rest of the model does not
 explain; ``tcpflow`` charges it to the flows into a node with k >= 2 senders, scaled by
-(k - 1)/(N - 2) (docs/models.md).
+(k - 1)/(N - 2) (docs/models.md). The fit predicts without noise (``noise=0``): the
+prediction's stragglers (docs/models.md, *Stragglers*) scatter what it calibrates.
 """
 
 from __future__ import annotations
@@ -55,7 +56,9 @@ def _predicted(doc: dict[str, Any], schedule: Any, e: float) -> float:
     d = copy.deepcopy(doc)
     n = schedule.num_ranks
     d["tcp"]["efficiency"]["fanin"] = {"peers": n - 1, "sizes": [1], "e": [e]}
-    return predict(schedule, platform_from_dict(d), "tcpflow", record_messages=False).makespan_s
+    return predict(
+        schedule, platform_from_dict(d), "tcpflow", record_messages=False, noise=0
+    ).makespan_s
 
 
 def fanin_section(doc: dict[str, Any], n: int, spans: dict[int, float]) -> tuple[dict, str]:

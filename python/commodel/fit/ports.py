@@ -62,7 +62,7 @@ def predicts_timeout(doc: dict[str, Any], buffers: list[int], sched: Any) -> boo
     d = json.loads(json.dumps(doc))
     d["network"]["buffer"] = buffers
     d.setdefault("tcp", {})["rto_rule"] = "buffer"
-    pred = predict(sched, platform_from_dict(d), "tcpflow", record_messages=False)
+    pred = predict(sched, platform_from_dict(d), "tcpflow", record_messages=False, noise=0)
     return len(pred.rto_events) > 0
 
 

@@ -42,7 +42,14 @@ def prediction_summary(
     if cpu_stretch is not None:
         cores, s = cpu_stretch
         lines.append(f"cpu       {nranks} ranks share {cores} cores: CPU work x{s:.3g}")
-    lines.append(f"makespan  {format_duration(prediction.makespan_s, unit)}")
+    made = ""
+    if prediction.noise is not None:  # the median of noisy runs (prediction.py, Stragglers)
+        nz = prediction.noise
+        made = (
+            f" (the median of {nz['runs']} runs with per-message noise sigma {nz['sigma']:.3g}"
+            f": stragglers; {format_duration(nz['noise_free_makespan_s'], unit)} without)"
+        )
+    lines.append(f"makespan  {format_duration(prediction.makespan_s, unit)}{made}")
     if prediction.interval is not None:
         iv = prediction.interval
         lines.append(
