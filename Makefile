@@ -46,7 +46,7 @@ help:
 	@echo "  make lint     cargo fmt --check, cargo clippy -D warnings, ruff check, ruff format --check"
 	@echo "  make format   apply cargo fmt and ruff format"
 	@echo "  make install  create .venv and pip install -e '.[dev]' (plus mpi4py with Open MPI),"
-	@echo "                and build the emulated cluster's commodel-wire daemon into .venv/bin"
+	@echo "                and build the emulated cluster's commodel-serialize daemon into .venv/bin"
 	@echo "  make wheel-smoke  build the wheel, install it in a fresh venv, run 'commodel demo'"
 	@echo "  make deps     install the Debian packages (Open MPI, iproute2, ...); needs root"
 	@echo "  make mpis     install Open MPI 5.0 and MPICH from PyPI, each in .mpi/NAME with mpi4py"
@@ -83,12 +83,12 @@ $(EXTRAS_FILE): FORCE | $(PY)
 	@[ "$$(cat $@ 2>/dev/null)" = "$(EXTRAS)" ] || echo "$(EXTRAS)" > $@
 
 # pip install -e into the venv; with Open MPI present (mpicc) the `measure` extra adds mpi4py.
-# The emulated cluster's serialization daemon (crates/commodel-wire) goes into the venv's bin.
+# The emulated cluster's serialization daemon (crates/commodel-serialize) goes into the venv's bin.
 $(INSTALL_STAMP): $(EXTRAS_FILE) pyproject.toml Cargo.toml Cargo.lock $(RUST_SOURCES) | $(PY)
 	@echo "install: $(PY) -m pip install -e '.[$(EXTRAS)]'"
 	@$(PY) -m pip install --quiet --disable-pip-version-check -e ".[$(EXTRAS)]"
-	@echo "install: $(CARGO) build --release -p commodel-wire -> $(VENV)/bin/commodel-wire"
-	@$(CARGO) build --release --quiet -p commodel-wire && cp target/release/commodel-wire $(VENV)/bin/
+	@echo "install: $(CARGO) build --release -p commodel-serialize -> $(VENV)/bin/commodel-serialize"
+	@$(CARGO) build --release --quiet -p commodel-serialize && cp target/release/commodel-serialize $(VENV)/bin/
 	@touch $@
 
 FORCE:

@@ -305,7 +305,7 @@ def test_module_names_say_one_thing() -> None:
 def test_function_names_say_one_thing() -> None:
     """Issue 41's functions of one name and two meanings have one each: ``tcp_section`` is
     the tcp campaign's section (``fit/tcp.py``), ``wire_bytes`` an IP packet's bytes on the
-    wire (``cluster/wire.py``, as ``crates/commodel-wire``'s ``port.rs``); no two
+    wire (``cluster/wire.py``, as ``crates/commodel-serialize``'s ``port.rs``); no two
     ``format_result``."""
     package = ROOT / "python" / "commodel"
     defined: dict[str, list[str]] = {}
@@ -317,6 +317,26 @@ def test_function_names_say_one_thing() -> None:
     assert defined["wire_bytes"] == ["cluster/wire.py"]
     assert "format_result" not in defined
     assert defined["format_advice"] == ["report/advise_tables.py"]
+
+
+def test_serialize_daemon_is_not_named_wire() -> None:
+    """Issue 41: "wire" means bytes on the wire only. The frame daemon of ``shaping:
+    serialize`` is ``crates/commodel-serialize`` (binary ``commodel-serialize``), launched by
+    ``cluster/serialize.py``; ``cluster/wire.py`` holds the bytes and launches nothing."""
+    crates = sorted(p.name for p in (ROOT / "crates").iterdir() if p.is_dir())
+    assert "commodel-serialize" in crates
+    assert [c for c in crates if "wire" in c] == []
+    manifest = (ROOT / "crates" / "commodel-serialize" / "Cargo.toml").read_text(encoding="utf-8")
+    assert 'name = "commodel-serialize"' in manifest
+    package = ROOT / "python" / "commodel" / "cluster"
+    wire = ast.parse((package / "wire.py").read_text(encoding="utf-8"))
+    imported = {a.name for n in ast.walk(wire) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module or "" for n in ast.walk(wire) if isinstance(n, ast.ImportFrom)}
+    assert not imported & {"subprocess", "signal", "os"}, "cluster/wire.py launches nothing"
+    serialize = (package / "serialize.py").read_text(encoding="utf-8")
+    assert 'BINARY = "commodel-serialize"' in serialize
+    for path in sorted((ROOT / "python" / "commodel").rglob("*.py")):
+        assert "commodel-wire" not in path.read_text(encoding="utf-8"), path
 
 
 SIZE_TEXTS = ["8b", "8B", "8 b", "64KiB", "1MiB", "1GiB", "2kB", "2KB", "3MB", "1GB", "1TB"]

@@ -27,17 +27,10 @@ from commodel.cluster import ClusterError, load_spec
 from commodel.cluster.fabric import fair_host_queue, make_plan
 from commodel.cluster.launcher import mpirun_argv
 from commodel.cluster.probe import window_rate
+from commodel.cluster.serialize import check_prerequisites, port_args, rules, stop
 from commodel.cluster.settings import ksoftirqd_pids
 from commodel.cluster.spec import parse_spec
-from commodel.cluster.wire import (
-    check_prerequisites,
-    port_args,
-    rules,
-    segments,
-    stop,
-    store_and_forward_s,
-    wire_bytes,
-)
+from commodel.cluster.wire import segments, store_and_forward_s, wire_bytes
 
 ROOT = Path(__file__).resolve().parent.parent
 CLUSTERS = ROOT / "examples" / "clusters"
@@ -249,9 +242,9 @@ def test_serialize_plan_runs_every_port_at_its_nominal_rate(tmp_path):
 
 
 def test_stop_ends_the_recorded_daemon_under_another_name_only(tmp_path):
-    # a daemon found through $COMMODEL_WIRE may have another name: stop recognises it by the
+    # a daemon found through $COMMODEL_SERIALIZE may have another name: stop recognises it by the
     # program recorded at start and its counters file, and leaves a process that is not it
-    stats = str(tmp_path / "c.wire-stats")
+    stats = str(tmp_path / "c.serialize-stats")
     program = [sys.executable, "-c", "import time; time.sleep(60)", stats]
     stranger = subprocess.Popen(program)
     daemon = subprocess.Popen(program)
@@ -261,15 +254,19 @@ def test_stop_ends_the_recorded_daemon_under_another_name_only(tmp_path):
         while stats.encode() not in cmdline.read_bytes() and time.monotonic() < deadline:
             time.sleep(0.01)
     try:
-        record = {"wire": {"pid": stranger.pid, "stats": stats}}  # no program recorded
+        record = {"serialize": {"pid": stranger.pid, "stats": stats}}  # no program recorded
         assert stop(record, grace_s=0.2) is False
         assert stranger.poll() is None
-        record = {"wire": {"pid": daemon.pid, "stats": stats, "binary": sys.executable}}
+        record = {"serialize": {"pid": daemon.pid, "stats": stats, "binary": sys.executable}}
         assert stop(record, grace_s=5) is True
         daemon.wait(timeout=5)  # (stop reaped it already: its status is gone)
         assert not Path(f"/proc/{daemon.pid}").exists()
         other = {
-            "wire": {"pid": stranger.pid, "stats": str(tmp_path / "x"), "binary": sys.executable}
+            "serialize": {
+                "pid": stranger.pid,
+                "stats": str(tmp_path / "x"),
+                "binary": sys.executable,
+            }
         }
         assert stop(other, grace_s=0.2) is False  # another cluster's counters: not ours
         assert stranger.poll() is None
@@ -1175,9 +1172,9 @@ def test_down_stops_the_serialization_daemon_of_a_killed_up(allowed_cc, tmp_path
     proc.send_signal(signal.SIGKILL)
     proc.communicate()
     state = json.loads((_state_dir() / f"{cluster_id}.json").read_text())
-    daemon = state["wire"]["pid"]
+    daemon = state["serialize"]["pid"]
     # it outlives the harness (started in a session of its own) and holds the queues
-    assert b"commodel-wire" in Path(f"/proc/{daemon}/cmdline").read_bytes()
+    assert b"commodel-serialize" in Path(f"/proc/{daemon}/cmdline").read_bytes()
     result = _cli("down", "--name", cluster_id)
     assert result.returncode == 0, result.stderr
     assert _gone(daemon)

@@ -232,7 +232,7 @@ PACKAGE_ROOTS = [
     "python/commodel",
     "crates/commodel-engine/src",
     "crates/commodel-py/src",
-    "crates/commodel-wire/src",
+    "crates/commodel-serialize/src",
 ]
 
 

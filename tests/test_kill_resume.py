@@ -209,6 +209,6 @@ def test_cluster_up_killed_at_random_points_is_cleaned_by_the_next_up(tmp_path):
         assert f"cm-{name}-" not in ns
         assert sorted(p.name for p in state.glob(f"{name}.*")) == []
         wires = subprocess.run(
-            ["pgrep", "-f", f"{name}.wire-stats"], capture_output=True, text=True
+            ["pgrep", "-f", f"{name}.serialize-stats"], capture_output=True, text=True
         )
         assert wires.stdout.strip() == ""

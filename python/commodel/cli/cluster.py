@@ -11,7 +11,7 @@ HELP = "build, inspect and use an emulated TCP cluster on this machine (needs ro
 DESCRIPTION = """\
 An emulated Ethernet cluster built from Linux network namespaces: one namespace per host,
 bridges as switches, veth pairs as cables, shaped ports with small buffers (tc tbf, or with
-`shaping: serialize` in the spec every frame at line rate through the commodel-wire
+`shaping: serialize` in the spec every frame at line rate through the commodel-serialize
 daemon), and an unshaped management network for the MPI launcher. Addresses are in
 198.18.0.0/15 and exist only inside the namespaces it creates (named cm-<name>-*).
 See docs/cluster.md."""

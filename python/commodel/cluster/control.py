@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from . import fabric, launcher, settings, state, wire
+from . import fabric, launcher, serialize, settings, state
 from .spec import CONGESTION_CONTROLS, ClusterSpec, check_cluster_id, load_spec
 from .util import ClusterError, require_root, tool
 
@@ -101,7 +101,7 @@ def _dead_build(cluster_id: str) -> bool:
     except ClusterError:  # a state file cut short by the kill
         return True
     if record is None:
-        return bool(fabric.our_namespaces(cluster_id) or wire.daemons_of(cluster_id))
+        return bool(fabric.our_namespaces(cluster_id) or serialize.daemons_of(cluster_id))
     if record.get("status") != "building":
         return False
     pid = int(record.get("pid") or 0)
@@ -218,7 +218,7 @@ def status(name: str | None = None, counters: bool = True) -> dict[str, Any]:
         stats: dict[str, dict[str, Any]] = {}
         for ns in {s["ns"] for s in record["shapers"]}:
             stats[ns] = fabric.qdisc_stats(ns)
-        by_port = wire.read_stats(record)
+        by_port = serialize.read_stats(record)
         for shaper in record["shapers"]:
             if shaper["direction"] in by_port:
                 port = by_port[shaper["direction"]]

@@ -11,7 +11,7 @@ Cables are veth pairs created directly in their two namespaces (nothing is creat
 root namespace). Every data egress is a shaped port with the port buffer of the spec:
 
 * ``shaping: serialize``: every frame takes its serialization time at the nominal
-  rate, by the ``commodel-wire`` daemon (see :mod:`.wire`), store and forward, tail drop;
+  rate, by the ``commodel-serialize`` daemon (see :mod:`.serialize`), store and forward, tail drop;
 * ``shaping: tbf`` (default): ``tbf rate R burst B limit Q`` (Q the buffer). A shaper that can be fed
   at its own rate by an upstream shaper of no greater nominal rate runs 2% faster with a
   ~15 kB bucket, so that it never holds a standing queue (two equal shapers in a row drop
@@ -30,7 +30,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import settings, state, wire
+from . import serialize, settings, state
 from .spec import ClusterSpec, RacksTopology, TreeTopology
 from .util import PREFIX, ClusterError, run
 
@@ -327,7 +327,7 @@ def make_plan(spec: ClusterSpec, cluster_id: str) -> Plan:
     else:
         for shaper in builder.shapers:
             shaper.rate_bit_s = shaper.nominal_bit_s
-        wire.assign_queues(builder.shapers)
+        serialize.assign_queues(builder.shapers)
     return Plan(
         cluster_id=cluster_id,
         switch_ns=builder.switch_ns,
@@ -383,7 +383,7 @@ def build(plan: Plan, spec: ClusterSpec, record: dict[str, Any]) -> None:
     """Create everything in ``plan``. The caller tears down on any exception."""
     mtu = spec.mtu
     if spec.shaping == "serialize":
-        wire.check_prerequisites()
+        serialize.check_prerequisites()
     # 1. namespaces
     _ip_batch(None, [f"netns add {ns}" for ns in plan.namespaces], "creating namespaces")
     _stall_point("namespaces")
@@ -476,8 +476,8 @@ def build(plan: Plan, spec: ClusterSpec, record: dict[str, Any]) -> None:
 
     # 5. shapers
     if spec.shaping == "serialize":
-        wire.start(plan.cluster_id, plan.shapers, record, spec.switching == "cut-through")
-        wire.install_rules(plan.shapers, {DATA_DEV})
+        serialize.start(plan.cluster_id, plan.shapers, record, spec.switching == "cut-through")
+        serialize.install_rules(plan.shapers, {DATA_DEV})
         _stall_point("shapers")
         return
     by_ns: dict[str, list[str]] = {}
@@ -591,8 +591,8 @@ def teardown(cluster_id: str) -> dict[str, Any]:
         existing = set(our_namespaces())
         namespaces |= listed & existing
     namespaces_list = sorted(namespaces)
-    wire.stop(record)
-    wire.stop_unrecorded(cluster_id)  # started by an `up` killed before it recorded the PID
+    serialize.stop(record)
+    serialize.stop_unrecorded(cluster_id)  # started by an `up` killed before it recorded the PID
     killed = stop_processes(namespaces_list)
     if namespaces_list:
         proc = run(

@@ -43,7 +43,7 @@ from .util import ClusterError
 
 FORMAT_VERSION = 1
 CONGESTION_CONTROLS = ("cubic", "reno", "bbr")
-# serialize: every frame takes its line-rate time on every port (the commodel-wire daemon);
+# serialize: every frame takes its line-rate time on every port (the commodel-serialize daemon);
 # tbf: token-bucket shapers (an idle port lets a burst through at once).
 SHAPINGS = ("serialize", "tbf")
 # store-and-forward: a switch port sends a frame on once all of it has arrived; cut-through:
@@ -411,7 +411,7 @@ def parse_spec(data: Any, source: str) -> ClusterSpec:
     host_queue = _one_of(at, top, "host_queue", HOST_QUEUES, "fifo")
     if host_queue == "fair" and shaping != "tbf":
         raise at.key("host_queue").error(
-            "fair needs shaping: tbf (with serialize, the commodel-wire daemon sends a host's "
+            "fair needs shaping: tbf (with serialize, the commodel-serialize daemon sends a host's "
             "frames in the order they came)"
         )
 

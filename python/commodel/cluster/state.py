@@ -9,7 +9,7 @@ The state directory is ``$COMMODEL_STATE_DIR`` if set, else ``/run/commodel`` fo
   ``down`` finds everything even after a crash (and ``down`` also scans namespaces by name
   prefix, ``cm-<id>-``).
 * ``<id>.agent``: the launcher agent that mpirun uses instead of ssh.
-* ``<id>.wire-stats`` and ``<id>.wire-log``: the serialization daemon's counters (JSON,
+* ``<id>.serialize-stats`` and ``<id>.serialize-log``: the serialization daemon's counters (JSON,
   rewritten every second) and output, with ``shaping: serialize``.
 * ``saved-settings.json``: original values of system settings outside our namespaces that we
   changed (the root namespace's ``net.ipv4.tcp_allowed_congestion_control``, ksoftirqd
@@ -110,9 +110,12 @@ def read_state(cluster_id: str) -> dict[str, Any] | None:
 
 def remove_state(cluster_id: str) -> None:
     directory = state_dir()
-    wire_files = (directory / f"{cluster_id}.wire-stats", directory / f"{cluster_id}.wire-log")
+    daemon_files = (
+        directory / f"{cluster_id}.serialize-stats",
+        directory / f"{cluster_id}.serialize-log",
+    )
     tmp = state_path(cluster_id).with_name(state_path(cluster_id).name + ".tmp")  # a kill mid-write
-    for path in (state_path(cluster_id), agent_path(cluster_id), tmp, *wire_files):
+    for path in (state_path(cluster_id), agent_path(cluster_id), tmp, *daemon_files):
         with contextlib.suppress(FileNotFoundError):
             path.unlink()
     if directory.is_dir():

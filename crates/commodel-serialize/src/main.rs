@@ -1,4 +1,4 @@
-//! commodel-wire: makes every frame on the emulated cluster's shaped ports take its
+//! commodel-serialize: makes every frame on the emulated cluster's shaped ports take its
 //! serialization time at line rate, as a real Ethernet port does.
 //!
 //! netfilter hands every IP packet leaving a shaped port to a queue (`iptables -j NFQUEUE`:
@@ -10,7 +10,7 @@
 //! before (`hops.rs`). One process, one thread, for every namespace of a cluster.
 //!
 //! ```text
-//! commodel-wire [--rt-priority N] [--stats FILE] [--cut-through] PORT...
+//! commodel-serialize [--rt-priority N] [--stats FILE] [--cut-through] PORT...
 //!   PORT = NETNS,QUEUE,RATE_BIT_S,BUFFER_BYTES,LABEL
 //! ```
 //! With `--cut-through` a port starts sending a frame that comes from another port (at
@@ -247,7 +247,7 @@ impl Daemon {
             if let Err(msg) = nfq::parse(data, events) {
                 if self.recv_errors < 5 {
                     eprintln!(
-                        "commodel-wire: unreadable message: {msg} {:02x?}",
+                        "commodel-serialize: unreadable message: {msg} {:02x?}",
                         &data[..data.len().min(96)]
                     );
                 }
@@ -518,10 +518,10 @@ fn main() -> ExitCode {
         Ok(opts) => opts,
         Err(msg) => {
             if !msg.is_empty() {
-                eprintln!("commodel-wire: error: {msg}");
+                eprintln!("commodel-serialize: error: {msg}");
             }
             eprintln!(
-                "usage: commodel-wire [--rt-priority N] [--stats FILE] [--cut-through] \
+                "usage: commodel-serialize [--rt-priority N] [--stats FILE] [--cut-through] \
                  NETNS,QUEUE,RATE_BIT_S,BUFFER_BYTES,LABEL..."
             );
             return ExitCode::from(2);
@@ -530,7 +530,7 @@ fn main() -> ExitCode {
     match run(opts) {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
-            eprintln!("commodel-wire: error: {msg}");
+            eprintln!("commodel-serialize: error: {msg}");
             ExitCode::from(2)
         }
     }
