@@ -124,7 +124,7 @@ def measure_spec(
             failed = _measure_forced(name, hosts, workdir, log, work)
             elapsed["forced"] = elapsed.get("forced", 0.0) + time.monotonic() - start
             done["forced_failed"] = failed
-        done["wire"] = _wire_lateness(name)
+        done["serialize"] = _serialize_lateness(name)
     done.update({"elapsed_s": elapsed, "complete": "all" in parts, "hosts": hosts})
     _json_dump(done_path, done)
     return done
@@ -180,11 +180,11 @@ def _measure_forced(
     return failed
 
 
-def _wire_lateness(cluster: str) -> dict[str, float]:
+def _serialize_lateness(cluster: str) -> dict[str, float]:
     """The serialization daemon's lateness over the run (``shaping: serialize``): the mean
     and largest of its ports' mean lateness, microseconds; {} without the daemon."""
+    from ..cluster.serialize import read_stats
     from ..cluster.state import read_state
-    from ..cluster.wire import read_stats
 
     record = read_state(cluster) or {}
     stats = read_stats(record)

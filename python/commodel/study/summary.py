@@ -125,11 +125,12 @@ def _detail(name: str, workdir: str, result: dict, measured: dict) -> list[str]:
             + "; ".join(f"{m}: {why}" for m, why in result["unavailable"].items())
             + "."
         )
-    wire = measured.get("wire") or {}
-    if wire:
+    # "wire": the key of studies measured before the daemon was named serialize
+    late = measured.get("serialize") or measured.get("wire") or {}
+    if late:
         out.append(
-            f"Serialization daemon lateness: mean {wire['late_mean_us']:.0f} us over its ports, "
-            f"largest port mean {wire['late_max_port_us']:.0f} us."
+            f"Serialization daemon lateness: mean {late['late_mean_us']:.0f} us over its ports, "
+            f"largest port mean {late['late_max_port_us']:.0f} us."
         )
     models = result["models"]
     out += [
