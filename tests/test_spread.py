@@ -177,3 +177,14 @@ def test_tcpflow_predicts_the_run_of_median_makespan_among_its_noisy_runs():
     for bad in (-1, 1.5, True, "3"):
         with pytest.raises(CommodelError, match="noise"):
             predict(sched, p, model="tcpflow", noise=bad)
+
+
+def test_a_large_schedule_gets_the_run_without_noise_unless_asked(monkeypatch):
+    import commodel.prediction as prediction
+
+    sched = collective("alltoall-pairwise", 4, 65536)  # 24 operations
+    monkeypatch.setattr(prediction, "NOISE_MAX_OPS", sched.num_ops - 1)
+    assert predict(sched, plat(), model="tcpflow").noise is None
+    assert predict(sched, plat(), model="tcpflow", noise=3).noise["runs"] == 3
+    monkeypatch.setattr(prediction, "NOISE_MAX_OPS", sched.num_ops)
+    assert predict(sched, plat(), model="tcpflow").noise["runs"] == 20

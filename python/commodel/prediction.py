@@ -220,8 +220,10 @@ def predict(
 NOISY_MODEL = "tcpflow"
 #: Runs with noise, by default: for the median (here) and the 80% interval (spread.py).
 NOISE_RUNS = 20
-#: Larger schedules get the run without noise unless ``noise`` is given (K runs cost K).
-NOISE_MAX_OPS = 2_000_000
+#: Larger schedules get the run without noise unless ``noise`` is given: K runs cost K
+#: times one, and a tcpflow run of 10^5 operations can take seconds (an alltoall of 100
+#: ranks is 20,000).
+NOISE_MAX_OPS = 20_000
 
 
 def _median_run(
