@@ -88,7 +88,7 @@ fn fold_in(t: &mut Trace, rank: u32, rem: u32, n: u64) -> Option<u32> {
     if rank >= 2 * rem {
         return Some(rank - rem);
     }
-    if rank % 2 == 0 {
+    if rank.is_multiple_of(2) {
         t.send(rank + 1, n);
         None
     } else {
@@ -735,7 +735,7 @@ fn open_mpis_generators_differ_where_mpich_has_its_own() {
             // halves the bytes; MPICH folds whole buffers even -> odd, Open MPI halves)
             if n >= pof2(p) as u64 {
                 let want = mpich_allreduce_reduce_scatter_allgather(p, n);
-                let same = pow2 && n % p as u64 == 0;
+                let same = pow2 && n.is_multiple_of(p as u64);
                 assert_eq!(
                     !differs("allreduce-rabenseifner", p, n, 0, &want),
                     same,
@@ -747,7 +747,7 @@ fn open_mpis_generators_differ_where_mpich_has_its_own() {
             // short), and sends blocks above 32 KiB in chunks; only 2 ranks with
             // two equal blocks of at most 32 KiB make the same calls
             let want = mpich_allreduce_ring(p, n);
-            let same = p == 2 && n % 2 == 0 && n <= 65_536;
+            let same = p == 2 && n.is_multiple_of(2) && n <= 65_536;
             assert_eq!(
                 !differs("allreduce-ring", p, n, 0, &want),
                 same,
