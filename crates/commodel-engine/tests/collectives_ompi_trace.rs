@@ -19,71 +19,10 @@
 //! paths), even and uneven sizes, several roots.
 
 mod collectives_support;
+use collectives_support::trace::{self, Trace};
 use collectives_support::*;
 use commodel_engine::collectives::CollectiveOptions;
-use commodel_engine::{DepKind, OpKind, Schedule};
-use std::collections::BTreeSet;
-
-/// One expected operation of a rank.
-#[derive(Debug, Clone, PartialEq)]
-struct Want {
-    kind: OpKind,
-    peer: u32,
-    /// Send: its bytes; receive: the count Open MPI posts (an upper bound);
-    /// calc: nanoseconds (1 per reduced byte).
-    bytes: u64,
-    /// Local indices of the operations completed before this one is posted.
-    after: BTreeSet<usize>,
-}
-
-/// A rank's calls, recorded as the operations they post.
-#[derive(Default)]
-struct Trace {
-    ops: Vec<Want>,
-    observed: BTreeSet<usize>,
-}
-
-impl Trace {
-    fn post(&mut self, kind: OpKind, peer: u32, bytes: u64) -> usize {
-        self.ops.push(Want {
-            kind,
-            peer,
-            bytes,
-            after: self.observed.clone(),
-        });
-        self.ops.len() - 1
-    }
-    fn isend(&mut self, to: u32, bytes: u64) -> usize {
-        self.post(OpKind::Send, to, bytes)
-    }
-    fn irecv(&mut self, from: u32, bound: u64) -> usize {
-        self.post(OpKind::Recv, from, bound)
-    }
-    fn wait(&mut self, req: usize) {
-        self.observed.insert(req);
-    }
-    fn send(&mut self, to: u32, bytes: u64) {
-        let s = self.isend(to, bytes);
-        self.wait(s);
-    }
-    fn recv(&mut self, from: u32, bound: u64) {
-        let r = self.irecv(from, bound);
-        self.wait(r);
-    }
-    /// `ompi_coll_base_sendrecv`: irecv, blocking send, wait for the receive.
-    fn sendrecv(&mut self, to: u32, bytes: u64, from: u32, bound: u64) {
-        let r = self.irecv(from, bound);
-        self.send(to, bytes);
-        self.wait(r);
-    }
-    /// `ompi_op_reduce` on `bytes` bytes (no calc for 0 bytes).
-    fn reduce(&mut self, bytes: u64) {
-        if bytes > 0 {
-            let c = self.post(OpKind::Calc, 0, bytes);
-            self.wait(c);
-        }
-    }
-}
+use commodel_engine::{OpKind, Schedule};
 
 fn pos(x: i64) -> u64 {
     x.max(0) as u64
@@ -337,70 +276,9 @@ fn ompi_allreduce_segmented_ring(p: u32, count: u64, segsize: u64) -> Vec<Trace>
         .collect()
 }
 
-/// The generated schedule against the reference, rank by rank and pair by pair.
+/// The generated schedule against the Open MPI reference ([`trace::assert_follows`]).
 fn assert_follows(what: &str, s: &Schedule, want: &[Trace]) {
-    let pre = prerequisites(s);
-    for r in 0..s.num_ranks() {
-        let ids: Vec<_> = s.ops_of(r).collect();
-        let w = &want[r as usize].ops;
-        assert_eq!(
-            ids.len(),
-            w.len(),
-            "{what}: rank {r} has {} ops, Open MPI {}: {:?}",
-            ids.len(),
-            w.len(),
-            render(s, r)
-        );
-        let mut closure: Vec<BTreeSet<usize>> = Vec::with_capacity(ids.len());
-        for (i, &id) in ids.iter().enumerate() {
-            let mut after = BTreeSet::new();
-            for &(b, k) in &pre[id as usize] {
-                assert_eq!(k, DepKind::Requires, "{what}: rank {r} op {i}");
-                assert_eq!(
-                    s.rank_of(b),
-                    r,
-                    "{what}: rank {r} op {i} requires another rank's op"
-                );
-                let j = s.local_index(b) as usize;
-                after.insert(j);
-                after.extend(closure[j].iter().copied());
-            }
-            closure.push(after);
-            let x = &w[i];
-            let ctx = format!(
-                "{what}: rank {r} op {i}: {:?} vs Open MPI {x:?}",
-                render(s, r)[i]
-            );
-            assert_eq!(s.kind(id), x.kind, "{ctx}");
-            if x.kind != OpKind::Calc {
-                assert_eq!(s.peer(id), x.peer, "{ctx}");
-            }
-            if x.kind == OpKind::Recv {
-                assert!(s.size(id) <= x.bytes, "{ctx}");
-            } else {
-                assert_eq!(s.size(id), x.bytes, "{ctx}");
-            }
-            assert_eq!(closure[i], x.after, "{ctx}: waits for");
-        }
-    }
-    // Posting-order matching between every pair: the i-th send from a to b
-    // is the i-th receive at b from a (same tag here, same bytes).
-    let p = s.num_ranks();
-    for a in 0..p {
-        for b in 0..p {
-            let sends: Vec<_> = s
-                .ops_of(a)
-                .filter(|&id| s.kind(id) == OpKind::Send && s.peer(id) == b)
-                .map(|id| (s.tag(id), s.size(id)))
-                .collect();
-            let recvs: Vec<_> = s
-                .ops_of(b)
-                .filter(|&id| s.kind(id) == OpKind::Recv && s.peer(id) == a)
-                .map(|id| (s.tag(id), s.size(id)))
-                .collect();
-            assert_eq!(sends, recvs, "{what}: messages {a} -> {b}");
-        }
-    }
+    trace::assert_follows("Open MPI", what, s, want);
 }
 
 fn with(root: u32, segment: Option<u64>) -> CollectiveOptions {

@@ -66,9 +66,11 @@ fn rooted_collectives_with_any_root() {
                         (p as u64 - 1) * 3000,
                         "{name} P={p} root={root}"
                     );
-                } else if name.starts_with("bcast-scatter-allgather") {
-                    // Open MPI's allgather phase also sends the root every
-                    // block but its own (block 0, ceil(size / P) bytes).
+                } else if name.starts_with("bcast-scatter-allgather")
+                    || name.starts_with("bcast-mpich-scatter")
+                {
+                    // The allgather phase (Open MPI's, MPICH's) also sends the
+                    // root every block but its own (block 0, ceil(size / P) bytes).
                     assert_eq!(
                         recvd[root as usize],
                         3000 - 3000u64.div_ceil(p as u64),

@@ -5,9 +5,21 @@ sources and the installed build.
   lists for the build (:func:`cvar_algorithms`), which force one with the environment
   variable of that name. We number them in that order (0: ``auto``, MPICH's selection)
   and leave out ``nb``, ``smp`` and ``ccl`` (not point-to-point algorithms over the
-  whole communicator). Where MPICH's algorithm sends what one of Open MPI's does, the
-  same generator predicts it (:data:`ALGORITHMS`; the pattern, not a call-by-call trace
-  of MPICH's source); the others have none yet.
+  whole communicator). Each algorithm with a generator (:data:`ALGORITHMS`) makes, rank by
+  rank, the calls MPICH's source makes (read in its 5.0.x branch at commit f5694eb9;
+  ``crates/commodel-engine/tests/collectives_mpich_trace.rs`` transcribes them and compares
+  them message by message, wait by wait, over P = 2..17 and uneven sizes). Where one of Open
+  MPI's does (allreduce recursive_doubling; allgather brucks, ring; alltoall brucks), that
+  generator; elsewhere an MPICH one, ``<coll>-mpich-<algorithm>``: allreduce ring (blocks
+  of ceil(size/P) bytes, sent in 32 KiB chunks by the allgatherv) and
+  reduce_scatter_allgather (p' blocks, whole buffers folded), bcast binomial (the in-order
+  tree, blocking sends, largest subtree first), the scatter + allgather bcasts (which run
+  below P bytes too), alltoall pairwise (xor pairs on a power of two) and scattered (32
+  peers at a time, ``MPIR_CVAR_ALLTOALL_THROTTLE``'s default). A forced algorithm whose
+  restriction fails falls back to MPICH's own selection, and so does its generator:
+  allgather recursive_doubling off a power of two (brucks below 81920 bytes gathered, then
+  ring), reduce_scatter_allgather below p' bytes (recursive_doubling). The other
+  algorithms have no generator yet.
 * **Selection.** Without forcing, ``MPIR_<Coll>_allcomm_auto`` searches a JSON decision
   tree (``MPIR_Csel_search`` in ``src/mpi/coll/src/csel.c``): the one compiled into the
   library (``maint/tuning/coll/mpir/generic.json``), or the file named by
@@ -41,28 +53,32 @@ from ..errors import CommodelError
 from .mpi import Mpi
 
 # Per collective, MPICH's CVAR value (our number = position + 1) and the commodel generator
-# that sends what it sends (None: none yet).
+# that makes its calls (None: none yet; collectives_mpich_trace.rs checks each against
+# MPICH's source).
 _CVAR_ALGORITHMS: dict[str, list[tuple[str, str | None]]] = {
     "allreduce": [
         ("recursive_doubling", "allreduce-recursive-doubling"),
         ("recursive_multiplying", None),
-        ("reduce_scatter_allgather", "allreduce-rabenseifner"),
+        ("reduce_scatter_allgather", "allreduce-mpich-reduce-scatter-allgather"),
         ("tree", None),
         ("recexch", None),
-        ("ring", "allreduce-ring"),
+        ("ring", "allreduce-mpich-ring"),
         ("k_reduce_scatter_allgather", None),
     ],
     "bcast": [
-        ("binomial", "bcast-binomial"),
-        ("scatter_recursive_doubling_allgather", "bcast-scatter-allgather"),
-        ("scatter_ring_allgather", "bcast-scatter-allgather-ring"),
+        ("binomial", "bcast-mpich-binomial"),
+        (
+            "scatter_recursive_doubling_allgather",
+            "bcast-mpich-scatter-recursive-doubling-allgather",
+        ),
+        ("scatter_ring_allgather", "bcast-mpich-scatter-ring-allgather"),
         ("pipelined_tree", None),
         ("tree", None),
     ],
     "allgather": [
         ("brucks", "allgather-bruck"),
         ("k_brucks", None),
-        ("recursive_doubling", "allgather-recursive-doubling"),
+        ("recursive_doubling", "allgather-mpich-recursive-doubling"),
         ("ring", "allgather-ring"),
         ("recexch_doubling", None),
         ("recexch_halving", None),
@@ -70,9 +86,9 @@ _CVAR_ALGORITHMS: dict[str, list[tuple[str, str | None]]] = {
     "alltoall": [
         ("brucks", "alltoall-modified-bruck"),
         ("k_brucks", None),
-        ("pairwise", "alltoall-pairwise"),
+        ("pairwise", "alltoall-mpich-pairwise"),
         ("pairwise_sendrecv_replace", None),
-        ("scattered", "alltoall-basic-linear"),
+        ("scattered", "alltoall-mpich-scattered"),
     ],
 }
 

@@ -1,5 +1,6 @@
-//! Allgather: Open MPI's algorithms. `size` is the number of bytes each rank
-//! contributes; every rank ends with P * size bytes.
+//! Allgather: Open MPI's algorithms, and MPICH's where they differ. `size` is
+//! the number of bytes each rank contributes; every rank ends with P * size
+//! bytes.
 
 use super::patterns::{bruck_exchange, doubling, Toward};
 use super::{add, bcast, fixed, gather, sequence, sub, CollectiveError, CollectiveOptions, Ctx};
@@ -35,6 +36,27 @@ pub(crate) fn recursive_doubling(ctx: &Ctx) -> Result<Schedule, CollectiveError>
         }
     }
     mpi.finish()
+}
+
+/// The bytes gathered (P x size) below which MPICH's default selection
+/// (`generic.json` of 5.0) runs brucks on a communicator that is not a power of
+/// two, and ring from there (`MPIR_CVAR_ALLGATHER_SHORT_MSG_SIZE`'s default).
+pub(crate) const MPICH_ALLGATHER_SHORT: u64 = 81920;
+
+/// MPICH recursive_doubling (`MPIR_Allgather_intra_recursive_doubling`): for P a
+/// power of two, the exchanges of [`recursive_doubling`]. MPICH restricts it to
+/// powers of two: forced on another P it falls back (silently, the default of
+/// `MPIR_CVAR_COLLECTIVE_FALLBACK`) to its own selection, whose default tree runs
+/// brucks ([`bruck`], the same calls as MPICH's) while P x size <
+/// [`MPICH_ALLGATHER_SHORT`] = 81920 bytes and ring ([`ring`]) from there; so do we.
+pub(crate) fn mpich_recursive_doubling(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    if ctx.p.is_power_of_two() {
+        recursive_doubling(ctx)
+    } else if ctx.size * (ctx.p as u64) < MPICH_ALLGATHER_SHORT {
+        bruck(ctx)
+    } else {
+        ring(ctx)
+    }
 }
 
 /// Blocks exchanged by Bruck's allgather at `distance`: `distance` while

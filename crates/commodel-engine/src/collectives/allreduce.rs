@@ -1,5 +1,5 @@
-//! Allreduce: Open MPI's algorithms. `size` is the whole buffer in bytes.
-//! After each receive of data to reduce, a rank runs `Mpi::reduce` (a calc
+//! Allreduce: Open MPI's algorithms, and MPICH's where they differ. `size` is
+//! the whole buffer in bytes. After each receive of data to reduce, a rank runs `Mpi::reduce` (a calc
 //! op only when `opts.reduce_ns_per_byte` > 0).
 
 use super::program::Mpi;
@@ -80,6 +80,72 @@ fn ring_allgather(mpi: &mut Mpi, r: u32, p: u32, block: &dyn Fn(u32) -> u64, tag
             tag,
         );
     }
+}
+
+/// MPICH's default `MPIR_CVAR_ALLGATHERV_PIPELINE_MSG_SIZE`: [`mpich_ring`]'s
+/// allgatherv sends blocks larger than this in chunks of this many bytes.
+pub(crate) const MPICH_ALLGATHERV_PIPELINE: u64 = 32768;
+
+/// MPICH ring (`MPIR_Allreduce_intra_ring`). The buffer is cut into P blocks of
+/// c = ceil(size / P) bytes, the last ones short or empty (block b holds
+/// min(c, size - b c) bytes, at least 0).
+///
+/// 1. Reduce-scatter, steps i = 0..P-2 (tag i): a sendrecv (irecv, isend, wait
+///    for both) receiving block r-2-i from r-1 and sending block r-1-i to r+1,
+///    then the reduction of the block received; rank r ends with block r.
+/// 2. `MPIR_Allgatherv_intra_ring` of those blocks: rank r sends blocks r, r-1,
+///    ..., r+2 to r+1 and receives blocks r-1, r-2, ..., r+1 from r-1, each
+///    block as chunks of [`MPICH_ALLGATHERV_PIPELINE`] = 32 KiB (the last one
+///    shorter) when c is larger than that, else whole; an empty block is one
+///    empty slot. Step k (tag P-1+k) moves the k-th slot of each side: a
+///    sendrecv, a blocking send or receive when one side's slot is empty or
+///    its list has run out, nothing when both are.
+///
+/// Any size >= 1: below P bytes the last blocks are empty and phase 1 sends
+/// them as 0-byte messages (MPICH restricts the ring to commutative operations
+/// only). Each rank reduces P-1 blocks (a calc when `opts.reduce_ns_per_byte` > 0).
+pub(crate) fn mpich_ring(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let (p, size) = (ctx.p, ctx.size);
+    let c = size.div_ceil(p as u64);
+    let block = |b: u32| c.min(size.saturating_sub(b as u64 * c));
+    let chunk = c.min(MPICH_ALLGATHERV_PIPELINE);
+    let slots = |b: u32| {
+        let bytes = block(b);
+        let n = bytes.div_ceil(chunk).max(1);
+        (0..n).map(move |k| chunk.min(bytes - k * chunk))
+    };
+    let steps = (p as u64 - 1) * c.div_ceil(chunk).max(1);
+    ctx.check_ops(3 * p as u64 * (p as u64 - 1) + 2 * p as u64 * steps)?;
+    let mut mpi = ctx.mpi();
+    if p == 1 {
+        return mpi.finish();
+    }
+    for r in 0..p {
+        let (left, right) = (sub(r, 1, p), add(r, 1, p));
+        for i in 0..p - 1 {
+            let (got, gave) = (block(sub(r, 2 + i, p)), block(sub(r, 1 + i, p)));
+            mpi.sendrecv(r, right, gave, i, left, got, i);
+            mpi.reduce(r, got);
+        }
+        let sends: Vec<u64> = (0..p - 1).flat_map(|k| slots(sub(r, k, p))).collect();
+        let recvs: Vec<u64> = (1..p).flat_map(|k| slots(sub(r, k, p))).collect();
+        for k in 0..sends.len().max(recvs.len()) {
+            let out = sends.get(k).copied().unwrap_or(0);
+            let inc = recvs.get(k).copied().unwrap_or(0);
+            let tag = p - 1 + k as u32;
+            match (out > 0, inc > 0) {
+                (true, true) => mpi.sendrecv(r, right, out, tag, left, inc, tag),
+                (true, false) => {
+                    mpi.send(r, right, out, tag);
+                }
+                (false, true) => {
+                    mpi.recv(r, left, inc, tag);
+                }
+                (false, false) => {}
+            }
+        }
+    }
+    mpi.finish()
 }
 
 /// Open MPI segmented_ring (`ompi_coll_base_allreduce_intra_ring_segmented`)
@@ -290,6 +356,90 @@ pub(crate) fn rabenseifner(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
                 mpi.recv(r, r - 1, size, tag);
             } else {
                 mpi.send(r, r + 1, size, tag);
+            }
+        }
+    }
+    mpi.finish()
+}
+
+/// MPICH reduce_scatter_allgather
+/// (`MPIR_Allreduce_intra_reduce_scatter_allgather`): Rabenseifner's algorithm
+/// as MPICH cuts it. With p' the largest power of two <= P and e = P - p':
+///
+/// 1. ranks r < 2e: even r sends the whole buffer to r+1 (blocking, tag 0) and
+///    sits out until step 4; odd r receives it (blocking), reduces, and takes
+///    part as new rank r/2; ranks r >= 2e take part as r - e (new rank v is
+///    real rank 2v+1 for v < e, v+e otherwise);
+/// 2. the buffer is p' blocks, the first size mod p' of them one byte longer
+///    ([`block_bytes`]); reduce-scatter by recursive halving over block
+///    indices: at step k (tag 1+k) with new rank v xor 2^k, of the current
+///    window of blocks the lower new rank keeps the first half and the higher
+///    the second; a sendrecv sends the other half and receives the kept one,
+///    which is reduced;
+/// 3. allgather by recursive doubling, the steps in reverse (tags 1+log2 p'..):
+///    a sendrecv sends what was kept and receives what was sent;
+/// 4. odd r < 2e send the whole result to r-1 (blocking, tag 1+2 log2 p').
+///
+/// MPICH restricts it to size >= p' (and built-in operations); forced below
+/// that it falls back to its own selection, whose default tree runs
+/// recursive_doubling at every size of 1 to p'-1 bytes ([`recursive_doubling`],
+/// the same calls as MPICH's); so do we.
+pub(crate) fn mpich_reduce_scatter_allgather(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let p = ctx.p;
+    let pof2 = pow2_floor(p);
+    if ctx.size < pof2 as u64 {
+        return recursive_doubling(ctx);
+    }
+    let nsteps = pof2.trailing_zeros();
+    ctx.check_ops(p as u64 * (6 * nsteps as u64 + 6))?;
+    let (rem, size) = (p - pof2, ctx.size);
+    let (each, longer) = (size / pof2 as u64, size % pof2 as u64);
+    // bytes of blocks lo..hi
+    let bytes = |lo: u32, hi: u32| {
+        let (lo, hi) = (lo as u64, hi as u64);
+        (hi - lo) * each + hi.min(longer) - lo.min(longer)
+    };
+    let real = |v: u32| if v < rem { 2 * v + 1 } else { v + rem };
+    let mut mpi = ctx.mpi();
+    for r in 0..p {
+        let vrank = if r >= 2 * rem {
+            Some(r - rem)
+        } else if r % 2 == 0 {
+            mpi.send(r, r + 1, size, 0);
+            None
+        } else {
+            mpi.recv(r, r - 1, size, 0);
+            mpi.reduce(r, size);
+            Some(r / 2)
+        };
+        if let Some(v) = vrank {
+            let (mut lo, mut hi) = (0, pof2);
+            let mut kept_sent = Vec::with_capacity(nsteps as usize);
+            for k in 0..nsteps {
+                let partner = v ^ (1 << k);
+                let dest = real(partner);
+                let mid = lo + (hi - lo) / 2;
+                let (kept, sent) = if v < partner {
+                    (bytes(lo, mid), bytes(mid, hi))
+                } else {
+                    (bytes(mid, hi), bytes(lo, mid))
+                };
+                mpi.sendrecv(r, dest, sent, 1 + k, dest, kept, 1 + k);
+                mpi.reduce(r, kept);
+                kept_sent.push((dest, kept, sent));
+                (lo, hi) = if v < partner { (lo, mid) } else { (mid, hi) };
+            }
+            for (i, &(dest, kept, sent)) in kept_sent.iter().rev().enumerate() {
+                let tag = 1 + nsteps + i as u32;
+                mpi.sendrecv(r, dest, kept, tag, dest, sent, tag);
+            }
+        }
+        if r < 2 * rem {
+            let tag = 1 + 2 * nsteps;
+            if r % 2 == 1 {
+                mpi.send(r, r - 1, size, tag);
+            } else {
+                mpi.recv(r, r + 1, size, tag);
             }
         }
     }

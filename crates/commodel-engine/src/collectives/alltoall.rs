@@ -1,4 +1,4 @@
-//! Alltoall: PlogPT's Alltoall_A / Alltoall_B and Open MPI's algorithms.
+//! Alltoall: PlogPT's Alltoall_A / Alltoall_B, Open MPI's and MPICH's algorithms.
 //! `size` is the number of bytes each rank sends to each other rank.
 
 use super::patterns::{bruck_exchange, Toward};
@@ -100,6 +100,50 @@ pub(crate) fn pairwise(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
     for r in 0..p {
         for s in 1..p {
             mpi.sendrecv(r, add(r, s, p), ctx.size, s, sub(r, s, p), ctx.size, s);
+        }
+    }
+    mpi.finish()
+}
+
+/// MPICH's default `MPIR_CVAR_ALLTOALL_THROTTLE`: the peers `scattered` posts
+/// operations for at a time.
+pub(crate) const MPICH_ALLTOALL_THROTTLE: u32 = 32;
+
+/// MPICH pairwise (`MPIR_Alltoall_intra_pairwise`): P-1 sendrecv steps; for P a
+/// power of two step i exchanges with r xor i ([`xor_pairwise`]: PlogPT's
+/// Alltoall_A), otherwise it sends to r+i and receives from r-i ([`pairwise`]).
+/// Tag i.
+pub(crate) fn mpich_pairwise(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    if ctx.p.is_power_of_two() {
+        xor_pairwise(ctx)
+    } else {
+        pairwise(ctx)
+    }
+}
+
+/// MPICH scattered (`MPIR_Alltoall_intra_scattered`) with its default throttle of
+/// [`MPICH_ALLTOALL_THROTTLE`] = 32 peers: the peers at distance i = 0..P-1 (the
+/// rank itself at i = 0, a local copy: no operation here) go in blocks of 32
+/// distances; for each block a rank posts irecvs from r+i, then isends to r-i, in
+/// increasing i, and waits for all of them before the next block. Up to 32 ranks
+/// this is [`basic_linear`]. Tag 0: each pair carries one message.
+pub(crate) fn mpich_scattered(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let p = ctx.p;
+    ctx.check_ops(2 * p as u64 * (p as u64 - 1))?;
+    let mut mpi = ctx.mpi();
+    for r in 0..p {
+        let mut first = 0;
+        while first < p {
+            let distances = first..first + (p - first).min(MPICH_ALLTOALL_THROTTLE);
+            let mut reqs = Vec::with_capacity(2 * MPICH_ALLTOALL_THROTTLE as usize);
+            for i in distances.clone().filter(|&i| i != 0) {
+                reqs.push(mpi.irecv(r, add(r, i, p), ctx.size, 0));
+            }
+            for i in distances.clone().filter(|&i| i != 0) {
+                reqs.push(mpi.isend(r, sub(r, i, p), ctx.size, 0));
+            }
+            mpi.waitall(&reqs);
+            first = distances.end;
         }
     }
     mpi.finish()

@@ -1,4 +1,5 @@
-//! Broadcast: Open MPI's algorithms. `size` is the whole buffer in bytes.
+//! Broadcast: Open MPI's algorithms, and MPICH's where they differ. `size` is
+//! the whole buffer in bytes.
 //!
 //! Open MPI 4.1.4's forced bcast (`coll_tuned_bcast_algorithm` N) passes
 //! `coll_tuned_bcast_algorithm_segmentsize` (default 0: no segmentation) and
@@ -32,6 +33,28 @@ pub(crate) fn binomial(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
         |r| trees::binomial(r, root, p),
         ctx.opts.segment.unwrap_or(ctx.size),
     )
+}
+
+/// MPICH binomial (`MPIR_Bcast_intra_binomial`): on virtual ranks, v receives
+/// the buffer from v minus its lowest set bit, then sends it with one blocking
+/// send after another to v + 2^k for each 2^k below that bit (below P at the
+/// root) while < P, largest 2^k first: Open MPI's in-order binomial tree
+/// ([`trees::in_order_binomial`], not the tree of [`binomial`]), children
+/// served in reverse. Unsegmented (`opts.segment` is not used). Tag 0.
+pub(crate) fn mpich_binomial(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let (p, root) = (ctx.p, ctx.opts.root);
+    ctx.check_ops(2 * p as u64)?;
+    let mut mpi = ctx.mpi();
+    for r in 0..p {
+        let node = trees::in_order_binomial(r, root, p);
+        if let Some(parent) = node.parent {
+            mpi.recv(r, parent, ctx.size, 0);
+        }
+        for &child in node.children.iter().rev() {
+            mpi.send(r, child, ctx.size, 0);
+        }
+    }
+    mpi.finish()
 }
 
 /// Open MPI pipeline (`ompi_coll_base_bcast_intra_pipeline`):
@@ -359,10 +382,26 @@ fn emit(ctx: &Ctx, programs: &[Vec<Step>]) -> Result<Schedule, CollectiveError> 
 /// bytes; below that Open MPI runs basic_linear, and so do we. Unsegmented
 /// (the algorithm takes no segment size).
 pub(crate) fn scatter_allgather(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
-    let (p, size) = (ctx.p, ctx.size);
-    if size < p as u64 {
+    if ctx.size < ctx.p as u64 {
         return linear_from_root(ctx, true);
     }
+    scatter_doubling_allgather(ctx)
+}
+
+/// MPICH scatter_recursive_doubling_allgather
+/// (`MPIR_Bcast_intra_scatter_recursive_doubling_allgather`, its scatter
+/// `MPII_Scatter_for_bcast`): the calls of [`scatter_allgather`] (Open MPI took
+/// both parts from MPICH), at every size: below P bytes the blocks are 1 byte,
+/// the last ranks' empty, where Open MPI switches to basic_linear.
+pub(crate) fn mpich_scatter_recursive_doubling_allgather(
+    ctx: &Ctx,
+) -> Result<Schedule, CollectiveError> {
+    scatter_doubling_allgather(ctx)
+}
+
+/// [`scatter_allgather`] at any size >= 1.
+fn scatter_doubling_allgather(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let (p, size) = (ctx.p, ctx.size);
     ctx.check_ops(4 * p as u64 * (32 + 1))?;
     let sc = size.div_ceil(p as u64);
     let mut programs = binomial_scatter(p, size, sc);
@@ -427,10 +466,23 @@ pub(crate) fn scatter_allgather(ctx: &Ctx) -> Result<Schedule, CollectiveError> 
 /// one (virtual ranks; empty blocks go as 0-byte messages). Needs size >= P
 /// bytes; below that Open MPI runs basic_linear, and so do we.
 pub(crate) fn scatter_allgather_ring(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
-    let (p, size) = (ctx.p, ctx.size);
-    if size < p as u64 {
+    if ctx.size < ctx.p as u64 {
         return linear_from_root(ctx, true);
     }
+    scatter_ring_allgather(ctx)
+}
+
+/// MPICH scatter_ring_allgather (`MPIR_Bcast_intra_scatter_ring_allgather`): the
+/// calls of [`scatter_allgather_ring`] at every size: below P bytes the blocks are
+/// 1 byte, the last ranks' empty (0-byte messages in the ring), where Open MPI
+/// switches to basic_linear.
+pub(crate) fn mpich_scatter_ring_allgather(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    scatter_ring_allgather(ctx)
+}
+
+/// [`scatter_allgather_ring`] at any size >= 1.
+fn scatter_ring_allgather(ctx: &Ctx) -> Result<Schedule, CollectiveError> {
+    let (p, size) = (ctx.p, ctx.size);
     ctx.check_ops(4 * p as u64 * p as u64)?;
     let sc = size.div_ceil(p as u64);
     let mut programs = binomial_scatter(p, size, sc);

@@ -32,6 +32,13 @@
 //!   recursive_doubling, tree, two_proc; alltoall two_proc; scatter
 //!   linear_nb) follow Open MPI 4.1.4's sources; each doc comment names its
 //!   function.
+//! * MPICH 5.0's algorithms where they send otherwise than Open MPI's, named
+//!   `<collective>-mpich-<algorithm>` after MPICH's names (the values of
+//!   `MPIR_CVAR_<COLL>_INTRA_ALGORITHM`) with dashes, read in MPICH's 5.0.x
+//!   branch (`src/mpi/coll/<coll>/<coll>_intra_<algorithm>.c`, commit
+//!   f5694eb9); the code here is our own. `tests/collectives_mpich_trace.rs`
+//!   checks them, and the Open MPI generators MPICH's other algorithms share,
+//!   call by call against that source.
 //! * `gather-split` (Lastovetsky et al., section 7) and `random-pairs`
 //!   (Zhu et al., section 7).
 //!
@@ -171,6 +178,8 @@ static CATALOG: &[CollectiveInfo] = &[
     entry("alltoall-modified-bruck", "Open MPI modified_bruck: ceil(log2 P) sendrecv steps at distance 2^k carrying the blocks with bit k set", alltoall::modified_bruck),
     entry("alltoall-linear-sync", "Open MPI linear_sync: like basic_linear with at most max_requests outstanding per direction", alltoall::linear_sync),
     entry("alltoall-two-proc", "Open MPI two_proc: one sendrecv between the two ranks (P = 2 only)", alltoall::two_proc),
+    entry("alltoall-mpich-pairwise", "MPICH pairwise: P-1 sendrecv steps, with rank xor i for P a power of two, else send to rank+i, receive from rank-i", alltoall::mpich_pairwise),
+    entry("alltoall-mpich-scattered", "MPICH scattered: receives and sends posted 32 peers at a time (its default throttle), each block waited for", alltoall::mpich_scattered),
     entry("gather-basic-linear", "Open MPI basic_linear: every rank sends to the root, which receives in rank order", gather::basic_linear),
     entry("gather-binomial", "Open MPI binomial: in-order binomial tree, each node receives its subtrees then forwards", gather::binomial),
     entry("gather-linear-sync", "Open MPI linear_sync: root sends a 0-byte go to each rank in turn, which sends two segments", gather::linear_sync),
@@ -186,6 +195,9 @@ static CATALOG: &[CollectiveInfo] = &[
     entry("bcast-knomial", "Open MPI knomial: k-nomial tree of radix fanout (default 4), unsegmented by default", bcast::knomial),
     entry("bcast-scatter-allgather", "Open MPI scatter_allgather: binomial scatter of P blocks, then recursive-doubling allgather", bcast::scatter_allgather),
     entry("bcast-scatter-allgather-ring", "Open MPI scatter_allgather_ring: binomial scatter of P blocks, then ring allgather", bcast::scatter_allgather_ring),
+    entry("bcast-mpich-binomial", "MPICH binomial: in-order binomial tree, each node receives, then blocking sends to its children, largest subtree first", bcast::mpich_binomial),
+    entry("bcast-mpich-scatter-recursive-doubling-allgather", "MPICH scatter_recursive_doubling_allgather: Open MPI's scatter_allgather calls, also below P bytes", bcast::mpich_scatter_recursive_doubling_allgather),
+    entry("bcast-mpich-scatter-ring-allgather", "MPICH scatter_ring_allgather: Open MPI's scatter_allgather_ring calls, also below P bytes", bcast::mpich_scatter_ring_allgather),
     entry("allgather-ring", "Open MPI ring: P-1 sendrecv steps passing one block to the right neighbour", allgather::ring),
     entry("allgather-recursive-doubling", "Open MPI recursive_doubling: log2 P exchanges with rank xor 2^k (Bruck if P is not a power of two)", allgather::recursive_doubling),
     entry("allgather-bruck", "Open MPI bruck: ceil(log2 P) steps, send to rank-2^k, receive from rank+2^k, doubling blocks", allgather::bruck),
@@ -193,12 +205,15 @@ static CATALOG: &[CollectiveInfo] = &[
     entry("allgather-linear", "Open MPI linear: gather to rank 0, then bcast from rank 0, both as Open MPI's fixed rules pick them", allgather::linear),
     entry("allgather-sparbit", "Open MPI 5.0 sparbit: ceil(log2 P) steps at halving distances, a sparse binomial tree per block", allgather::sparbit),
     entry("allgather-two-proc", "Open MPI two_proc: one sendrecv between the two ranks (P = 2 only)", allgather::two_proc),
+    entry("allgather-mpich-recursive-doubling", "MPICH recursive_doubling: log2 P exchanges with rank xor 2^k; other P: bruck below 81920 bytes gathered, else ring", allgather::mpich_recursive_doubling),
     entry("allreduce-ring", "Open MPI ring: reduce-scatter ring then allgather ring over P blocks", allreduce::ring),
     entry("allreduce-recursive-doubling", "Open MPI recursive_doubling: log2 of the power of two below P full-buffer exchanges", allreduce::recursive_doubling),
     entry("allreduce-rabenseifner", "Open MPI Rabenseifner: recursive-halving reduce-scatter then recursive-doubling allgather", allreduce::rabenseifner),
     entry("allreduce-segmented-ring", "Open MPI segmented_ring: ring reduce-scatter in phases of segment-sized parts (the ring without segment)", allreduce::segmented_ring),
     entry("allreduce-basic-linear", "Open MPI basic_linear: linear reduce to rank 0, then linear bcast from rank 0", allreduce::basic_linear),
     entry("allreduce-nonoverlapping", "Open MPI nonoverlapping: reduce to rank 0, then bcast, both as Open MPI's fixed rules pick them", allreduce::nonoverlapping),
+    entry("allreduce-mpich-ring", "MPICH ring: reduce-scatter ring of ceil(size/P)-byte blocks, then an allgatherv ring in chunks of 32 KiB", allreduce::mpich_ring),
+    entry("allreduce-mpich-reduce-scatter-allgather", "MPICH Rabenseifner: ranks below 2(P-p') fold whole buffers, halving over p' blocks, then doubling", allreduce::mpich_reduce_scatter_allgather),
     entry("barrier-dissemination", "Open MPI bruck barrier: ceil(log2 P) zero-byte sendrecv steps at distance 2^k", barrier::dissemination),
     entry("barrier-linear", "Open MPI basic_linear: everyone sends to rank 0, which then releases each rank in turn", barrier::linear),
     entry("barrier-double-ring", "Open MPI double_ring: a zero-byte token goes twice round the ring from rank 0", barrier::double_ring),

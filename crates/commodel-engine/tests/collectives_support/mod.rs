@@ -3,6 +3,8 @@
 //! minimal PLogP-like timing).
 #![allow(dead_code)]
 
+pub mod trace;
+
 use commodel_engine::collectives::{catalog, generate, CollectiveOptions};
 use commodel_engine::{DepKind, OpKind, Schedule, ANY};
 use std::collections::HashMap;
