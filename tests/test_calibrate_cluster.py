@@ -80,11 +80,11 @@ def test_calibrate_on_one_rack_of_two_rack_8(tmp_path):
     assert all(0 < e <= 1 for e in eff.exchange + eff.duplex), times
     assert eff.exchange[-1] < 0.9, (eff, times)
     # fan-in: all-to-all rounds of the 4 nodes at 4 KiB doubling to 64 KiB, fitted through
-    # tcpflow with the sections above; the comment gives each size's mean and e_f
+    # tcpflow with the sections above; the comment gives each size's median and e_f
     assert eff.fanin is not None and eff.fanin.peers == 3, (eff, times)
     assert eff.fanin.sizes == (4096, 8192, 16384, 32768, 65536)
     assert any(
-        "fanin: all-to-all rounds of 4 nodes, mean round time and e_f: 4096 B" in line
+        "fanin: all-to-all rounds of 4 nodes, median round time and e_f: 4096 B" in line
         for line in times
     ), times
     # wire: counted by the hosts' interfaces, a lone message of 256 B..4 KiB puts its

@@ -186,11 +186,12 @@ fn efficiency(model: &'static str, e: &Efficiency) -> Result<Efficiency, SimErro
                 ),
             ));
         }
-        unit_tables(
+        tables(
             model,
             "efficiency.fanin.sizes",
             &f.sizes,
             &[("efficiency.fanin.e", &f.e)],
+            tcpflow::FANIN_MAX,
         )?;
     }
     Ok(e.clone())
@@ -201,7 +202,19 @@ fn unit_tables(
     model: &'static str,
     sizes_field: &str,
     sizes: &[u64],
+    y: &[(&str, &[f64])],
+) -> Result<(), SimError> {
+    tables(model, sizes_field, sizes, y, 1.0)
+}
+
+/// `sizes` non-empty and increasing; each table one value per size, every value in
+/// (0, `max`].
+fn tables(
+    model: &'static str,
+    sizes_field: &str,
+    sizes: &[u64],
     tables: &[(&str, &[f64])],
+    max: f64,
 ) -> Result<(), SimError> {
     if sizes.is_empty() || sizes.windows(2).any(|w| w[0] >= w[1]) {
         return Err(SimError::bad(
@@ -218,11 +231,11 @@ fn unit_tables(
                 format!("has {} values for {} sizes", y.len(), sizes.len()),
             ));
         }
-        if let Some(v) = y.iter().find(|&&v| !(v > 0.0 && v <= 1.0)) {
+        if let Some(v) = y.iter().find(|&&v| !(v > 0.0 && v <= max)) {
             return Err(SimError::bad(
                 model,
                 field,
-                format!("values must be in (0, 1], got {v}"),
+                format!("values must be in (0, {max}], got {v}"),
             ));
         }
     }

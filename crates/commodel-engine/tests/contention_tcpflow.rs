@@ -756,7 +756,12 @@ fn tail_drops_need_the_port_buffers() {
 
 /// `params(nodes, (1, 1))` with a fan-in table e_f = `e` at M, measured with `peers`.
 fn fanin(nodes: u64, peers: u64, e: f64) -> ModelParams {
-    let mut p = params(nodes, Some((1.0, 1.0)));
+    fanin_on(nodes, (1.0, 1.0), peers, e)
+}
+
+/// `params(nodes, (e_x, e_d))` with a fan-in table e_f = `e` at M, measured with `peers`.
+fn fanin_on(nodes: u64, pair: (f64, f64), peers: u64, e: f64) -> ModelParams {
+    let mut p = params(nodes, Some(pair));
     if let ModelParams::Tcpflow(t) = &mut p {
         if let Some(eff) = &mut t.efficiency {
             eff.fanin = Some(FanIn {
@@ -811,11 +816,39 @@ fn one_sender_is_no_fan_in() {
 }
 
 #[test]
+fn fan_in_above_1_takes_the_pair_losses_back() {
+    // As an_exchange_plus_a_third_flow_into_one_of_them (0 <-> 1 and 2 -> 0, e_x = 0.5,
+    // e_d = 0.8), with e_f = 1.5 measured with 2 senders. Node 0 has 2 senders: f = 1.5;
+    // node 1 one: f = 1. 0 -> 1 keeps e_x: 0.5 B, ends on the wire at 20 ms. 1 -> 0 runs
+    // at min(1, 0.5·1.5) = 0.75 of its half share: 0.375 B, 7.5e5 B moved by 20 ms. 2 -> 0
+    // (duplex, u = 1, e = 0.8) accrues max(0, 1/(0.8·1.5) - 1) = 0: 20 ms, not 22.5 ms.
+    // From 20 ms 1 -> 0 is alone (one sender, reverse path idle): 2.5e5 B at B, 2.5 ms.
+    let s = flows(3, &[(0, 1), (1, 0), (2, 0)]);
+    let o = run(&s, &fanin_on(3, (0.5, 0.8), 2, 1.5), true).unwrap();
+    for (src, dst, want) in [(0, 1, 20 * MS), (2, 0, 20 * MS), (1, 0, 22_500 * US)] {
+        let end = end_of(&o, src, dst);
+        assert!(end.abs_diff(want + L) <= 1, "{src} -> {dst}: {end}");
+    }
+    // e_f = 8 (FANIN_MAX): 1 -> 0 at min(1, 0.5·8) = its whole half share, 20 ms; never
+    // faster than max-min.
+    let o = run(&s, &fanin_on(3, (0.5, 0.8), 2, 8.0), true).unwrap();
+    assert!(
+        end_of(&o, 1, 0).abs_diff(20 * MS + L) <= 1,
+        "{:?}",
+        o.messages
+    );
+    // Where the pair rules lose nothing (e_x = e_d = 1) there is nothing to take back.
+    let o = run(&s, &fanin_on(3, (1.0, 1.0), 2, 8.0), true).unwrap();
+    let plain = run(&s, &params(3, Some((1.0, 1.0))), true).unwrap();
+    assert_eq!(o.makespan, plain.makespan);
+}
+
+#[test]
 fn a_fan_in_table_out_of_range_is_refused_naming_it() {
     for (p, field) in [
         (fanin(3, 1, 0.5), "efficiency.fanin.peers"),
         (fanin(3, 2, 0.0), "efficiency.fanin.e"),
-        (fanin(3, 2, 1.5), "efficiency.fanin.e"),
+        (fanin(3, 2, 8.5), "efficiency.fanin.e"),
     ] {
         let err = run(&flows(3, &[(1, 0), (2, 0)]), &p, true).unwrap_err();
         assert!(err.to_string().contains(field), "{err}");

@@ -282,6 +282,16 @@ def _efficiency_value(at: At, value: Any) -> float:
     return e
 
 
+FANIN_MAX = 8.0  # the engine's tcpflow::FANIN_MAX
+
+
+def _fanin_value(at: At, value: Any) -> float:
+    e = number(at, value, float, f"a number in (0, {FANIN_MAX:g}]")
+    if not 0 < e <= FANIN_MAX:
+        raise at.error(f"must be in (0, {FANIN_MAX:g}], got {e:g}")
+    return e
+
+
 def validate_tcp_efficiency(at: At, value: Any) -> TcpEfficiency:
     data = mapping(at, value, required=("sizes", "exchange", "duplex"), optional=("fanin",))
     sizes_at = at.key("sizes")
@@ -303,7 +313,7 @@ def validate_tcp_fanin(at: At, value: Any) -> TcpFanIn:
     data = mapping(at, value, required=("peers", "sizes", "e"))
     sizes_at = at.key("sizes")
     sizes = _increasing_sizes(sizes_at, data["sizes"])
-    e = number_list(at.key("e"), data["e"], _efficiency_value)
+    e = number_list(at.key("e"), data["e"], _fanin_value)
     same_length(at.key("e"), e, sizes_at, sizes)
     return TcpFanIn(
         peers=node_count(at.key("peers"), data["peers"], 2), sizes=tuple(sizes), e=tuple(e)

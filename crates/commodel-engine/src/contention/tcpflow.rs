@@ -60,11 +60,14 @@
 //!     stream rounds of study/tcpflow-history.md, *Why the duplex loss is a delay*).
 //!
 //!   - **fan-in** (`fanin`, optional): a flow into a node that k >= 2 other
-//!     nodes send to (flows not waiting in their sender's FIFO) adds
-//!     1/e - 1 to its delay as above, e = 1 - (1 - e_f(m))·(min(k, K) - 1)/(K - 1),
-//!     on top of e_x or e_d. e_f(m) is fitted from all-to-all rounds of K + 1
-//!     nodes (K senders into each): the expectation of the timeouts that TCP
-//!     windows overfilling the receiver's port cost (docs/models.md, *Fan-in*).
+//!     nodes send to (flows not waiting in their sender's FIFO) gets
+//!     f = 1 - (1 - e_f(m))·(min(k, K) - 1)/(K - 1). For f <= 1 it adds 1/f - 1
+//!     to its delay as above, on top of e_x or e_d: the stalls of TCP windows
+//!     overfilling the receiver's port. For f > 1 (e_f up to [`FANIN_MAX`]) it
+//!     takes the pair losses back: an exchanging flow runs at min(1, e_x·f) of
+//!     its share, a duplex one accrues max(0, 1/(e·f) - 1). e_f(m) is fitted from
+//!     all-to-all rounds of K + 1 nodes (K senders into each; docs/models.md,
+//!     *Fan-in*).
 //!
 //!   e is re-evaluated at every change, so a flow speeds up (or stops
 //!   accruing delay) when its reverse flow ends or its reverse path empties.
@@ -128,6 +131,11 @@ pub struct FanIn {
     pub sizes: Vec<u64>,
     pub e: Vec<f64>,
 }
+
+/// The largest e_f(m) a fan-in table may hold. Above 1, e_f takes back part of the
+/// duplex or exchange delay from flows into a node with k >= 2 senders (the lag never
+/// goes below 0): where measured all-to-all rounds run faster than those delays say.
+pub const FANIN_MAX: f64 = 8.0;
 
 impl FanIn {
     /// The efficiency of a flow into a node with `k` senders, `e_f` its e_f(m)
@@ -616,11 +624,15 @@ impl TcpflowNet {
         if m.src == m.dst {
             return (1.0, 0.0);
         }
-        let fanin = match &eff.fanin {
-            Some(f) => 1.0 / f.at(self.senders[m.dst as usize], m.e_f) - 1.0,
-            None => 0.0,
+        let f = match &eff.fanin {
+            Some(f) => f.at(self.senders[m.dst as usize], m.e_f),
+            None => 1.0,
         };
+        let fanin = 1.0 / f - 1.0;
         if self.pairs.binary_search(&(m.src, m.dst)).is_ok() {
+            if f > 1.0 {
+                return ((m.e_x * f).min(1.0), 0.0);
+            }
             return (m.e_x, fanin);
         }
         // The reverse path's busiest end: a's down link, b's up link.
@@ -630,6 +642,9 @@ impl TcpflowNet {
             .fold(0.0, f64::max)
             .min(1.0);
         let e = 1.0 - (1.0 - m.e_d) * u;
+        if f > 1.0 {
+            return (1.0, (1.0 / (e * f)).max(1.0) - 1.0);
+        }
         (1.0, 1.0 / e - 1.0 + fanin)
     }
 
