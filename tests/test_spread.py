@@ -179,6 +179,28 @@ def test_tcpflow_predicts_the_run_of_median_makespan_among_its_noisy_runs():
             predict(sched, p, model="tcpflow", noise=bad)
 
 
+def test_the_interval_reuses_the_median_runs_makespans():
+    """The median's K noisy runs are the interval's: spread takes their makespans from the
+    prediction (seeds 1..K in order) and gives the interval it computes by running them;
+    another K or σ runs its own."""
+    sched = collective("alltoall-pairwise", 4, 65536)
+    p = plat()
+    pred = predict(sched, p, model="tcpflow")
+    runs = [
+        predict(sched, p, model="tcpflow", jitter={"sigma": 0.2, "seed": s}).makespan_s
+        for s in range(1, 21)
+    ]
+    assert list(pred.noisy_makespans_s) == runs
+    assert "noisy_makespans_s" not in pred.to_dict()
+    assert spread(sched, p, "tcpflow", prediction=pred) == spread(sched, p, "tcpflow")
+    # a prediction of other runs is not taken: 5 runs for an interval of 20, another σ
+    five = predict(sched, p, model="tcpflow", noise=5)
+    assert spread(sched, p, "tcpflow", prediction=five) == spread(sched, p, "tcpflow")
+    assert spread(sched, p, "tcpflow", sigma=0.4, prediction=pred) == spread(
+        sched, p, "tcpflow", sigma=0.4
+    )
+
+
 def test_a_large_schedule_gets_the_run_without_noise_unless_asked(monkeypatch):
     import commodel.prediction as prediction
 

@@ -56,6 +56,10 @@ class Prediction:
     #: (``tcpflow`` on a platform with ``tcp.spread``): ``runs`` K, ``sigma``, the ``seed``
     #: of the run returned and ``noise_free_makespan_s``, the makespan without noise.
     noise: dict[str, Any] | None = None
+    #: The makespans (s) of those K noisy runs, seeds 1..K in order, for the interval
+    #: (:func:`commodel.spread.spread` takes them instead of running them again); not in
+    #: the JSON.
+    noisy_makespans_s: tuple[float, ...] | None = field(default=None, repr=False, compare=False)
 
     @property
     def slowest_rank(self) -> RankFinish:
@@ -244,18 +248,13 @@ def _median_run(
     sigma = getattr(tcp, "spread", None) if tcp is not None else None
     if not sigma or runs == 0:
         return None
-    spans = sorted(
-        (
-            _engine.simulate(
-                sched,
-                NOISY_MODEL,
-                with_jitter(params, NOISY_MODEL, sigma, k),
-                record_messages=False,
-            )["makespan_ps"],
-            k,
-        )
+    by_seed = [
+        _engine.simulate(
+            sched, NOISY_MODEL, with_jitter(params, NOISY_MODEL, sigma, k), record_messages=False
+        )["makespan_ps"]
         for k in range(1, runs + 1)
-    )
+    ]
+    spans = sorted((t, k) for k, t in enumerate(by_seed, start=1))
     seed = spans[(runs - 1) // 2][1]
     free = _engine.simulate(sched, NOISY_MODEL, params, record_messages=False)["makespan_ps"]
     result = _engine.simulate(
@@ -267,7 +266,11 @@ def _median_run(
         "seed": seed,
         "noise_free_makespan_s": ps_to_seconds(free),
     }
-    return replace(prediction_from_engine(result, platform=plat.name), noise=noise_info)
+    return replace(
+        prediction_from_engine(result, platform=plat.name),
+        noise=noise_info,
+        noisy_makespans_s=tuple(ps_to_seconds(t) for t in by_seed),
+    )
 
 
 def models() -> list[tuple[str, str]]:

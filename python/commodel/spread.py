@@ -85,11 +85,19 @@ def widen(low_s: float, high_s: float, model_error: float) -> tuple[float, float
 
 
 def spread(
-    schedule: Any, platform: Any, model: str, samples: int = SAMPLES, sigma: float | None = None
+    schedule: Any,
+    platform: Any,
+    model: str,
+    samples: int = SAMPLES,
+    sigma: float | None = None,
+    prediction: Any = None,
 ) -> Spread | None:
     """The makespan's 80% interval under ``model``: ``samples`` runs with per-message noise
     σ (default: the platform's ``tcp.spread``); None where there is no σ or the model has no
-    messages to scale (``loggops``)."""
+    messages to scale (``loggops``). ``prediction``: the schedule's prediction under
+    ``model`` on ``platform``; where it is the median of the same runs (``tcpflow``:
+    ``noisy_makespans_s``, seeds 1..``samples`` with σ), their makespans are taken instead of
+    running them again."""
     from .platform import model_spec
     from .prediction import predict
 
@@ -107,15 +115,20 @@ def spread(
         point = predict(schedule, platform, model=model, record_messages=False).makespan_s
         low, high = widen(point, point, error)
         return Spread(low, high, 0, 0.0, error)
-    spans = [
-        predict(
-            schedule,
-            platform,
-            model=model,
-            record_messages=False,
-            jitter={"sigma": sigma, "seed": seed},
-        ).makespan_s
-        for seed in range(1, samples + 1)
-    ]
+    done = getattr(prediction, "noisy_makespans_s", None)
+    noise = getattr(prediction, "noise", None) or {}
+    if done is not None and len(done) == samples and noise.get("sigma") == sigma:
+        spans = list(done)
+    else:
+        spans = [
+            predict(
+                schedule,
+                platform,
+                model=model,
+                record_messages=False,
+                jitter={"sigma": sigma, "seed": seed},
+            ).makespan_s
+            for seed in range(1, samples + 1)
+        ]
     low, high = widen(quantile(spans, LOW_Q), quantile(spans, HIGH_Q), error)
     return Spread(low, high, samples, sigma, error)

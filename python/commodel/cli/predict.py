@@ -154,7 +154,7 @@ def with_interval(prediction: Any, schedule: Any, platform: Any, model: str, k: 
                 "measures it)"
             )
         return prediction
-    sp = spread(schedule, platform, model, samples=k or SAMPLES)
+    sp = spread(schedule, platform, model, samples=k or SAMPLES, prediction=prediction)
     return prediction if sp is None else dataclasses.replace(prediction, interval=sp.as_dict())
 
 

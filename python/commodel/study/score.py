@@ -60,7 +60,7 @@ def _predict(sched: Any, plat: Any, model: str) -> dict[str, Any]:
 
     try:
         pred = predict(sched, plat, model=model, record_messages=False)
-        sp = spread(sched, plat, model) if model in INTERVAL_MODELS else None
+        sp = spread(sched, plat, model, prediction=pred) if model in INTERVAL_MODELS else None
     except CommodelError as exc:
         return {"error": str(exc).splitlines()[0]}
     out = {"makespan_s": pred.makespan_s, "rto": len(pred.rto_events)}

@@ -154,7 +154,7 @@ def predict_under(schedule: str, platform: Any, model: str) -> ModelOutcome:
 
     try:
         pred = predict(schedule, platform, model)
-        interval = spread(schedule, platform, model)
+        interval = spread(schedule, platform, model, prediction=pred)
     except CommodelError as exc:
         return ModelOutcome(model, error=str(exc))
     msgs = [
