@@ -24,59 +24,14 @@
 //! Open MPI one departs.
 
 mod collectives_support;
-use collectives_support::trace::{self, Trace};
+use collectives_support::trace::{self, pof2, ranks, sizes, traced, traces, Trace};
 use collectives_support::*;
-use commodel_engine::collectives::CollectiveOptions;
 use commodel_engine::Schedule;
 
 const MPICH: &str = "MPICH 5.0";
 
 fn assert_follows(what: &str, s: &Schedule, want: &[Trace]) {
     trace::assert_follows(MPICH, what, s, want);
-}
-
-fn with_root(root: u32) -> CollectiveOptions {
-    CollectiveOptions {
-        root,
-        reduce_ns_per_byte: 1.0,
-        ..opts()
-    }
-}
-
-/// P = 2..=17: powers of two and the numbers around them.
-fn ranks() -> impl Iterator<Item = u32> {
-    2..=17
-}
-
-/// Sizes around P (below, at, just above), uneven and even ones, and large ones.
-fn sizes(p: u32) -> Vec<u64> {
-    let p = p as u64;
-    let mut v = vec![
-        1,
-        3,
-        p - 1,
-        p,
-        p + 1,
-        2 * p + 3,
-        1000,
-        1001,
-        4096,
-        65_536,
-        100_003,
-    ];
-    v.retain(|&s| s > 0);
-    v.sort_unstable();
-    v.dedup();
-    v
-}
-
-/// `MPL_pof2`: the largest power of two <= p.
-fn pof2(p: u32) -> u32 {
-    1 << (31 - p.leading_zeros())
-}
-
-fn traces(p: u32) -> Vec<Trace> {
-    (0..p).map(|_| Trace::default()).collect()
 }
 
 // --- allreduce -------------------------------------------------------------------------------
@@ -275,7 +230,7 @@ fn mpich_allreduce_ring(p: u32, n: u64) -> Vec<Trace> {
 fn allreduce_recursive_doubling_is_mpichs() {
     for p in ranks() {
         for n in sizes(p) {
-            let s = gen_with("allreduce-recursive-doubling", p, n, &with_root(0));
+            let s = gen_with("allreduce-recursive-doubling", p, n, &traced(0, None));
             let what = format!("recursive_doubling P={p} size={n}");
             assert_follows(&what, &s, &mpich_allreduce_recursive_doubling(p, n));
         }
@@ -290,7 +245,7 @@ fn allreduce_reduce_scatter_allgather_is_mpichs() {
                 "allreduce-mpich-reduce-scatter-allgather",
                 p,
                 n,
-                &with_root(0),
+                &traced(0, None),
             );
             let what = format!("reduce_scatter_allgather P={p} size={n}");
             // below pof2 bytes MPICH's restriction (size-ge-pof2) fails and the forced
@@ -312,7 +267,7 @@ fn allreduce_ring_is_mpichs_with_its_allgatherv_chunks() {
         let mut all = sizes(p);
         all.extend([32_768 * p as u64, 32_768 * p as u64 + 1, 300_007]);
         for n in all {
-            let s = gen_with("allreduce-mpich-ring", p, n, &with_root(0));
+            let s = gen_with("allreduce-mpich-ring", p, n, &traced(0, None));
             let what = format!("ring P={p} size={n}");
             assert_follows(&what, &s, &mpich_allreduce_ring(p, n));
         }
@@ -466,7 +421,7 @@ fn bcast_binomial_is_mpichs() {
     for p in ranks() {
         for n in [1u64, 1000, 65_536] {
             for root in [0, 1, p - 1] {
-                let s = gen_with("bcast-mpich-binomial", p, n, &with_root(root));
+                let s = gen_with("bcast-mpich-binomial", p, n, &traced(root, None));
                 let what = format!("binomial P={p} size={n} root={root}");
                 assert_follows(&what, &s, &mpich_bcast_binomial(p, n, root));
             }
@@ -484,14 +439,19 @@ fn bcast_scatter_allgathers_are_mpichs_at_every_size() {
                     "bcast-mpich-scatter-recursive-doubling-allgather",
                     p,
                     n,
-                    &with_root(root),
+                    &traced(root, None),
                 );
                 assert_follows(
                     &format!("scatter_recursive_doubling_allgather {what}"),
                     &s,
                     &mpich_bcast_scatter_recursive_doubling_allgather(p, n, root),
                 );
-                let s = gen_with("bcast-mpich-scatter-ring-allgather", p, n, &with_root(root));
+                let s = gen_with(
+                    "bcast-mpich-scatter-ring-allgather",
+                    p,
+                    n,
+                    &traced(root, None),
+                );
                 assert_follows(
                     &format!("scatter_ring_allgather {what}"),
                     &s,
@@ -499,13 +459,13 @@ fn bcast_scatter_allgathers_are_mpichs_at_every_size() {
                 );
                 // from P bytes on, Open MPI's generators (MPICH's algorithms, carried over)
                 if n >= p as u64 {
-                    let s = gen_with("bcast-scatter-allgather", p, n, &with_root(root));
+                    let s = gen_with("bcast-scatter-allgather", p, n, &traced(root, None));
                     assert_follows(
                         &format!("bcast-scatter-allgather {what}"),
                         &s,
                         &mpich_bcast_scatter_recursive_doubling_allgather(p, n, root),
                     );
-                    let s = gen_with("bcast-scatter-allgather-ring", p, n, &with_root(root));
+                    let s = gen_with("bcast-scatter-allgather-ring", p, n, &traced(root, None));
                     assert_follows(
                         &format!("bcast-scatter-allgather-ring {what}"),
                         &s,
@@ -721,7 +681,7 @@ fn alltoall_brucks_pairwise_and_scattered_are_mpichs() {
 // --- where Open MPI's generators (mapped before this check) depart from MPICH ---------------
 
 fn differs(name: &str, p: u32, n: u64, root: u32, want: &[Trace]) -> bool {
-    let s = gen_with(name, p, n, &with_root(root));
+    let s = gen_with(name, p, n, &traced(root, None));
     trace::first_difference(MPICH, name, &s, want).is_some()
 }
 

@@ -6,6 +6,10 @@ its v5.0.x sources and ``ompi_info --param coll tuned --level 9`` of the install
   :func:`commodel.openmpi.default_algorithm`; the rule message sizes too
   (``coll_tuned_decision_dynamic.c``). One change of order: a forced algorithm
   (``coll_tuned_<coll>_algorithm``) now wins over a rules file.
+* **Generators.** ``git diff v4.1.4 v5.0.10`` of ``ompi/mca/coll/base`` changes the calls
+  of none of the algorithms below, so each maps to the 4.1.4 generator;
+  ``crates/commodel-engine/tests/collectives_ompi5_trace.rs`` checks every one call by call
+  against v5.0.10's source (docs/advise.md, *Checked call by call against Open MPI 5.0*).
 * **Rules file.** The classic format of 4.1.4 is read as before; a file may begin with
   ``rule-file-version-2`` (matched by ``fscanf`` at the first byte of the file only), and
   then a rule may carry a fifth number, its max requests, on the same line

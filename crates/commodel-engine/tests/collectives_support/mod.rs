@@ -3,6 +3,7 @@
 //! minimal PLogP-like timing).
 #![allow(dead_code)]
 
+pub mod ompi;
 pub mod trace;
 
 use commodel_engine::collectives::{catalog, generate, CollectiveOptions};

@@ -4,8 +4,58 @@
 //! library's loop with these.
 
 use super::{prerequisites, render};
+use commodel_engine::collectives::CollectiveOptions;
 use commodel_engine::{DepKind, OpKind, Schedule};
 use std::collections::BTreeSet;
+
+/// The generator options of the trace tests: `root`, `segment`, and a calc of
+/// 1 ns per reduced byte (the references' [`Trace::reduce`]).
+pub fn traced(root: u32, segment: Option<u64>) -> CollectiveOptions {
+    CollectiveOptions {
+        root,
+        segment,
+        reduce_ns_per_byte: 1.0,
+        ..super::opts()
+    }
+}
+
+/// P = 2..=17: powers of two and the numbers around them.
+pub fn ranks() -> impl Iterator<Item = u32> {
+    2..=17
+}
+
+/// Sizes around P (below, at, just above), uneven and even ones, and large ones.
+pub fn sizes(p: u32) -> Vec<u64> {
+    let p = p as u64;
+    let mut v = vec![
+        1,
+        3,
+        p - 1,
+        p,
+        p + 1,
+        2 * p + 3,
+        1000,
+        1001,
+        4096,
+        65_536,
+        100_003,
+    ];
+    v.retain(|&s| s > 0);
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
+/// The largest power of two <= p (MPICH's `MPL_pof2`, Open MPI's
+/// `opal_next_poweroftwo(p) >> 1`).
+pub fn pof2(p: u32) -> u32 {
+    1 << (31 - p.leading_zeros())
+}
+
+/// An empty trace per rank.
+pub fn traces(p: u32) -> Vec<Trace> {
+    (0..p).map(|_| Trace::default()).collect()
+}
 
 /// One expected operation of a rank.
 #[derive(Debug, Clone, PartialEq)]
@@ -63,6 +113,18 @@ impl Trace {
         let r = self.irecv(from, bound);
         self.send(to, bytes);
         self.wait(r);
+    }
+    /// `more`'s calls made after this trace's: its operations appended, each
+    /// waiting for what it waited for there and for all this trace waited for.
+    pub fn extend(&mut self, more: Trace) {
+        let base = self.ops.len();
+        for w in more.ops {
+            let mut after = self.observed.clone();
+            after.extend(w.after.iter().map(|&j| j + base));
+            self.ops.push(Want { after, ..w });
+        }
+        self.observed
+            .extend(more.observed.iter().map(|&j| j + base));
     }
     /// A local reduction of `bytes` bytes (a calc of 1 ns per byte; none for 0 bytes).
     pub fn reduce(&mut self, bytes: u64) {
