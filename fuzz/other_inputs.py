@@ -106,7 +106,9 @@ def open_mpi_rules(rng: random.Random, v2: bool) -> bytes:
     Open MPI 5.0's ``rule-file-version-2`` head and a fifth number, max requests, on some),
     comments; then numbers replaced by edge values (negative, octal, hexadecimal, beyond a
     long), tokens dropped or added, junk text."""
-    lines: list[str] = [f"rule-file-version-{pick(rng, [2, 2, 2, 1, 3, 0, 4294967296])}"] if v2 else []
+    lines: list[str] = (
+        [f"rule-file-version-{pick(rng, [2, 2, 2, 1, 3, 0, 4294967296])}"] if v2 else []
+    )
     collectives = rng.randrange(0, 5)
     lines.append(f"{collectives} # number of collectives")
     for _ in range(collectives):
@@ -167,12 +169,16 @@ def mpich_json(rng: random.Random) -> bytes:
                 return pick(rng, [[], 1, "x", None, True, {}])
             cap = coll[:1].upper() + coll[1:]
             where = pick(rng, ["intra", "intra", "inter", "allcomm", "x"])
-            return {f"algorithm=MPIR_{pick(rng, [cap, cap, 'Bcast'])}_{where}_{pick(rng, MPICH_NAMES)}": {}}
+            return {
+                f"algorithm=MPIR_{pick(rng, [cap, cap, 'Bcast'])}_{where}_{pick(rng, MPICH_NAMES)}": {}
+            }
         out: dict[str, Any] = {}
         wide = depth < 5  # below that one key and its `any` (a deep tree stays small)
         for _ in range(rng.randrange(1, 4) if wide else 1):
             if rng.random() < 0.6:
-                key = pick(rng, MPICH_CONDITIONS) + str(pick(rng, [0, 1, 4, 64, 1024, 2**31, 2**63, 10**30]))
+                key = pick(rng, MPICH_CONDITIONS) + str(
+                    pick(rng, [0, 1, 4, 64, 1024, 2**31, 2**63, 10**30])
+                )
             else:
                 key = pick(rng, MPICH_KEYS)
             out[key] = node(coll, depth + 1)
