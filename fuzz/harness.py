@@ -104,6 +104,7 @@ class Figures:
     slowest_seed: int = -1
     peak_rss_mib: float = 0.0
     seconds: float = 0.0
+    cpu_ms: float = 0.0  # the inputs that answered: generating and checking them
 
 
 class Worker:
@@ -231,6 +232,7 @@ def run(target: str, count: int | None, seconds: float | None, start: int, worke
                     seed, outcome, ms = int(parts[1]), parts[2], float(parts[3])
                     w.current = None
                     figures.inputs += 1
+                    figures.cpu_ms += ms
                     if ms > figures.slowest_ms:
                         figures.slowest_ms, figures.slowest_seed = ms, seed
                     if outcome == "ok":
@@ -262,7 +264,8 @@ def report(f: Figures) -> str:
     return (
         f"fuzz: {f.target}: {f.inputs} inputs in {f.seconds:.0f} s ({rate:.0f}/s): {f.ok} ran, "
         f"{f.clean} refused cleanly; {found}; slowest {f.slowest_ms / 1000:.2f} s (seed "
-        f"{f.slowest_seed}); peak worker RSS {f.peak_rss_mib:.0f} MiB"
+        f"{f.slowest_seed}); peak worker RSS {f.peak_rss_mib:.0f} MiB; "
+        f"{f.cpu_ms / max(f.inputs, 1):.2f} ms of CPU an input"
     )
 
 

@@ -7,6 +7,7 @@ then given faults at the places its reader checks.
 
 from __future__ import annotations
 
+import json
 import random
 import struct
 from typing import Any
@@ -88,11 +89,26 @@ def goal_binary(rng: random.Random) -> bytes:
 
 
 def rules_file(rng: random.Random) -> bytes:
+    """A rules file of one of the MPIs commodel writes for: Open MPI 4.1's dynamic rules
+    (half), Open MPI 5.0's with its file version and max requests (a fifth), MPICH's JSON
+    tuning file (the rest)."""
+    kind = rng.random()
+    if kind < 0.5:
+        return open_mpi_rules(rng, v2=False)
+    if kind < 0.7:
+        return open_mpi_rules(rng, v2=True)
+    return mpich_json(rng)
+
+
+def open_mpi_rules(rng: random.Random, v2: bool) -> bytes:
     """An Open MPI coll/tuned dynamic rules file (the classic integer format): collectives,
-    communicator sizes, message rules (size, algorithm, faninout, segsize), comments; then
-    numbers replaced by edge values (negative, octal, hexadecimal, beyond a long), tokens
-    dropped or added, junk text."""
-    lines: list[str] = []
+    communicator sizes, message rules (size, algorithm, faninout, segsize; with ``v2``,
+    Open MPI 5.0's ``rule-file-version-2`` head and a fifth number, max requests, on some),
+    comments; then numbers replaced by edge values (negative, octal, hexadecimal, beyond a
+    long), tokens dropped or added, junk text."""
+    lines: list[str] = (
+        [f"rule-file-version-{pick(rng, [2, 2, 2, 1, 3, 0, 4294967296])}"] if v2 else []
+    )
     collectives = rng.randrange(0, 5)
     lines.append(f"{collectives} # number of collectives")
     for _ in range(collectives):
@@ -107,20 +123,88 @@ def rules_file(rng: random.Random) -> bytes:
             lines.append(f"{rules}")
             msg = 0
             for _ in range(rules):
+                extra = f" {rng.choice([0, 1, 16])}" if v2 and rng.random() < 0.5 else ""
                 lines.append(
                     f"{msg} {rng.randrange(0, 10)} {rng.choice([0, 4])} {rng.choice([0, 8192])}"
+                    + extra
                 )
                 msg += rng.choice([1, 1024, 65536])
     tokens = " \n".join(lines).split(" ")
     for _ in range(rng.choice([0, 0, 1, 2, 3])):
         i = rng.randrange(len(tokens))
         tokens[i] = pick(rng, ["-1", "0x10", "010", "99999999999999999999999", "-99999999999999999999",
-                               "+", "-", "#", "x", "", "0", "21", "22", "1e3", "\x00", "\xff",
+                               "+", "-", "#", "x", "", "0", "21", "22", "1e3", "\x00", "\xff", "# \udcff",
                                "9223372036854775807", "4294967296", "1\n#"])  # fmt: skip
     data = " ".join(tokens).encode("utf-8", "surrogateescape")
     if rng.random() < 0.1:
         data = data[: rng.randrange(len(data) + 1)]
     return data
+
+
+# MPICH's JSON tuning file: csel.c's keys (conditions, the yes/no operators, any), with
+# numbers at the edges, and the algorithm leaves, real and not
+MPICH_COLLECTIVES = ["bcast", "allreduce", "allgather", "alltoall", "reduce", "barrier",
+                     "ialltoallw", "x", ""]  # fmt: skip
+MPICH_CONDITIONS = ["comm_size<=", "comm_size<", "avg_msg_size<=", "avg_msg_size<",
+                    "total_msg_size<=", "total_msg_size<", "count<=", "comm_avg_ppn<", "k="]  # fmt: skip
+MPICH_KEYS = ["comm_type=intra", "comm_type=inter", "comm_size=pow2", "comm_size=node_comm_size",
+              "count<pow2", "is_commutative=yes", "is_sendbuf_inplace=no", "is_op_built_in=yes",
+              "comm_hierarchy=parent", "composition=alpha", "any", "comm_size=any",
+              "avg_msg_size=any", "unknown=1", "comm_size<=x", "comm_size<=-1", ""]  # fmt: skip
+MPICH_NAMES = ["binomial", "ring", "brucks", "pairwise", "recursive_doubling", "scatter_ring_allgather",
+               "reduce_scatter_allgather", "scattered", "smp", "auto", "nb", "fastest", ""]  # fmt: skip
+JSON_JUNK = ["{", "}", "[", "]", ",", ":", '"', '"\\ud800"', "\udcff", "1e999", "NaN", "-Infinity",
+             "null", "[" * 100, '{"a":' * 40, "\x00", "\udcff", "\ufeff", " " * 3]  # fmt: skip
+
+
+def mpich_json(rng: random.Random) -> bytes:
+    """An MPICH JSON tuning file: collectives with an intra branch of conditions down to
+    algorithm leaves (a few levels; now and then tens or thousands), values not objects,
+    then text edits (cuts, junk tokens, bytes not UTF-8)."""
+    levels = pick(rng, [2, 3, 4, 6] * 6 + [31, 33, 40, 2000])
+
+    def node(coll: str, depth: int) -> Any:
+        if depth >= levels or rng.random() < 0.25:
+            if rng.random() < 0.05:
+                return pick(rng, [[], 1, "x", None, True, {}])
+            cap = coll[:1].upper() + coll[1:]
+            where = pick(rng, ["intra", "intra", "inter", "allcomm", "x"])
+            return {
+                f"algorithm=MPIR_{pick(rng, [cap, cap, 'Bcast'])}_{where}_{pick(rng, MPICH_NAMES)}": {}
+            }
+        out: dict[str, Any] = {}
+        wide = depth < 5  # below that one key and its `any` (a deep tree stays small)
+        for _ in range(rng.randrange(1, 4) if wide else 1):
+            if rng.random() < 0.6:
+                key = pick(rng, MPICH_CONDITIONS) + str(
+                    pick(rng, [0, 1, 4, 64, 1024, 2**31, 2**63, 10**30])
+                )
+            else:
+                key = pick(rng, MPICH_KEYS)
+            out[key] = node(coll, depth + 1)
+        if rng.random() < (0.7 if wide else 0.1):
+            out[pick(rng, ["any", "comm_size=any", "avg_msg_size=any"])] = node(coll, depth + 1)
+        return out
+
+    if levels > 100:  # nested far deeper than any real file (and Python's JSON reader)
+        text = '{"collective=bcast": ' + '{"comm_size<=4": ' * levels + "{}" + "}" * (levels + 1)
+    else:
+        tree: dict[str, Any] = {}
+        for _ in range(pick(rng, [1, 1, 2, 3, 4, 0])):
+            coll = pick(rng, MPICH_COLLECTIVES)
+            top = pick(rng, ["comm_type=intra", "comm_type=intra", "comm_type=inter", "any"])
+            tree[f"collective={coll}"] = {top: node(coll, 2)}
+        text = json.dumps(tree, indent=pick(rng, [None, 1]))
+    for _ in range(rng.choice([0, 0, 0, 0, 1, 2])):
+        at = rng.randrange(len(text) + 1)
+        edit = rng.randrange(3)
+        if edit == 0:
+            text = text[:at] + pick(rng, JSON_JUNK) + text[at:]
+        elif edit == 1:
+            text = text[:at] + text[at + rng.randrange(1, 12) :]
+        else:
+            text = text[:at]
+    return text.encode("utf-8", "surrogateescape")
 
 
 # --- results databases ------------------------------------------------------------------

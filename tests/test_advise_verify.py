@@ -264,7 +264,9 @@ def test_use_rules_and_measured_rules_errors_exit_2(tmp_path):
 @needs_mpi
 def test_verify_a_given_rules_file_and_write_measured_rules(tmp_path):
     given = tmp_path / "given.rules"
-    given.write_text("1 2 1 2 1 0 1 0 0\n")  # allreduce on 2 ranks: basic_linear throughout
+    # allreduce on 2 ranks: basic_linear throughout; a comment not UTF-8, which Open MPI
+    # reads past (it ended in a UnicodeDecodeError here)
+    given.write_bytes(b"1 # one collective, \xff\n2 1 2 1 0 1 0 0\n")
     db, measured = tmp_path / "u.duckdb", tmp_path / "measured.rules"
     res = commodel(
         "advise", "--platform", "nomura2007", "--collective", "allreduce", "--ranks", "2",
@@ -273,7 +275,7 @@ def test_verify_a_given_rules_file_and_write_measured_rules(tmp_path):
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     copy = tmp_path / "u.rules.txt"  # measured as our rules: a copy of the given file
-    assert copy.read_text() == given.read_text()
+    assert copy.read_bytes() == given.read_bytes()
     camps, _ = campaigns(db)
     assert [o["rules_file"] for _i, o, _s in camps if o["rules_file"]] == [str(copy)]
     with open(tmp_path / "u.verify.csv") as handle:

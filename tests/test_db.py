@@ -206,3 +206,30 @@ def test_samples_measure_does_not_write_are_a_clear_error(tmp_path, cli):
         result.err
     )
     assert "(TypeError: 'NoneType' object is not subscriptable in lmo.py:" in result.err
+
+
+def test_a_database_on_an_open_connection_is_checked_the_same_and_left_open() -> None:
+    """ResultsDB over a connection already open (the fuzzer's in-memory databases, one
+    connection for many): created and checked as a file is, named by its label, and the
+    connection stays open when it is closed."""
+    con = duckdb.connect(":memory:")
+    con.execute("ATTACH ':memory:' AS one")
+    con.execute("USE one")
+    with ResultsDB("one.duckdb", con=con) as db:
+        cid = db.create_campaign("plogp", "t", {}, ["a", "b"], "Open MPI", "4.1.4")
+        db.write_step(cid, _rows(3))
+    with ResultsDB("one.duckdb", read_only=True, con=con) as db:
+        assert [c.id for c in db.campaigns()] == [cid]
+        assert db.count_samples(cid) == 3
+    con.execute("ALTER TABLE samples ALTER value_s TYPE VARCHAR")
+    with pytest.raises(CommodelError) as info:
+        ResultsDB("one.duckdb", read_only=True, con=con)
+    assert str(info.value) == (
+        "one.duckdb: table 'samples': column 'value_s' is of type VARCHAR, expected DOUBLE"
+    )
+    con.execute("ATTACH ':memory:' AS two")  # a database without a table: refused, named
+    con.execute("USE two")
+    with pytest.raises(CommodelError, match=r"^two\.duckdb: not a commodel results database"):
+        ResultsDB("two.duckdb", read_only=True, con=con)
+    assert con.execute("SELECT 1").fetchone() == (1,)  # still open
+    con.close()

@@ -363,3 +363,58 @@ def test_a_rules_file_too_large_is_refused(cli, tmp_path: Path) -> None:
     result = cli("advise", "--check-rules", str(path))
     assert result.code == 2
     assert f"{path}: larger than 4 MiB; a rules file is at most 4194304 bytes" in result.err
+
+
+@pytest.mark.parametrize("levels, said", [(40, "nested 42 levels"),
+                                          (5000, "nested deeper than Python's JSON reader goes")])  # fmt: skip
+def test_an_mpich_tuning_file_nested_too_deep_is_refused(
+    cli, tmp_path: Path, levels: int, said: str
+) -> None:
+    """Found while writing the rules target's MPICH grammar: 5000 levels ended in a
+    RecursionError (an internal error), 960 in messages of half a megabyte. json-c, with which MPICH's
+    csel.c parses the file, stops at 32 levels and MPICH then has no selection."""
+    path = tmp_path / "tuning.json"
+    path.write_text(
+        '{"collective=bcast": ' + '{"comm_size<=4": ' * levels + "{}" + "}" * (levels + 1)
+    )
+    result = cli("advise", "--check-rules", str(path), "--mpi", "mpich")
+    assert result.code == 2
+    assert result.out == (
+        f"{path}: error: {said}: json-c, which MPICH reads the file with, parses at most 32 "
+        "levels (its default), so MPICH has no selection at all\n"
+    )
+    assert f"{path}: MPICH 5.0 fails on this tuning file" in result.err
+
+
+def test_an_mpich_tuning_file_is_read_at_most_4_mib(cli, tmp_path: Path) -> None:
+    path = tmp_path / "tuning.json"
+    path.write_bytes(b'{"collective=bcast": {}' + b" " * (4 * 2**20) + b"}")
+    result = cli("advise", "--check-rules", str(path), "--mpi", "mpich")
+    assert result.code == 2
+    assert f"{path}: larger than 4 MiB; a rules file is at most 4194304 bytes" in result.err
+
+
+def test_use_rules_keeps_the_bytes_of_a_file_not_utf8(tmp_path: Path) -> None:
+    """A comment not UTF-8: Open MPI reads past it and --check-rules said ok, but
+    --use-rules then ended in a UnicodeDecodeError (found while writing the rules target,
+    which now reads every file as --use-rules does). The file is kept byte for byte, and a
+    resumed verification compares bytes."""
+    from commodel.advise.verify_runs import check_rules_unchanged
+    from commodel.cli.advise import read_given_rules
+    from commodel.db import ResultsDB
+
+    data = b"1 # one collective, \xff\n7 1 4 1 0 1 0 0\n"
+    given = tmp_path / "given.rules"
+    given.write_bytes(data)
+    tables, kept = read_given_rules(str(given), "bcast")
+    assert kept == data
+    assert [(t.collective_id, t.comm_rules[0].rules[0].algorithm) for t in tables] == [(7, 1)]
+    copy, db = tmp_path / "v.rules.txt", tmp_path / "v.duckdb"
+    copy.write_bytes(data)
+    with ResultsDB(db) as results:
+        results.create_campaign(
+            "collective", "v", {"rules_file": str(copy)}, [], "Open MPI", "4.1.4"
+        )
+    check_rules_unchanged(str(db), str(copy), data)  # the same bytes: resumed
+    with pytest.raises(CommodelError, match="whose advice has changed since"):
+        check_rules_unchanged(str(db), str(copy), data.replace(b"\xff", b"\xfe"))

@@ -152,6 +152,21 @@ def test_mpich_checker_reads_the_file_as_csel_does() -> None:
     assert mp.check_json(b"{", tree)[0][1].startswith("not JSON")
 
 
+def test_mpich_checker_stops_at_json_c_depth() -> None:
+    """json-c parses 32 levels (a scalar or an empty object is one): 32 pass, 33 do not."""
+
+    def nested(levels: int) -> bytes:  # levels - 4 conditions between the top and the leaf
+        inner = '{"algorithm=MPIR_Bcast_intra_binomial": {}}'
+        body = '{"comm_size<=4": ' * (levels - 4) + inner + "}" * (levels - 4)
+        return ('{"collective=bcast": {"comm_type=intra": ' + body + "}}").encode()
+
+    assert mp.json_depth(json.loads(nested(32))) == 32
+    assert not any("nested" in m for _k, m in mp.check_json(nested(32)))
+    assert mp.check_json(nested(33)) == [("error", "nested 33 levels: json-c, which MPICH "
+        "reads the file with, parses at most 32 levels (its default), so MPICH has no "
+        "selection at all")]  # fmt: skip
+
+
 def test_open_mpi_5_reads_a_version_2_file_and_41_rejects_it() -> None:
     v2 = b"rule-file-version-2\n1\n0\n1\n8\n2\n0 7 0 0 16\n1024 4 0 0\n"
     got = parse_rules(v2, "openmpi-5.0")

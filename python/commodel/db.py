@@ -150,11 +150,28 @@ class ResultsDB:
     """A DuckDB results database (``path``); created with its schema if it does not exist.
 
     ``read_only`` opens an existing file without modifying it (for fit, plot, db list).
+    ``con``: a DuckDB connection already open on the database (its current one; ``path``
+    then only names it in messages), which :meth:`close` leaves open: the fuzzer's
+    in-memory databases, one connection for many.
     """
 
-    def __init__(self, path: str | os.PathLike[str], read_only: bool = False):
-        duckdb = _duckdb()
+    def __init__(
+        self, path: str | os.PathLike[str], read_only: bool = False, con: Any = None
+    ) -> None:
         self.path = os.fspath(path)
+        self._owns = con is None
+        self.con = con if con is not None else self._connect(read_only)
+        if not read_only:
+            self.con.execute(_SCHEMA)
+            self.con.execute(
+                "INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT DO NOTHING",
+                [str(SCHEMA_VERSION)],
+            )
+        self._check_schema()
+        self._seq: dict[int, int] = {}
+
+    def _connect(self, read_only: bool) -> Any:
+        duckdb = _duckdb()
         if read_only and not os.path.exists(self.path):
             raise CommodelError(f"{self.path}: no such results database")
         if read_only and os.path.exists(self.path + ".wal"):
@@ -169,17 +186,9 @@ class ResultsDB:
                     f"{self.path}: cannot open the results database: {exc}"
                 ) from exc
         try:
-            self.con = duckdb.connect(self.path, read_only=read_only)
+            return duckdb.connect(self.path, read_only=read_only)
         except duckdb.Error as exc:
             raise CommodelError(f"{self.path}: cannot open the results database: {exc}") from exc
-        if not read_only:
-            self.con.execute(_SCHEMA)
-            self.con.execute(
-                "INSERT INTO meta VALUES ('schema_version', ?) ON CONFLICT DO NOTHING",
-                [str(SCHEMA_VERSION)],
-            )
-        self._check_schema()
-        self._seq: dict[int, int] = {}
 
     def _check_schema(self) -> None:
         try:
@@ -210,7 +219,8 @@ class ResultsDB:
                     )
 
     def close(self) -> None:
-        self.con.close()
+        if self._owns:
+            self.con.close()
 
     def __enter__(self) -> ResultsDB:
         return self

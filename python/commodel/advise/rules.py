@@ -424,6 +424,12 @@ MAX_RULES_BYTES = 4 * 2**20
 
 
 def read_rules(path: str | os.PathLike, version: str = "openmpi-4.1") -> ParseResult:
+    return parse_rules(read_rules_bytes(path), version)
+
+
+def read_rules_bytes(path: str | os.PathLike) -> bytes:
+    """The bytes of a rules file (Open MPI's or MPICH's JSON tuning file), at most
+    :data:`MAX_RULES_BYTES`; a clear error for a missing, unreadable or larger file."""
     name = os.fspath(path)
     try:
         with open(name, "rb") as handle:
@@ -439,7 +445,7 @@ def read_rules(path: str | os.PathLike, version: str = "openmpi-4.1") -> ParseRe
             f"{name}: larger than {MAX_RULES_BYTES // 2**20} MiB; a rules file is at most "
             f"{MAX_RULES_BYTES} bytes (ours are a few kB; 1 MB is read in 0.4 s)"
         )
-    return parse_rules(data, version)
+    return data
 
 
 def collective_table(tables: list[CollectiveRules], collective_id: int):

@@ -79,13 +79,14 @@ def rules_path(db_path: str, rules: str | None) -> str:
     return os.path.abspath(os.path.splitext(db_path)[0] + ".rules.txt")
 
 
-def check_rules_unchanged(db_path: str, path: str, text: str) -> None:
+def check_rules_unchanged(db_path: str, path: str, text: str | bytes) -> None:
     """A resumed verification must measure the same rules: refuse to overwrite a rules file
-    whose campaigns are in the database when its content would change."""
+    whose campaigns are in the database when its content (``text``, or the bytes of a
+    --use-rules file) would change."""
     if not os.path.exists(path) or not os.path.exists(db_path):
         return
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        if handle.read() == text:
+    with open(path, "rb") as handle:
+        if handle.read() == (text.encode() if isinstance(text, str) else text):
             return
     from ..db import ResultsDB
 

@@ -329,11 +329,13 @@ def write_checked_rules(tables, path: str, check_unchanged_in: str | None = None
 
 
 def read_given_rules(path: str, collective: str):
-    """(the tables, the text) of a rules file for --use-rules: one Open MPI 4.1.4 reads,
-    with rules for ``collective`` (exit 2 otherwise)."""
-    from ..advise.rules import COLLECTIVE_IDS, read_rules
+    """(the tables, the bytes) of a rules file for --use-rules: one Open MPI 4.1.4 reads,
+    with rules for ``collective`` (exit 2 otherwise). The bytes are kept as they are: Open
+    MPI's fscanf reads any, text not UTF-8 in a comment included."""
+    from ..advise.rules import COLLECTIVE_IDS, parse_rules, read_rules_bytes
 
-    result = read_rules(path)
+    data = read_rules_bytes(path)
+    result = parse_rules(data)
     errors = [p for p in result.problems if p.kind == "error"]
     if errors:
         raise CommodelError(f"--use-rules {path}: Open MPI 4.1.4 would not use it: {errors[0]}")
@@ -343,8 +345,7 @@ def read_given_rules(path: str, collective: str):
             f"--use-rules {path}: no rules for {collective} (collective id {cid}); with it, "
             "Open MPI runs its default decision"
         )
-    with open(path, encoding="utf-8") as handle:
-        return result.tables, handle.read()
+    return result.tables, data
 
 
 def write_measured_rules(collective: str, points, path: str, base=None) -> None:
@@ -392,7 +393,7 @@ def run_verify(args: argparse.Namespace, adv, given=None) -> int:
         write_advice_rules(adv, path, check_unchanged_in=args.verify)
     else:
         verify_runs.check_rules_unchanged(args.verify, path, given[1])
-        with open(path, "w", encoding="utf-8") as handle:
+        with open(path, "wb") as handle:
             handle.write(given[1])
     print(format_advice(adv))
     print(f"rules: {path}" + (f" (a copy of {args.use_rules})" if given else ""))
@@ -451,13 +452,10 @@ def check_rules(path: str, mpi: str = "openmpi-4.1") -> int:
 
 def check_mpich_rules(path: str) -> int:
     """--check-rules for MPICH: the JSON tuning file read as csel.c reads it."""
+    from ..advise.rules import read_rules_bytes
     from ..mpis.mpich import builtin_tree, check_json, installed_library
 
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        raise CommodelError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    data = read_rules_bytes(path)
     try:
         builtin = builtin_tree(installed_library())
     except CommodelError:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import traceback
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -58,11 +59,13 @@ def fit_platform(
     campaign_ids: list[int] | None = None,
     name: str | None = None,
     buffer: list[int] | None = None,
+    opened: ResultsDB | None = None,
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The platform document and its comments (top-level key -> comment); ``buffer``: the
     port buffer capacities (bytes, one value or one per height) the user knows, written as
-    ``network.buffer`` (see :func:`add_buffer`)."""
-    with ResultsDB(db_path, read_only=True) as db:
+    ``network.buffer`` (see :func:`add_buffer`); ``opened``: the database already open
+    (``db_path`` then names it), else ``db_path`` is opened read-only."""
+    with ResultsDB(db_path, read_only=True) if opened is None else nullcontext(opened) as db:
         camps = select_campaigns(db, campaign_ids)
         sections: dict[str, Any] = {}
         comments: dict[str, str] = {}

@@ -400,6 +400,14 @@ def check_json(data: bytes, builtin: dict | None = None) -> list[tuple[str, str]
         tree = json.loads(data.decode())
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         return [("error", f"not JSON: {exc}; MPICH fails at MPI_Init")]
+    except RecursionError:  # nested beyond Python's own reader, far beyond json-c's
+        tree = None
+    depth = json_depth(tree) if tree is not None else None
+    if depth is None or depth > JSON_C_DEPTH:
+        levels = f"{depth} levels" if depth else "deeper than Python's JSON reader goes"
+        return [("error", f"nested {levels}: json-c, which MPICH reads the file with, parses "
+                 f"at most {JSON_C_DEPTH} levels (its default), so MPICH has no selection at "
+                 "all")]  # fmt: skip
     if not isinstance(tree, dict):
         return [("error", "the top level is not a JSON object")]
     problems: list[tuple[str, str]] = []
@@ -450,6 +458,25 @@ def check_json(data: bytes, builtin: dict | None = None) -> list[tuple[str, str]
                 "fails when the program calls one",
             ))  # fmt: skip
     return problems
+
+
+# json_tokener_parse's depth (json-c's JSON_TOKENER_DEFAULT_DEPTH): csel.c parses the file
+# with it, and a deeper file parses to NULL, which csel.c takes for an empty tree.
+JSON_C_DEPTH = 32
+
+
+def json_depth(value: Any) -> int:
+    """Levels of a parsed JSON value (a scalar or an empty object is 1), counted without
+    recursion."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        node, level = stack.pop()
+        deepest = max(deepest, level)
+        if isinstance(node, dict):
+            stack.extend((sub, level + 1) for sub in node.values())
+        elif isinstance(node, list):
+            stack.extend((sub, level + 1) for sub in node)
+    return deepest
 
 
 def _is_yes_no(key: str) -> bool:
