@@ -83,8 +83,6 @@ pub enum Step {
     Pass,
     /// No entry of this run can (its key is full): pass the rest of the run.
     PassRun,
-    /// No entry of the queue can (the sender's up link is full).
-    Stop,
 }
 
 /// Per node, its live small flows in posting order.
@@ -187,7 +185,8 @@ impl SenderQueues {
     }
 
     /// Walk `c` on to the next live entry that `step(id, key)` takes, and return it with
-    /// its level, leaving `c` after it; None at the end of the queue or at [`Step::Stop`].
+    /// its level, leaving `c` after it; None at the end of the queue (a walk whose sender's up
+    /// link is full is not begun: no entry could get capacity).
     pub fn next(
         &self,
         c: &mut Cursor,
@@ -225,7 +224,6 @@ impl SenderQueues {
                     c.run += 1;
                     c.passed = 0;
                 }
-                Step::Stop => return None,
             }
         }
     }

@@ -65,6 +65,9 @@ pub struct Flow {
     /// When `remaining` and `rate` were last set.
     pub last: Time,
     version: u32,
+    /// The finish time of its entry in the queue that `version` keeps valid (None: no
+    /// valid entry).
+    due: Option<Time>,
     /// Max-min weight (route latency, or 1).
     pub weight: f64,
     /// Not yet given a rate (policies may initialise it then).
@@ -167,6 +170,7 @@ impl Fluid {
         f.rate = 0.0;
         f.last = now;
         f.version = f.version.wrapping_add(1);
+        f.due = None;
         f.weight = weight;
         f.fresh = true;
         f.live = true;
@@ -198,6 +202,7 @@ impl Fluid {
         f.live = false;
         f.remaining = 0.0;
         f.version = f.version.wrapping_add(1);
+        f.due = None;
         f.route = route;
         // Kept for the flow that reuses this id.
         f.pos = pos;
@@ -332,6 +337,11 @@ impl Fluid {
                 for &r3 in &out[new..] {
                     reached += !self.on[r3 as usize].is_empty() as usize;
                 }
+                // Every carrying resource reached: the rest of this list adds nothing
+                // the answer needs (the component is every live flow).
+                if reached == self.carrying {
+                    break;
+                }
             }
         }
         for &r in out.iter() {
@@ -364,7 +374,6 @@ impl Fluid {
             let f = &mut self.flows[id as usize];
             f.rate = rates[k];
             f.fresh = false;
-            f.version = f.version.wrapping_add(1);
             if f.rate > 0.0 {
                 let dt = (f.remaining * PS_PER_S as f64 / f.rate).round();
                 // `dt < 2^64` (false for NaN), then the sum is checked.
@@ -372,12 +381,22 @@ impl Fluid {
                     .then(|| now.checked_add(dt as u64))
                     .flatten()
                     .ok_or(Overflow(f.xfer))?;
+                // Its valid entry already says `t` (a flow whose rate did not change, as a
+                // rule): it stays, and the queue holds one entry fewer to skip.
+                if f.due == Some(t) {
+                    continue;
+                }
+                f.version = f.version.wrapping_add(1);
+                f.due = Some(t);
                 self.heap.push(Finish {
                     time: t,
                     xfer: f.xfer,
                     id,
                     version: f.version,
                 });
+            } else {
+                f.version = f.version.wrapping_add(1);
+                f.due = None;
             }
         }
         // Superseded finish times stay in the heap until their time; drop them

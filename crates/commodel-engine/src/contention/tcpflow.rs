@@ -264,6 +264,10 @@ pub struct TcpflowNet {
     /// Scratch: the resources of a recomputation's component (when it is not every live
     /// flow).
     comp: Vec<u32>,
+    /// Scratch: per resource, whether it is in `comp` (false between recomputations).
+    in_comp: Vec<bool>,
+    /// Per resource, its capacity (bytes/s; `topo.capacity(r, false)`, looked up once).
+    cap: Vec<f64>,
     /// Scratch: the senders of the component with live small flows, each with its walk
     /// along its queue, and (level, index in `open`, flow) of each one's next flow that
     /// may get capacity, lowest level first.
@@ -336,6 +340,9 @@ impl TcpflowNet {
             }
             None => Vec::new(),
         };
+        let cap = (0..topo.num_resources() as u32)
+            .map(|r| topo.capacity(r, false))
+            .collect();
         TcpflowNet {
             topo,
             node,
@@ -356,6 +363,8 @@ impl TcpflowNet {
             tracked: Vec::new(),
             tracked_at: Vec::new(),
             comp: Vec::new(),
+            in_comp: Vec::new(),
+            cap,
             open: Vec::new(),
             next: BinaryHeap::new(),
             cand: Vec::new(),
@@ -447,20 +456,26 @@ impl TcpflowNet {
         self.open.clear();
         if partial {
             let nodes = self.topo.nodes();
+            self.in_comp.resize(self.topo.num_resources(), false);
             for &r in &self.comp {
-                // Each flow once: from the first resource of its route (its sender's up
-                // link, or its node's loopback).
-                for &id in &self.fluid.on[r as usize] {
-                    if self.fluid.flows[id as usize].route[0] == r
-                        && self.tracked_at[id as usize] != u32::MAX
-                    {
-                        self.cand.push(id);
-                    }
-                }
+                self.in_comp[r as usize] = true;
                 let n = r / 2;
                 if n < nodes && self.topo.node_up(n) == r && self.fifo.live(n) > 0 {
                     self.open.push(self.fifo.cursor(n));
                 }
+            }
+            // Its tracked flows: those whose route starts in it (a flow is in the component
+            // with every resource of its route). Over the tracked flows, not over the
+            // resources' flow lists, which hold the waiting ones too.
+            let (flows, in_comp) = (&self.fluid.flows, &self.in_comp);
+            self.cand.extend(self.tracked.iter().copied().filter(|&id| {
+                flows[id as usize]
+                    .route
+                    .first()
+                    .is_some_and(|&r| in_comp[r as usize])
+            }));
+            for &r in &self.comp {
+                self.in_comp[r as usize] = false;
             }
         } else {
             // Every live flow.
@@ -514,8 +529,9 @@ impl TcpflowNet {
         self.used.resize(topo.num_resources(), 0.0);
         // What a level leaves of resource r: its capacity less what the levels before
         // took, 0 once that is within 1e-9 of the capacity.
+        let cap = &self.cap;
         let left = |used: &[f64], r: u32| {
-            let c = topo.capacity(r, false);
+            let c = cap[r as usize];
             let left = c - used[r as usize];
             if left > c * 1e-9 {
                 left
@@ -529,22 +545,33 @@ impl TcpflowNet {
                 .iter()
                 .all(|&r| left(used, r) > 0.0)
         };
-        // A sender's next flow that can get capacity as the levels before stand.
-        let step = |used: &[f64], node: u32, id: u32, key: u32| {
-            if left(used, topo.node_up(node)) <= 0.0 {
-                Step::Stop
-            } else if key != NO_KEY && left(used, key) <= 0.0 {
-                Step::PassRun
-            } else if open_route(used, id) {
-                Step::Take
-            } else {
-                Step::Pass
+        // A sender's next flow that can get capacity as the levels before stand: none
+        // once its up link is full (`used` does not change during a walk, so that is
+        // looked at once); else the next whose key (its route's second link direction)
+        // and the rest of its route are open (a small flow's route starts at its
+        // sender's up link, and its key is its second resource).
+        let walk = |used: &[f64], c: &mut Cursor| {
+            if left(used, topo.node_up(c.node)) <= 0.0 {
+                return None;
             }
+            fifo.next(c, |id, key| {
+                if key == NO_KEY {
+                    Step::Take
+                } else if left(used, key) <= 0.0 {
+                    Step::PassRun
+                } else if flows[id as usize].route[2..]
+                    .iter()
+                    .all(|&r| left(used, r) > 0.0)
+                {
+                    Step::Take
+                } else {
+                    Step::Pass
+                }
+            })
         };
         self.next.clear();
         for (i, c) in self.open.iter_mut().enumerate() {
-            let (used, node) = (&self.used, c.node);
-            if let Some((id, l)) = fifo.next(c, |id, key| step(used, node, id, key)) {
+            if let Some((id, l)) = walk(&self.used, c) {
                 self.next.push(Reverse((l, i as u32, id)));
             }
         }
@@ -568,11 +595,8 @@ impl TcpflowNet {
                 let c = &mut self.open[i as usize];
                 if open_route(&self.used, id) {
                     self.level.push(id);
-                } else if left(&self.used, topo.node_up(c.node)) <= 0.0 {
-                    continue;
                 }
-                let (used, node) = (&self.used, c.node);
-                if let Some((id, l)) = fifo.next(c, |id, key| step(used, node, id, key)) {
+                if let Some((id, l)) = walk(&self.used, c) {
                     self.next.push(Reverse((l, i, id)));
                 }
             }
