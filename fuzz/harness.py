@@ -152,11 +152,35 @@ def reap(proc: subprocess.Popen) -> tuple[int, float]:
     """Wait for ``proc``: its status and peak RSS in MiB."""
     _, status, usage = os.wait4(proc.pid, 0)
     proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.stdout is not None:
+        proc.stdout.close()
     return proc.returncode, usage.ru_maxrss / 1024
 
 
 def run(target: str, count: int | None, seconds: float | None, start: int, workers: int,
         limit_s: float, gib: float, findings_path: Path) -> Figures:  # fmt: skip
+    """Run ``target`` (see :func:`_run`); the workers' scratch files live in one folder,
+    removed at the end whatever the workers did (a killed worker cleans nothing up)."""
+    import shutil
+    import tempfile
+
+    base = tempfile.mkdtemp(prefix="commodel-fuzz-", dir=SCRATCH_DIR)
+    os.environ[WORK_ENV] = base
+    try:
+        return _run(target, count, seconds, start, workers, limit_s, gib, findings_path)
+    finally:
+        del os.environ[WORK_ENV]
+        shutil.rmtree(base, ignore_errors=True)
+
+
+#: The workers' scratch folder (tmpfs where there is one: DuckDB syncs its file on every
+#: checkpoint); each worker works in its own subfolder (fuzz/targets.py).
+SCRATCH_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None
+WORK_ENV = "COMMODEL_FUZZ_WORK"
+
+
+def _run(target: str, count: int | None, seconds: float | None, start: int, workers: int,
+         limit_s: float, gib: float, findings_path: Path) -> Figures:  # fmt: skip
     figures = Figures(target)
     stop = start + count if count is not None else 2**62
     deadline = time.monotonic() + seconds if seconds is not None else None

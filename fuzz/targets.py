@@ -10,10 +10,12 @@ the time and memory limits.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import io
 import os
 import random
+import shutil
 import tempfile
 import warnings
 import zlib
@@ -26,10 +28,20 @@ import yaml_inputs
 from commodel import parse_goal, predict, read_goal
 from commodel.errors import CommodelError
 
-# tmpfs where there is one: DuckDB syncs its file on every checkpoint
-WORK = Path(
-    tempfile.mkdtemp(prefix="commodel-fuzz-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
-)
+# Scratch files: under a harness run, this worker's subfolder of the run's folder (the
+# harness removes it, also after a killed worker); imported on its own (the tests), a
+# folder of its own removed at exit. tmpfs where there is one: DuckDB syncs its file on
+# every checkpoint.
+if os.environ.get("COMMODEL_FUZZ_WORK"):
+    WORK = Path(os.environ["COMMODEL_FUZZ_WORK"]) / f"worker-{os.getpid()}"
+    WORK.mkdir(parents=True, exist_ok=True)
+else:
+    WORK = Path(
+        tempfile.mkdtemp(
+            prefix="commodel-fuzz-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None
+        )
+    )
+    atexit.register(shutil.rmtree, WORK, ignore_errors=True)
 
 # Schedules every loaded platform is asked to predict: a pair, a 3-to-1 gather (the incast
 # rule's case), an exchange with a calc, and 16 ranks (more ranks than most platforms have

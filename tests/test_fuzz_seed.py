@@ -89,3 +89,15 @@ def test_an_in_memory_database_fits_as_its_file_does(tmp_path: Path) -> None:
         assert answers[0] == answers[1], f"seed {seed}"
         outcomes.add(type(answers[0]).__name__)
     assert outcomes == {"dict", "str"}  # plans that fit and plans that are refused
+
+
+def test_a_harness_run_leaves_no_scratch_folder(tmp_path: Path, monkeypatch) -> None:
+    """The workers write their files in one folder per run, removed at its end, also where a
+    worker was killed (it cleans nothing up itself); the base is a temporary folder here."""
+    import harness
+
+    monkeypatch.setattr(harness, "SCRATCH_DIR", str(tmp_path))
+    figures = harness.run("results-db", 2, None, 0, 2, 5.0, 4.0, tmp_path / "findings.jsonl")
+    assert figures.inputs == 2
+    assert [p.name for p in tmp_path.iterdir()] == []  # no commodel-fuzz-* left
+    assert harness.WORK_ENV not in __import__("os").environ
