@@ -164,19 +164,15 @@ def run(target: str, count: int | None, seconds: float | None, start: int, worke
     import shutil
     import tempfile
 
-    base = tempfile.mkdtemp(prefix="commodel-fuzz-", dir=SCRATCH_DIR)
-    os.environ[WORK_ENV] = base
+    import targets
+
+    base = tempfile.mkdtemp(prefix="commodel-fuzz-", dir=targets.SCRATCH_DIR)
+    os.environ[targets.WORK_ENV] = base
     try:
         return _run(target, count, seconds, start, workers, limit_s, gib, findings_path)
     finally:
-        del os.environ[WORK_ENV]
+        del os.environ[targets.WORK_ENV]
         shutil.rmtree(base, ignore_errors=True)
-
-
-#: The workers' scratch folder (tmpfs where there is one: DuckDB syncs its file on every
-#: checkpoint); each worker works in its own subfolder (fuzz/targets.py).
-SCRATCH_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None
-WORK_ENV = "COMMODEL_FUZZ_WORK"
 
 
 def _run(target: str, count: int | None, seconds: float | None, start: int, workers: int,

@@ -32,15 +32,13 @@ from commodel.errors import CommodelError
 # harness removes it, also after a killed worker); imported on its own (the tests), a
 # folder of its own removed at exit. tmpfs where there is one: DuckDB syncs its file on
 # every checkpoint.
-if os.environ.get("COMMODEL_FUZZ_WORK"):
-    WORK = Path(os.environ["COMMODEL_FUZZ_WORK"]) / f"worker-{os.getpid()}"
+SCRATCH_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None
+WORK_ENV = "COMMODEL_FUZZ_WORK"  # the run's folder, set by the harness
+if os.environ.get(WORK_ENV):
+    WORK = Path(os.environ[WORK_ENV]) / f"worker-{os.getpid()}"
     WORK.mkdir(parents=True, exist_ok=True)
 else:
-    WORK = Path(
-        tempfile.mkdtemp(
-            prefix="commodel-fuzz-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None
-        )
-    )
+    WORK = Path(tempfile.mkdtemp(prefix="commodel-fuzz-", dir=SCRATCH_DIR))
     atexit.register(shutil.rmtree, WORK, ignore_errors=True)
 
 # Schedules every loaded platform is asked to predict: a pair, a 3-to-1 gather (the incast

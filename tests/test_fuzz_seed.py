@@ -5,6 +5,7 @@ TARGET SEED` replays it)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -96,8 +97,10 @@ def test_a_harness_run_leaves_no_scratch_folder(tmp_path: Path, monkeypatch) -> 
     worker was killed (it cleans nothing up itself); the base is a temporary folder here."""
     import harness
 
-    monkeypatch.setattr(harness, "SCRATCH_DIR", str(tmp_path))
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(targets, "SCRATCH_DIR", str(scratch))
     figures = harness.run("results-db", 2, None, 0, 2, 5.0, 4.0, tmp_path / "findings.jsonl")
     assert figures.inputs == 2
-    assert [p.name for p in tmp_path.iterdir()] == []  # no commodel-fuzz-* left
-    assert harness.WORK_ENV not in __import__("os").environ
+    assert list(scratch.iterdir()) == []  # no commodel-fuzz-* left
+    assert targets.WORK_ENV not in os.environ

@@ -112,7 +112,11 @@ def spread(
     if (sigma is None and not error) or model_spec(model).name == "loggops":
         return None
     if sigma is None:  # no network noise measured: the model's error alone
-        point = predict(schedule, platform, model=model, record_messages=False).makespan_s
+        point = (
+            prediction.makespan_s
+            if prediction is not None
+            else predict(schedule, platform, model=model, record_messages=False).makespan_s
+        )
         low, high = widen(point, point, error)
         return Spread(low, high, 0, 0.0, error)
     done = getattr(prediction, "noisy_makespans_s", None)

@@ -3,8 +3,8 @@
 ``measure efficiency``'s ``alltoall`` rounds send m bytes from every node to every other at
 once, as Open MPI's linear alltoall does: every node has N - 1 senders. Their TCP windows
 together overfill the port in front of the receiver, and a retransmission lost again costs
-a timeout (docs/models.md, *Fan-in*). The median round time (the
-last flow's end) carries the expectation of those stalls.
+a timeout (docs/models.md, *Fan-in*). The fit matches the median round time (each
+repetition's last flow's end).
 
 e_f(m) is fitted through the model itself, as it predicts: with the platform's other
 sections as they are (PLogP, the network, e_x, e_d, ``fifo_limit``, the tail-drop rule,

@@ -648,28 +648,31 @@ impl TcpflowNet {
         if m.src == m.dst {
             return (1.0, 0.0);
         }
+        // Fan-in's f: above 1 it takes the pair loss back, at most 1 it delays on top of it.
         let f = match &eff.fanin {
             Some(f) => f.at(self.senders[m.dst as usize], m.e_f),
             None => 1.0,
         };
-        let fanin = 1.0 / f - 1.0;
         if self.pairs.binary_search(&(m.src, m.dst)).is_ok() {
-            if f > 1.0 {
-                return ((m.e_x * f).min(1.0), 0.0);
-            }
-            return (m.e_x, fanin);
+            return if f > 1.0 {
+                ((m.e_x * f).min(1.0), 0.0)
+            } else {
+                (m.e_x, 1.0 / f - 1.0)
+            };
         }
         // The reverse path's busiest end: a's down link, b's up link.
         let u = [self.topo.node_down(m.src), self.topo.node_up(m.dst)]
             .iter()
-            .map(|&r| load[r as usize] / self.topo.capacity(r, false))
+            .map(|&r| load[r as usize] / self.cap[r as usize])
             .fold(0.0, f64::max)
             .min(1.0);
         let e = 1.0 - (1.0 - m.e_d) * u;
-        if f > 1.0 {
-            return (1.0, (1.0 / (e * f)).max(1.0) - 1.0);
-        }
-        (1.0, 1.0 / e - 1.0 + fanin)
+        let lag = if f > 1.0 {
+            (1.0 / (e * f)).max(1.0) - 1.0
+        } else {
+            1.0 / e - 1.0 + (1.0 / f - 1.0)
+        };
+        (1.0, lag)
     }
 
     /// The (receiving node, sending node) pairs of the flows of `work` that are not waiting
