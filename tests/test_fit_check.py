@@ -1,5 +1,6 @@
-"""``tcp.model_error`` from a ``check`` campaign (commodel.fit.check): the root mean square
-of ln(measured / predicted) over the collectives the part ran, predicted with tcpflow."""
+"""``tcp.model_error`` from a ``check`` campaign (commodel.fit.check): 1.4826 times the
+median of |ln(measured / predicted)| over the collectives the part ran, predicted with
+tcpflow."""
 
 from __future__ import annotations
 
@@ -37,13 +38,26 @@ def rows(factors=FACTORS, ranks=N):
     return out
 
 
-def test_model_error_is_the_rms_of_the_log_ratios():
+def test_model_error_is_the_scaled_median_of_the_absolute_log_ratios():
     sigma, note = F.error_section(DOC, rows())
-    want = math.sqrt(sum(math.log(f) ** 2 for f in FACTORS) / len(FACTORS))
+    # |ln f| sorted: 0, ln 1.1, ln 1.25 (= |ln 0.8|) twice: the median is the middle pair's mean
+    want = 1.4826 * (math.log(1.1) + math.log(1.25)) / 2
     assert sigma == pytest.approx(want, rel=1e-9)
+    assert note.startswith("model_error 0.236: 1.4826 x the median")
     assert "alltoall-pairwise 8192 B" in note and "(+25%)" in note and "(-20%)" in note
     assert F.error_section(DOC, rows((1.0,) * 4))[0] == pytest.approx(0.0, abs=1e-12)
-    assert F.model_error([math.log(2)]) == pytest.approx(math.log(2))
+    assert F.model_error([math.log(2)]) == pytest.approx(1.4826 * math.log(2))
+
+
+def test_one_outlying_check_does_not_decide_the_model_error():
+    """Three checks within 5-10% and one at 3x (the allreduce ring on 12 busy hosts): the
+    root mean square would be 0.55; the median keeps the three's scale."""
+    ratios = [math.log(f) for f in (3.0, 1.05, 0.95, 1.1)]
+    assert math.sqrt(sum(r * r for r in ratios) / 4) == pytest.approx(0.5525, abs=1e-4)
+    assert F.model_error(ratios) == pytest.approx(
+        1.4826 * (abs(math.log(0.95)) + math.log(1.1)) / 2, rel=1e-12
+    )
+    assert F.model_error(ratios) < 0.11
 
 
 def test_the_check_runs_on_the_platforms_nodes():

@@ -11,7 +11,7 @@ interval. The point prediction (``Prediction.makespan_s``) is, under ``tcpflow``
 median makespan among as many (:func:`commodel.prediction.predict`, *Stragglers*).
 
 That interval holds the network's noise about the model, not the model's own error. Where
-the platform has ``tcp.model_error`` σ_m (the root mean square of ln(measured / predicted)
+the platform has ``tcp.model_error`` σ_m (1.4826 times the median of |ln(measured / predicted)|
 over the collectives ``calibrate``'s ``check`` part ran, :mod:`commodel.fit.check`), the
 two are combined for ``tcpflow``, the model σ_m was measured with, as independent
 log-normal errors (:func:`widen`): the noisy runs' interval

@@ -9,7 +9,7 @@ Isend/Irecv as the schedule orders them), once untimed, then ``min_reps`` times,
 makespan is the latest finish over the ranks.
 
 The fit (:mod:`commodel.fit.check`) predicts the same schedules with the fitted platform
-(``tcpflow``) and writes the root mean square of log(measured median / predicted) as
+(``tcpflow``) and writes 1.4826 times the median of |log(measured median / predicted)| as
 ``tcp.model_error``: how far the model itself strays on this cluster, which widens every
 prediction's interval (:mod:`commodel.spread`). One rank per host (or every rank on one
 host, as ``efficiency`` counts nodes): where hosts carry several ranks the part measures

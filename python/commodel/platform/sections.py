@@ -128,7 +128,9 @@ class TCP:
     rto_rule: str = "plogpt"  # one of RTO_RULES
     fifo_limit: int | None = None  # B, the largest message a NIC sends in posting order
     spread: float | None = None  # sigma of the log of one flow's time (a prediction's spread)
-    model_error: float | None = None  # sigma_m, rms of ln(measured / predicted) (check part)
+    model_error: float | None = (
+        None  # sigma_m, 1.4826 x median |ln(measured / predicted)| (check part)
+    )
 
 
 RTO_RULES = ("plogpt", "buffer")
