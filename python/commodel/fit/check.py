@@ -12,9 +12,9 @@ Why the median and not the root mean square: with four schedules one outlier dec
 root mean square. On held-out clusters of 10-12 hosts the allreduce ring at 16 KiB ran
 2.6-3.9 times its prediction while the other three checks were within 5-16%; σ_m came out
 0.53-0.69 and the 80% intervals then held 96-100% of those clusters' measured medians.
-Decided on the study's dev draws (19 with a check part, study/2026-11-29-held-out-6):
-the intervals held 85% of the medians with the root mean square, 79% with the median
-(68% with the root mean square of all but the largest ratio).
+Decided on the held-out study's dev draws (19 with a check part; docs/validation.md, *The
+held-out study*, its sixth round): the intervals held 85% of the medians with the root mean
+square, 79% with the median (68% with the root mean square of all but the largest ratio).
 """
 
 from __future__ import annotations
