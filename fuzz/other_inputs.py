@@ -153,6 +153,7 @@ MPICH_KEYS = ["comm_type=intra", "comm_type=inter", "comm_size=pow2", "comm_size
               "avg_msg_size=any", "unknown=1", "comm_size<=x", "comm_size<=-1", ""]  # fmt: skip
 MPICH_NAMES = ["binomial", "ring", "brucks", "pairwise", "recursive_doubling", "scatter_ring_allgather",
                "reduce_scatter_allgather", "scattered", "smp", "auto", "nb", "fastest", ""]  # fmt: skip
+JSON_VALUES = [[], 1, "x", None, True, {}]  # every JSON type: csel.c reads objects only
 JSON_JUNK = ["{", "}", "[", "]", ",", ":", '"', '"\\ud800"', "\udcff", "1e999", "NaN", "-Infinity",
              "null", "[" * 100, '{"a":' * 40, "\x00", "\udcff", "\ufeff", " " * 3]  # fmt: skip
 
@@ -166,12 +167,16 @@ def mpich_json(rng: random.Random) -> bytes:
     def node(coll: str, depth: int) -> Any:
         if depth >= levels or rng.random() < 0.25:
             if rng.random() < 0.05:
-                return pick(rng, [[], 1, "x", None, True, {}])
+                return pick(rng, JSON_VALUES)
             cap = coll[:1].upper() + coll[1:]
             where = pick(rng, ["intra", "intra", "inter", "allcomm", "x"])
-            return {
-                f"algorithm=MPIR_{pick(rng, [cap, cap, 'Bcast'])}_{where}_{pick(rng, MPICH_NAMES)}": {}
-            }
+            name = f"MPIR_{pick(rng, [cap, cap, 'Bcast'])}_{where}_{pick(rng, MPICH_NAMES)}"
+            # parameters (read as an object for some algorithms), a second leaf after it
+            leaf = {f"algorithm={name}": pick(rng, [{}] * 6 + [{"k=3": pick(rng, JSON_VALUES)}])}
+            if rng.random() < 0.05:
+                second = f"algorithm=MPIR_{cap}_intra_{pick(rng, ['tree', 'ring', 'k_brucks'])}"
+                leaf[second] = pick(rng, JSON_VALUES)
+            return leaf
         out: dict[str, Any] = {}
         wide = depth < 5  # below that one key and its `any` (a deep tree stays small)
         for _ in range(rng.randrange(1, 4) if wide else 1):

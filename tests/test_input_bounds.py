@@ -4,6 +4,7 @@ them, with an error that names the file and field (issue 40's crash classes)."""
 from __future__ import annotations
 
 import copy
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -382,6 +383,29 @@ def test_an_mpich_tuning_file_nested_too_deep_is_refused(
     assert result.out == (
         f"{path}: error: {said}: json-c, which MPICH reads the file with, parses at most 32 "
         "levels (its default), so MPICH has no selection at all\n"
+    )
+    assert f"{path}: MPICH 5.0 fails on this tuning file" in result.err
+
+
+@pytest.mark.parametrize("leaf, said", [([], "an array"), ("ring", "a string"), (0, "a number"),
+                                        (None, "null"), (True, "a boolean")])  # fmt: skip
+def test_an_mpich_algorithm_leaf_not_an_object_is_refused(
+    cli, tmp_path: Path, leaf: Any, said: str
+) -> None:
+    """`"algorithm=...": []` where MPICH expects {}: --check-rules said ok, but csel.c asserts
+    that every value it reads is an object and MPICH 5.0.2 aborts at MPI_Init (line 329 of
+    csel.c; test_mpis.py runs it). The error names the file and the value's JSON path."""
+    path = tmp_path / "tuning.json"
+    tree = {"collective=bcast": {"comm_type=intra": {"comm_size<=4": {
+        "algorithm=MPIR_Bcast_intra_binomial": leaf}, "comm_size=any": {
+        "algorithm=MPIR_Bcast_intra_binomial": {}}}}}  # fmt: skip
+    path.write_text(json.dumps(tree))
+    result = cli("advise", "--check-rules", str(path), "--mpi", "mpich")
+    assert result.code == 2
+    assert result.out.splitlines()[0] == (
+        f"{path}: error: collective=bcast > comm_type=intra > comm_size<=4 > "
+        f"algorithm=MPIR_Bcast_intra_binomial: {said} where csel.c asserts an object ({{}}), "
+        "so MPICH aborts at MPI_Init"
     )
     assert f"{path}: MPICH 5.0 fails on this tuning file" in result.err
 

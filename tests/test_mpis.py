@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from typing import Any
 
 import pytest
 
@@ -146,10 +147,61 @@ def test_mpich_checker_reads_the_file_as_csel_does() -> None:
     assert "'avg_msg_size=any' is not the last key" in messages[0]
     assert "'avg_msg_size<<5' leads nowhere" in messages[1]
     assert "unknown key 'avg_msg_size<<5'" in messages[2]
-    assert "comm_size=any: 'any' is not the last key" in messages[3]
+    # an algorithm key among conditions: MPICH reads the object as one leaf and asserts on
+    # the first other key (MPICH 5.0.2: "unrecognized key avg_msg_size<=0")
+    assert "comm_size=any: 'avg_msg_size<=0' beside an algorithm key" in messages[3]
     assert "MPICH has no such allreduce" in messages[4]
     assert "collective=bcast" in messages[5]
     assert mp.check_json(b"{", tree)[0][1].startswith("not JSON")
+
+
+def test_mpich_checker_refuses_every_value_csel_reads_that_is_not_an_object() -> None:
+    """csel.c asserts that each value it reads is an object, up to and including a leaf's
+    (`"algorithm=...": {}`); the container's reader then reads the last key's value for the
+    algorithm's parameters. What MPICH does not read (a second leaf without parameters, a
+    parameter's value) it does not check either: MPICH 5.0.2 ran both."""
+
+    def errors(tree: dict) -> list[str]:
+        return [m for kind, m in mp.check_json(json.dumps(tree).encode()) if kind == "error"]
+
+    def bcast(branch: Any) -> dict:
+        return {"collective=bcast": {"comm_type=intra": branch}}
+
+    leaf = {"algorithm=MPIR_Bcast_intra_binomial": {}}
+    assert errors(bcast({"comm_size<=4": leaf, "any": leaf})) == []
+    for value, said in (([], "an array"), ("x", "a string"), (1.5, "a number"), (None, "null")):
+        bad = {"comm_size<=4": {"algorithm=MPIR_Bcast_intra_binomial": value}, "any": leaf}
+        assert errors(bcast(bad)) == [
+            "collective=bcast > comm_type=intra > comm_size<=4 > algorithm=MPIR_Bcast_intra_"
+            f"binomial: {said} where csel.c asserts an object ({{}}), so MPICH aborts at MPI_Init"
+        ]
+        # a condition's value, a collective's, and the top level's keys: the same assertion
+        assert errors(bcast({"comm_size<=4": value, "any": leaf})) == [
+            f"collective=bcast > comm_type=intra > comm_size<=4: {said} where csel.c asserts "
+            "an object ({}), so MPICH aborts at MPI_Init"
+        ]
+        assert len(errors({"collective=bcast": value})) == 1
+        assert errors({"collective=bcast": {"comm_type=intra": value}})[0].startswith(
+            f"collective=bcast > comm_type=intra: {said} where"
+        )
+    # after a leaf: not read, unless it is the last key and its algorithm has parameters
+    two = {"algorithm=MPIR_Allreduce_intra_ring": {}}
+    ok = dict(two, **{"algorithm=MPIR_Allreduce_intra_recursive_doubling": []})
+    assert errors({"collective=allreduce": {"comm_type=intra": {"any": ok}}}) == []
+    crash = dict(two, **{"algorithm=MPIR_Allreduce_intra_tree": []})
+    assert errors({"collective=allreduce": {"comm_type=intra": {"any": crash}}}) == [
+        "collective=allreduce > comm_type=intra > any > algorithm=MPIR_Allreduce_intra_tree: an "
+        "array where MPICH reads the algorithm's parameters from an object, so MPI_Init crashes"
+    ]
+    # a last key that is no algorithm at all (the rules fuzzer's seed 941 met an IndexError)
+    odd = {"algorithm=MPIR_Bcast_intra_binomial": {}, "algoriMPIR_Bcast_intra_tree": True}
+    assert errors(bcast({"any": odd})) == [
+        "collective=bcast > comm_type=intra > any: 'algoriMPIR_Bcast_intra_tree' beside an "
+        "algorithm key: MPICH reads the object as one leaf and asserts (unrecognized key)"
+    ]
+    # a parameter's value is not looked at
+    params = {"algorithm=MPIR_Bcast_intra_tree": {"k=3": [], "tree_type=knomial_1": 1}}
+    assert errors(bcast({"any": params})) == []
 
 
 def test_mpich_checker_stops_at_json_c_depth() -> None:
@@ -287,6 +339,22 @@ def test_mpich_runs_with_a_forced_algorithm_and_our_tuning_file(tmp_path) -> Non
     first, second = mp.check_json(rules.read_bytes(), tree)
     assert "'avg_msg_size=any' is not the last key" in first[1]
     assert "'avg_msg_size<=5' is the last key" in second[1]
+    # a leaf not an object (`[]` where {} belongs): csel.c asserts at MPI_Init, as we say
+    del node["avg_msg_size<=5"]
+    node[next(iter(node))] = {"algorithm=MPIR_Allreduce_intra_ring": []}
+    rules.write_text(json.dumps(bad))
+    with pytest.raises(AssertionError, match="csel.c at line 329: type == json_type_object"):
+        run_mpi(MPICH_PREFIX, 2, code, env=env)
+    (problem,) = mp.check_json(rules.read_bytes(), tree)
+    assert "an array where csel.c asserts an object" in problem[1]
+    # an algorithm key beside a condition: the container's reader asserts on the condition
+    node[next(iter(node))] = {"algorithm=MPIR_Allreduce_intra_ring": {}}
+    node["algorithm=MPIR_Allreduce_intra_ring"] = {}
+    rules.write_text(json.dumps(bad))
+    with pytest.raises(AssertionError, match="unrecognized key avg_msg_size=any"):
+        run_mpi(MPICH_PREFIX, 2, code, env=env)
+    (problem,) = mp.check_json(rules.read_bytes(), tree)
+    assert "'avg_msg_size=any' beside an algorithm key" in problem[1]
     assert sys.executable  # the tests ran under the project's venv, the ranks under MPICH's
 
 

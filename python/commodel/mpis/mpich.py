@@ -412,11 +412,21 @@ def check_json(data: bytes, builtin: dict | None = None) -> list[tuple[str, str]
         return [("error", "the top level is not a JSON object")]
     problems: list[tuple[str, str]] = []
 
-    def walk(node: Any, where: str, coll: str | None) -> None:
-        if not isinstance(node, dict):
-            problems.append(("error", f"{where}: not an object"))
-            return
+    def walk(node: dict, where: str, coll: str | None) -> None:
+        problems.extend(("error", m) for m in _values_not_objects(node, where))
         keys = list(node)
+        leaves = [key for key in keys if key.startswith("algorithm=")]
+        if leaves:
+            # a leaf: the container's reader takes the whole object and asserts on the first
+            # key that names no algorithm (csel_container.c: "unrecognized key")
+            others = [key for key in keys if key not in leaves]
+            if others:
+                problems.append(("error", f"{where}: {others[0]!r} beside an algorithm key: "
+                                 "MPICH reads the object as one leaf and asserts (unrecognized "
+                                 "key)"))  # fmt: skip
+            for key in leaves:
+                problems.extend(("error", m) for m in _leaf_problems(key, where, coll))
+            return
         for i, key in enumerate(keys):
             # csel.c's validate_tree, at MPI_Init: an `any` ends its object, a condition
             # that is not yes/no has a key after it, every condition leads somewhere
@@ -427,26 +437,17 @@ def check_json(data: bytes, builtin: dict | None = None) -> list[tuple[str, str]
             elif last and not _is_any(key) and not _is_yes_no(key) and _key_parses(key):
                 problems.append(("error", f"{where}: {key!r} is the last key, so MPICH "
                                  "aborts at MPI_Init (NULL failure path)"))  # fmt: skip
-            if not key.startswith("algorithm=") and node[key] == {}:
+            if node[key] == {}:
                 problems.append(("error", f"{where}: {key!r} leads nowhere (NULL success path)"))
         for key, sub in node.items():
             if key.startswith("collective="):
-                walk(sub, key, key.split("=", 1)[1])
-                continue
-            if key.startswith("algorithm="):
-                fn = key.split("=", 1)[1]
-                head = f"MPIR_{(coll or '').capitalize()}_"
-                leaf = re.fullmatch(r"(intra|inter|allcomm)_(\w+)", fn[len(head) :])
-                if not (coll and fn.startswith(head) and leaf):
-                    problems.append(("error", f"{where}: {key}: not an algorithm of {coll}"))
-                elif coll in ALGORITHMS and leaf.group(1) == "intra":
-                    known = [a for _n, a, _g in ALGORITHMS[coll]] + list(NOT_ALGORITHMS)
-                    if leaf.group(2) not in known:
-                        problems.append(("error", f"{where}: {key}: MPICH has no such {coll}"))
+                if isinstance(sub, dict):  # else reported above
+                    walk(sub, key, key.split("=", 1)[1])
                 continue
             if not _key_parses(key):
                 problems.append(("error", f"{where}: unknown key {key!r} (MPICH asserts)"))
-            walk(sub, f"{where} > {key}", coll)
+            if isinstance(sub, dict):  # else reported above
+                walk(sub, f"{where} > {key}", coll)
 
     walk(tree, "top", None)
     if builtin:
@@ -458,6 +459,67 @@ def check_json(data: bytes, builtin: dict | None = None) -> list[tuple[str, str]
                 "fails when the program calls one",
             ))  # fmt: skip
     return problems
+
+
+def _leaf_problems(key: str, where: str, coll: str | None) -> list[str]:
+    """An ``algorithm=MPIR_<Coll>_<intra|inter|allcomm>_<name>`` key that names no
+    algorithm of the collective ``coll`` it is under."""
+    fn = key.split("=", 1)[1]
+    head = f"MPIR_{(coll or '').capitalize()}_"
+    leaf = re.fullmatch(r"(intra|inter|allcomm)_(\w+)", fn[len(head) :])
+    if not (coll and fn.startswith(head) and leaf):
+        return [f"{where}: {key}: not an algorithm of {coll}"]
+    if coll in ALGORITHMS and leaf.group(1) == "intra":
+        known = [a for _n, a, _g in ALGORITHMS[coll]] + list(NOT_ALGORITHMS)
+        if leaf.group(2) not in known:
+            return [f"{where}: {key}: MPICH has no such {coll}"]
+    return []
+
+
+# The algorithms whose leaf object MPICH reads parameters from (csel_container.c's
+# parse_container_params, 5.0.x: the ones with a case there; every other leaf's object is
+# not looked into).
+_WITH_PARAMETERS = frozenset(
+    "MPIR_" + name for name in (
+        "Bcast_intra_tree", "Bcast_intra_pipelined_tree", "Allreduce_intra_recursive_multiplying",
+        "Allreduce_intra_tree", "Allreduce_intra_recexch", "Allreduce_intra_ccl",
+        "Allreduce_intra_k_reduce_scatter_allgather", "Allgather_intra_k_brucks",
+        "Allgather_intra_recexch_doubling", "Allgather_intra_recexch_halving",
+        "Alltoall_intra_k_brucks", "Barrier_intra_k_dissemination", "Barrier_intra_recexch",
+        "Ibcast_intra_tsp_tree", "Ibcast_intra_tsp_ring", "Ibcast_intra_tsp_scatterv_recexch_allgatherv",
+        "Ireduce_intra_tsp_tree", "Ireduce_intra_tsp_ring", "Iallreduce_intra_tsp_tree",
+        "Iallreduce_intra_tsp_recexch_single_buffer", "Iallreduce_intra_tsp_recexch_multiple_buffer",
+        "Iallreduce_intra_tsp_recexch_reduce_scatter_recexch_allgatherv",
+    )
+)  # fmt: skip
+
+_JSON_TYPE = {list: "an array", str: "a string", int: "a number", float: "a number",
+              bool: "a boolean", type(None): "null"}  # fmt: skip
+
+
+def _values_not_objects(node: dict, where: str) -> list[str]:
+    """The values of ``node`` (an object at JSON path ``where``) that MPICH needs to be
+    objects and are not. csel.c's parse_json_tree asserts that each value it reads is an
+    object, a leaf's (``algorithm=...``: {}) too: the values of every key up to the first
+    ``algorithm=`` or ``composition=`` key, which hands the whole object to the container's
+    reader. That reader takes the object's last key's value for the algorithm's parameters,
+    read as an object when the algorithm has any (:data:`_WITH_PARAMETERS`; json-c then
+    dereferences a NULL table: MPI_Init crashes)."""
+    out = []
+    keys = list(node)
+    leaf = next(
+        (i for i, k in enumerate(keys) if k.startswith(("algorithm=", "composition="))), None
+    )
+    for key in keys if leaf is None else keys[: leaf + 1]:
+        if not isinstance(node[key], dict):
+            out.append(f"{where} > {key}: {_JSON_TYPE[type(node[key])]} where csel.c "
+                       "asserts an object ({}), so MPICH aborts at MPI_Init")  # fmt: skip
+    last = keys[-1] if keys else ""
+    if (leaf is not None and leaf + 1 < len(keys) and not isinstance(node[last], dict)
+            and last.removeprefix("algorithm=") in _WITH_PARAMETERS):  # fmt: skip
+        out.append(f"{where} > {last}: {_JSON_TYPE[type(node[last])]} where MPICH reads "
+                   "the algorithm's parameters from an object, so MPI_Init crashes")  # fmt: skip
+    return out
 
 
 # json_tokener_parse's depth (json-c's JSON_TOKENER_DEFAULT_DEPTH): csel.c parses the file
