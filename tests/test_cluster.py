@@ -439,6 +439,31 @@ def test_hydra_command_line():
     assert text.count("FI_PROVIDER") == 1 and text.endswith("-genv FI_PROVIDER sockets -n 2 a")
 
 
+def test_intel_hydra_command_line():
+    """Intel MPI's mpiexec.hydra: the same agent and management NIC, libfabric for every
+    peer (I_MPI_FABRICS=ofi: no shared memory) on the tcp provider over the data NICs, no
+    pinning, and -ppn (Intel's hydra fills a host's cores otherwise); a user's -ppn wins."""
+    from commodel.cluster.launcher import hydra_argv
+
+    record = {"id": "t", "data_dev": "cm-data", "mgmt_dev": "cm-mgmt", "ctl_ns": "cm-t-ctl"}
+    argv = hydra_argv(record, "/i/mpiexec", Path("/x/h"), 8, [], ["a.out"], "intel", 2)
+    text = " ".join(argv)
+    for piece in (
+        "-launcher ssh -launcher-exec ",
+        "-iface cm-mgmt -f /x/h",
+        "-genv I_MPI_FABRICS ofi",
+        "-genv FI_PROVIDER tcp",
+        "-genv FI_TCP_IFACE cm-data",
+        "-genv I_MPI_PIN 0",
+        "-genv I_MPI_WAIT_MODE 1",
+        "-ppn 2 -n 8 a.out",
+    ):
+        assert piece in text, piece
+    assert "MPIR_CVAR" not in text
+    argv = hydra_argv(record, "/i", Path("/x/h"), 8, ["-ppn", "4"], ["a"], "intel", 2)
+    assert " ".join(argv).endswith("-n 8 -ppn 4 a")
+
+
 def test_window_rate_over_the_common_window():
     # flow a: 1 MB/s from t=0 to 10; flow b: 2 MB/s from t=2 to 8
     a = {"samples": [[float(t), t * 1_000_000] for t in range(0, 11)]}

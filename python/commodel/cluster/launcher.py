@@ -140,7 +140,7 @@ def exec_in_host(record: dict[str, Any], host: str, command: Sequence[str]) -> i
 
 def mpi_flavour(mpirun: str) -> tuple[str, int]:
     """("openmpi", major) for Open MPI's mpirun, ("mpich", major) for MPICH's hydra
-    mpiexec; other MPIs are refused."""
+    mpiexec, ("intel", year) for Intel MPI's mpiexec.hydra; other MPIs are refused."""
     try:
         proc = subprocess.run(
             [mpirun, "--version"], capture_output=True, text=True, timeout=30, check=False
@@ -154,11 +154,14 @@ def mpi_flavour(mpirun: str) -> tuple[str, int]:
     hydra = re.search(r"HYDRA build details:\s+Version:\s+(\d+)\.", text)
     if hydra:
         return "mpich", int(hydra.group(1))
+    intel = re.search(r"Intel\(R\) MPI Library .*Version (\d+)", text)
+    if intel:
+        return "intel", int(intel.group(1))
     first = text.strip().splitlines()[:1]
     raise ClusterError(
         f"{mpirun} is neither Open MPI's mpirun nor MPICH's mpiexec "
         f"({first[0] if first else 'no version output'}); the emulated cluster launches "
-        "Open MPI 4 or 5 and MPICH"
+        "Open MPI 4 or 5, MPICH and Intel MPI"
     )
 
 
@@ -169,35 +172,65 @@ def hydra_argv(
     ranks: int,
     user_args: Sequence[str],
     command: Sequence[str],
+    flavour: str = "mpich",
+    ranks_per_host: int = 1,
 ) -> list[str]:
-    """MPICH's hydra mpiexec over the cluster: its proxies started by our agent (hydra's
-    ssh launcher calls ``AGENT -x HOST CMD``), mpiexec reached over the management network
-    (``-iface``); the ranks on the ofi netmod's tcp provider over the data NICs
-    (``FI_PROVIDER=tcp``, ``FI_TCP_IFACE``), no shared memory between them
-    (``MPIR_CVAR_NOLOCAL=1``), and a rank whose progress engine finds nothing to do sleeps a
-    microsecond now and then (``MPIR_CVAR_CH4_PROGRESS_THROTTLE=1``, as Open MPI's ranks
-    yield with ``mpi_yield_when_idle``): the emulated hosts share the machine's cores, and
-    MPICH's ranks polling at full speed made the flows of calibrate's topology rounds take
+    """A hydra mpiexec (MPICH's, or Intel MPI's, which grew from it) over the cluster: its
+    proxies started by our agent (hydra's ssh launcher calls ``AGENT -x HOST CMD``),
+    mpiexec reached over the management network (``-iface``); the ranks on libfabric's tcp
+    provider over the data NICs (``FI_PROVIDER=tcp``, ``FI_TCP_IFACE``) with no shared
+    memory between them. A user's ``-genv NAME VALUE`` of the same names wins.
+
+    MPICH: the ofi netmod (``MPIR_CVAR_CH4_NETMOD=ofi``), ``MPIR_CVAR_NOLOCAL=1``, and a
+    rank whose progress engine finds nothing to do sleeps a microsecond now and then
+    (``MPIR_CVAR_CH4_PROGRESS_THROTTLE=1``, as Open MPI's ranks yield with
+    ``mpi_yield_when_idle``): the emulated hosts share the machine's cores, and MPICH's
+    ranks polling at full speed made the flows of calibrate's topology rounds take
     0.1-592 ms for 21 ms of wire time on two-rack-8 (11-46 ms throttled; the fit saw one
-    switch, then the racks). A user's ``-genv NAME VALUE`` of the same names wins."""
+    switch, then the racks).
+
+    Intel MPI: ``I_MPI_FABRICS=ofi`` (libfabric for every peer, no shared memory), no
+    pinning (``I_MPI_PIN=0``: each emulated host would pin its one rank to core 0, the same
+    core for all), ``-ppn`` ranks per host (Intel's hydra fills a host's cores otherwise,
+    whatever the host file says), and its ranks wait in the kernel instead of polling the
+    machine's shared cores (:data:`INTEL_IDLE`)."""
     agent = str(state.agent_path(record["id"]))
     given = {user_args[i + 1] for i, a in enumerate(user_args[:-1]) if a == "-genv"}
-    env = [
-        ("MPIR_CVAR_CH4_NETMOD", "ofi"),
-        ("FI_PROVIDER", "tcp"),
-        ("FI_TCP_IFACE", record["data_dev"]),
-        ("MPIR_CVAR_NOLOCAL", "1"),
-        ("MPIR_CVAR_CH4_PROGRESS_THROTTLE", "1"),
-    ]
+    if flavour == "intel":
+        env = [
+            ("I_MPI_FABRICS", "ofi"),
+            ("FI_PROVIDER", "tcp"),
+            ("FI_TCP_IFACE", record["data_dev"]),
+            ("I_MPI_PIN", "0"),
+            *INTEL_IDLE,
+        ]
+    else:
+        env = [
+            ("MPIR_CVAR_CH4_NETMOD", "ofi"),
+            ("FI_PROVIDER", "tcp"),
+            ("FI_TCP_IFACE", record["data_dev"]),
+            ("MPIR_CVAR_NOLOCAL", "1"),
+            ("MPIR_CVAR_CH4_PROGRESS_THROTTLE", "1"),
+        ]
     argv = [tool("ip"), "netns", "exec", record["ctl_ns"], mpiexec]
     argv += ["-launcher", "ssh", "-launcher-exec", agent, "-iface", record["mgmt_dev"]]
     argv += ["-f", str(hostfile)]
     for key, value in env:
         if key not in given:
             argv += ["-genv", key, value]
+    if flavour == "intel" and not _has_option(user_args, "-ppn", "-perhost"):
+        argv += ["-ppn", str(ranks_per_host)]
     if not _has_option(user_args, "-np", "-n"):
         argv += ["-n", str(ranks)]
     return argv + list(user_args) + list(command)
+
+
+# How Intel MPI's ranks wait: in the kernel (I_MPI_WAIT_MODE=1), not polling. 4 ranks on 4
+# emulated hosts, allreduce medians over 200, 30 and 6 calls of 1 KiB, 64 KiB and 1 MiB,
+# two mpiruns each: polling 200 ms / 226-299 ms / 566-635 ms (1 KiB took an RTO's 200 ms,
+# each rank used 28-31 s of CPU), I_MPI_THREAD_YIELD=2 0.8 / 10-11 / 272-307 ms,
+# I_MPI_WAIT_MODE=1 0.18 / 8.5 / 202-273 ms (1-3 s of CPU a rank).
+INTEL_IDLE: tuple[tuple[str, str], ...] = (("I_MPI_WAIT_MODE", "1"),)
 
 
 def _user_mca_keys(args: Sequence[str]) -> set[str]:
@@ -314,13 +347,22 @@ def mpirun(
     run_dir = state.state_dir() / f"{record['id']}.run-{os.getpid()}"
     run_dir.mkdir(exist_ok=True)
     hostfile = run_dir / "hostfile"
-    slots = ":" if flavour == "mpich" else " slots="  # hydra: HOST:N
+    slots = " slots=" if flavour == "openmpi" else ":"  # hydra: HOST:N
     hostfile.write_text(
         "".join(f"{h['name']}{slots}{ranks_per_host}\n" for h in all_hosts[:count]),
         encoding="utf-8",
     )
-    if flavour == "mpich":
-        argv = hydra_argv(record, resolved, hostfile, count * ranks_per_host, user_args, command)
+    if flavour in ("mpich", "intel"):
+        argv = hydra_argv(
+            record,
+            resolved,
+            hostfile,
+            count * ranks_per_host,
+            user_args,
+            command,
+            flavour,
+            ranks_per_host,
+        )
     else:
         argv = mpirun_argv(
             record,
