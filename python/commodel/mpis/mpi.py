@@ -12,21 +12,22 @@ from ..errors import CommodelError
 
 Algorithms = dict[str, list[tuple[int, str, "str | None"]]]
 
-NAMES = ("openmpi-4.1", "openmpi-5.0", "mpich")
+NAMES = ("openmpi-4.1", "openmpi-5.0", "mpich", "intel-mpi")
 
 
 @dataclass(frozen=True)
 class Mpi:
     """One MPI as commodel uses it (see the module text)."""
 
-    name: str  # "openmpi-4.1", "openmpi-5.0", "mpich"
+    name: str  # "openmpi-4.1", "openmpi-5.0", "mpich", "intel-mpi"
     label: str  # as a user reads it: "Open MPI 4.1.4"
     algorithms: Algorithms
     default_algorithm: Callable[[str, int, int], int]
     # how a run forces algorithm N of a collective (N = 0: the default decision) or uses
     # a rules file: the environment variables the launcher passes to every rank
     run_env: Callable[[str, int, str | None], dict[str, str]]
-    # the rules format: "ompi-tuned" (coll/tuned's classic dynamic rules) or "mpich-json"
+    # the rules format: "ompi-tuned" (coll/tuned's classic dynamic rules), "mpich-json" or
+    # "impi-adjust" (I_MPI_ADJUST_<COLL> variables in a file a shell sources)
     rules_format: str
     # segment sizes and fan-outs a rule passes with an algorithm (Open MPI only)
     segsize: dict[tuple[str, int], int] = field(default_factory=dict)

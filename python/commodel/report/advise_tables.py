@@ -46,15 +46,15 @@ def format_advice(adv: Any) -> str:
             ]
         )
     label = get_mpi(adv.mpi).label
-    numbers = (
-        f"numbers in the order of MPIR_CVAR_{adv.collective.upper()}_INTRA_ALGORITHM"
-        if adv.mpi == "mpich"
-        else "numbers as coll_tuned_<coll>_algorithm"
-    )
+    numbers = {
+        "mpich": f"numbers in the order of MPIR_CVAR_{adv.collective.upper()}_INTRA_ALGORITHM",
+        "intel-mpi": f"numbers as I_MPI_ADJUST_{adv.collective.upper()}'s presets",
+    }.get(adv.mpi, "numbers as coll_tuned_<coll>_algorithm")
+    unknown = " (unknown to commodel: Intel's tuning file)" if adv.mpi == "intel-mpi" else ""
     head = (
         f"{adv.collective} on platform {adv.platform}, model {adv.model}: predicted time of "
         f"{label}'s algorithms ({numbers})\ndefault: what "
-        f"{label.rsplit(' ', 1)[0]} runs without a rules file; gain: default / best - 1; chosen: the best\n"
+        f"{label.rsplit(' ', 1)[0]} runs without a rules file{unknown}; gain: default / best - 1; chosen: the best\n"
         f"where the gain exceeds --min-gain ({adv.min_gain}), else the default"
     )
     if adv.cpu_stretch:
