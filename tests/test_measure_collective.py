@@ -10,6 +10,7 @@ import pytest
 from commodel.measure.collective import (
     batch_reps,
     forced_algorithm,
+    label_of,
     run_mca,
     sweep_algorithms,
     validate_options,
@@ -35,6 +36,14 @@ def test_forced_algorithm_from_the_environment():
     rules = {"OMPI_MCA_coll_tuned_dynamic_rules_filename": "/r.txt"}
     assert forced_algorithm("gather", rules)["rules_file"] is None
     assert forced_algorithm("gather", {**on, **rules})["rules_file"] == "/r.txt"
+    # Intel MPI: one preset is recorded; a value with size ranges is refused, not recorded
+    intel = {"I_MPI_ADJUST_ALLTOALL": "3"}
+    assert forced_algorithm("alltoall", intel) == {"algorithm": 3, "rules_file": None}
+    assert label_of("alltoall", 3, intel) == "pairwise"
+    from commodel.errors import CommodelError
+
+    with pytest.raises(CommodelError, match="records one forced preset"):
+        forced_algorithm("alltoall", {"I_MPI_ADJUST_ALLTOALL": "1:0-1023;2:1024-2147483647"})
 
 
 @pytest.mark.parametrize(

@@ -116,6 +116,8 @@ def forced_algorithm(collective: str, environ: Mapping[str, str] | None = None) 
     env = os.environ if environ is None else environ
     if env.get(mpich_var(collective)) or env.get(MPICH_RULES_VAR):
         return _mpich_forcing(collective, env)
+    if env.get(intel_var(collective)):
+        return _intel_forcing(collective, env)
     dynamic = env.get("OMPI_MCA_coll_tuned_use_dynamic_rules", "0").strip().lower()
     dynamic_on = dynamic in ("1", "true", "yes", "enabled")
     name = f"OMPI_MCA_coll_tuned_{collective}_algorithm"
@@ -164,12 +166,31 @@ def _mpich_forcing(collective: str, env: Mapping[str, str]) -> dict:
     return {"algorithm": number, "rules_file": rules}
 
 
+def intel_var(collective: str) -> str:
+    return f"I_MPI_ADJUST_{collective.upper()}"
+
+
+def _intel_forcing(collective: str, env: Mapping[str, str]) -> dict:
+    """:func:`forced_algorithm` for Intel MPI: one preset for every size and communicator
+    (``I_MPI_ADJUST_<COLL>=<id>``); a value with conditions is refused rather than recorded
+    as something it is not."""
+    text = env[intel_var(collective)].strip()
+    if not text.isdigit():
+        raise CommodelError(
+            f"{intel_var(collective)}={text[:40]!r}: measure collective records one forced "
+            "preset (a number); give the conditions' presets one at a time"
+        )
+    return {"algorithm": int(text), "rules_file": None}
+
+
 def label_of(collective: str, number: int, environ: Mapping[str, str] | None = None) -> str:
     """The algorithm's name as the MPI of the environment (MPICH's variables set, or Open
     MPI) names it."""
     env = os.environ if environ is None else environ
     if env.get(mpich_var(collective)) or env.get(MPICH_RULES_VAR):
         return get_mpi("mpich").label_of(collective, number)
+    if env.get(intel_var(collective)):
+        return get_mpi("intel-mpi").label_of(collective, number)
     return get_mpi("openmpi-5.0").label_of(collective, number)
 
 
@@ -185,6 +206,8 @@ def mpi_t_forcing(collective: str) -> dict | None:
 
     if os.environ.get(mpich_var(collective)) or os.environ.get(MPICH_RULES_VAR):
         return None  # MPICH: its CVARs are read from the environment
+    if os.environ.get(intel_var(collective)):
+        return None  # Intel MPI: read from the environment too
     try:
         lib = loaded_libmpi()
         if lib is None:
@@ -692,7 +715,7 @@ def sweep_campaigns(
         k: v
         for k, v in os.environ.items()
         if not k.startswith("OMPI_MCA_coll_tuned_")
-        and k not in (MPICH_RULES_VAR, mpich_var(coll), "OMPI_MCA_coll")
+        and k not in (MPICH_RULES_VAR, mpich_var(coll), intel_var(coll), "OMPI_MCA_coll")
     }
     campaigns: dict[Any, int] = {}
     failed = []
