@@ -46,6 +46,7 @@ def test_reader_finds_what_intel_ignores() -> None:
     assert kinds("33") == ["error"] and kinds("abc") == ["error"]
     assert kinds("8:0-") == ["error"] and kinds("8:101-2147483648@2-2") == ["error"]
     assert kinds("8:100-50") == ["warning"]  # Intel takes it; it selects nothing
+    assert kinds("9" * 5000) == ["error"] and kinds("1:0-" + "9" * 5000) == ["error"]
     assert kinds("20") == ["warning"]  # in the build's range, not in the reference
     _items, problems = im.parse_adjust("allreduce", "8:1-2;x:3")
     assert "'x' is not a preset id" in problems[0][1]

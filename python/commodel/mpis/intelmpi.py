@@ -173,6 +173,12 @@ def adjust_value(collective: str, picks: dict[int, list[tuple[int, int]]]) -> st
     return ";".join(items)
 
 
+def _int(digits: str) -> int:
+    """A number of a value; a long digit string (past what Python converts) is above any
+    limit."""
+    return int(digits) if len(digits) <= 20 else 10**20
+
+
 _NUMBER = r"(\d+)"
 _COND = re.compile(rf"{_NUMBER}(?:-{_NUMBER})?(?:@{_NUMBER}(?:-{_NUMBER})?)?")
 
@@ -194,8 +200,10 @@ def parse_adjust(
         if not head.isdigit():
             problems.append(("error", f"{text[:40]!r}: {head[:20]!r} is not a preset id"))
             continue
-        number = int(head)
-        if max_id is not None and number > max_id:
+        number = _int(head)
+        if number > INT_MAX:
+            problems.append(("error", f"preset {head[:20]}...: above 2^31 - 1"))
+        elif max_id is not None and number > max_id:
             problems.append(("error", f"preset {number} is beyond this build's 0-{max_id} "
                              "(Intel MPI: 'Incorrect algorithm', the variable is ignored)"))  # fmt: skip
         elif number and number not in documented:
@@ -207,7 +215,7 @@ def parse_adjust(
                 problems.append(("error", f"{text[:40]!r}: condition {cond[:30]!r} is not "
                                  "<l>[-<m>][@<p>[-<q>]]"))  # fmt: skip
                 continue
-            lo, hi, p_lo, p_hi = (None if g is None else int(g) for g in match.groups())
+            lo, hi, p_lo, p_hi = (None if g is None else _int(g) for g in match.groups())
             hi = lo if hi is None else hi
             p_hi = p_lo if p_hi is None else p_hi
             big = [x for x in (lo, hi, p_lo, p_hi) if x is not None and x > INT_MAX]
