@@ -290,7 +290,7 @@ def parse_settings(text: str, where: str = "settings") -> tuple[dict[str, str], 
 
 def read_settings(path: str | os.PathLike) -> dict[str, str]:
     """The variables of the settings file at ``path``; an error names the line at fault."""
-    from ..advise.rules import read_rules_bytes
+    from .rules_file import read_rules_bytes
 
     try:
         text = read_rules_bytes(str(path)).decode("utf-8")
