@@ -1,5 +1,5 @@
-import sys, statistics as st
-exec(open("summ.py").read().split("for tag in")[0])
+import os, sys, statistics as st
+exec(open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../2026-11-29-held-out-5/dev/summ.py")).read().split("for tag in")[0])
 for tag in sys.argv[1:]:
     rs = rows(load(tag))
     by = {}
