@@ -135,3 +135,42 @@ def test_a_round_fan_in_cannot_reach_is_written_as_1_and_said():
     table, note = fanin_section(doc, 6, {M: base * 3})
     assert table["e"] == [1.0]
     assert "not reached by fan-in" in note
+
+
+def test_the_bisection_stops_early_and_writes_what_forty_steps_write(monkeypatch):
+    """The bisection stops once every e left between its bounds is written alike; what
+    it writes (4 decimals in the table, 3 in the comment) is then what the full STEPS
+    steps write, at fewer predictions. The prediction here is a falling function of e
+    (as tcpflow's is), the targets spread over the whole range and onto the rounding
+    boundaries, where stopping early would show first."""
+    import math
+
+    from commodel.fit import fanin as F
+
+    calls = []
+
+    def predicted(doc, schedule, e):
+        calls.append(e)
+        return 1.0 / e
+
+    def full(measured, lo, hi):
+        for _ in range(F.STEPS):
+            mid = (lo * hi) ** 0.5
+            if 1.0 / mid >= measured:
+                lo = mid
+            else:
+                hi = mid
+        return hi
+
+    monkeypatch.setattr(F, "_predicted", predicted)
+    targets = [F.E_MIN * (1 / F.E_MIN) ** (k / 200) for k in range(1, 200)]
+    targets += [0.12345, 0.12355, 0.5, 0.50005, 0.9999, 0.00105]  # on the 4th decimal's edges
+    steps = []
+    for e in targets:
+        calls.clear()
+        got = F._bisect(None, None, 1.0 / e, F.E_MIN, 1.0)
+        steps.append(len(calls))
+        assert F.written(got) == F.written(full(1.0 / e, F.E_MIN, 1.0)), e
+        assert math.isclose(got, e, rel_tol=1e-3, abs_tol=1e-4)
+    assert max(steps) <= F.STEPS
+    assert sorted(steps)[len(steps) // 2] <= 20  # the median target: half the steps or fewer
