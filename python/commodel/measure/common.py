@@ -192,6 +192,7 @@ class Context:
     rank: int
     size: int
     hosts: list[str]
+    ctl: Any = None  # a duplicate of comm for the controller's messages (politely waited on)
     db: Any = None  # ResultsDB on rank 0
     campaign: int = 0
     run: int = 1
@@ -254,8 +255,7 @@ class Context:
                 raise CommodelError(f"internal: step {key!r} cannot be replayed")
             self.steps_replayed += 1
             return StepResult(key, replay(stored), replayed=True)
-        polite_barrier(self.comm)
-        self.comm.bcast(("kernel", kernel_name, params), root=0)
+        polite_bcast(self.ctl, ("kernel", kernel_name, params))
         outputs = _execute(self, kernel_name, params)
         sample_rows = rows(outputs)
         for r in sample_rows:
@@ -301,13 +301,13 @@ def _execute(ctx: Context, kernel_name: str, params: dict) -> list[Any]:
         state = k.prepare(ctx, params)
     except Exception as exc:  # reported by rank 0 below
         error = _describe(exc)
-    errors = ctx.comm.gather(error, root=0)
+    errors = polite_gather(ctx.ctl, error)
     verdict = None
     if ctx.rank == 0:
         bad = [(r, e) for r, e in enumerate(errors) if e is not None]
         if bad:
             verdict = "; ".join(f"rank {r} ({ctx.hosts[r]}): {e}" for r, e in bad)
-    verdict = ctx.comm.bcast(verdict, root=0)
+    verdict = polite_bcast(ctx.ctl, verdict)
     if verdict is not None:
         if ctx.rank == 0:
             raise CommodelError(f"{kernel_name}: {verdict}")
@@ -322,9 +322,10 @@ def _execute(ctx: Context, kernel_name: str, params: dict) -> list[Any]:
         except Exception as exc:
             _abort(ctx, f"{kernel_name}: {_describe(exc)}", exc)
         polite_barrier(ctx.comm)
-    if k.sits_out is not None:
-        polite_barrier(ctx.comm)  # every rank back in its scheduling class before anyone spins
-    return ctx.comm.gather(out, root=0)
+    # The outputs are gathered politely: rank 0 sends the next command only once every
+    # rank's output is in, and a rank that sat out sends its output only once it is back
+    # in its scheduling class, so no rank spins on one outside it.
+    return polite_gather(ctx.ctl, out)
 
 
 @contextlib.contextmanager
@@ -389,6 +390,81 @@ def _abort(ctx: Context, message: str, exc: BaseException | None = None) -> None
     ctx.comm.Abort(2)
 
 
+CTL_TAG = 0
+POLL_S = 0.0002
+
+
+def _wait(req) -> None:
+    while not req.Test():
+        time.sleep(POLL_S)
+
+
+def _post(ctl, obj: Any, dest: int) -> tuple[Any, bytes]:
+    """Start sending ``obj`` (pickled, as bytes) to ``dest``; the request and its buffer,
+    which must live until the request completes."""
+    import pickle
+
+    from mpi4py import MPI
+
+    data = pickle.dumps(obj)
+    return ctl.Isend([data, MPI.BYTE], dest=dest, tag=CTL_TAG), data
+
+
+def _take(ctl, source: int) -> tuple[bool, Any]:
+    """(True, the object) where a message from ``source`` has arrived, else (False, None).
+    Probed, sized and received as bytes: mpi4py's receive of a pickled object goes through
+    a matched probe, which Open MPI 4.1.4 failed (MPI_ERR_OTHER) under an MCA parameter
+    file in tests/test_measure_collective.py."""
+    import pickle
+
+    from mpi4py import MPI
+
+    status = MPI.Status()
+    if not ctl.Iprobe(source=source, tag=CTL_TAG, status=status):
+        return False, None
+    buf = bytearray(status.Get_count(MPI.BYTE))
+    ctl.Recv([buf, MPI.BYTE], source=source, tag=CTL_TAG)
+    return True, pickle.loads(buf)
+
+
+def polite_gather(ctl, obj: Any, root: int = 0) -> list[Any] | None:
+    """``ctl.gather(obj, root)`` by messages that each side waits for asleep (as
+    :func:`polite_barrier` does): the root takes each rank's object as it arrives."""
+    rank, size = ctl.Get_rank(), ctl.Get_size()
+    if rank != root:
+        req, _data = _post(ctl, obj, root)
+        _wait(req)
+        return None
+    out: list[Any] = [None] * size
+    out[root] = obj
+    pending = [r for r in range(size) if r != root]
+    while pending:
+        for r in list(pending):
+            got, value = _take(ctl, r)
+            if got:
+                out[r] = value
+                pending.remove(r)
+        if pending:
+            time.sleep(POLL_S)
+    return out
+
+
+def polite_bcast(ctl, obj: Any, root: int = 0) -> Any:
+    """``ctl.bcast(obj, root)`` by messages from the root that each rank waits for
+    asleep."""
+    rank, size = ctl.Get_rank(), ctl.Get_size()
+    if rank == root:
+        sent = [_post(ctl, obj, r) for r in range(size) if r != root]
+        for req, _data in sent:
+            _wait(req)
+        return obj
+    while True:
+        got, value = _take(ctl, root)
+        if got:
+            return value
+        time.sleep(POLL_S)
+
+
 def sync_start(comm) -> None:
     """Start a timed repetition together: a sleeping barrier until every rank has arrived,
     then MPI_Barrier, which then returns on all ranks at nearly the same time without
@@ -399,8 +475,7 @@ def sync_start(comm) -> None:
 
 def _worker_loop(ctx: Context) -> int:
     while True:
-        polite_barrier(ctx.comm)
-        cmd = ctx.comm.bcast(None, root=0)
+        cmd = polite_bcast(ctx.ctl, None)
         if cmd[0] == "stop":
             return int(cmd[1])
         _, kernel_name, params = cmd
@@ -413,9 +488,8 @@ def _worker_loop(ctx: Context) -> int:
 # --- campaigns -------------------------------------------------------------------------------
 
 
-def _send_stop(comm, code: int) -> None:
-    polite_barrier(comm)
-    comm.bcast(("stop", code), root=0)
+def _send_stop(ctl, code: int) -> None:
+    polite_bcast(ctl, ("stop", code))
 
 
 def mpi_identity(MPI) -> tuple[str, str]:
@@ -423,6 +497,19 @@ def mpi_identity(MPI) -> tuple[str, str]:
     library = (text.strip().splitlines() or ["unknown"])[0].strip()
     major, minor = MPI.Get_version()
     return library, f"{major}.{minor}"
+
+
+_CONTROL: dict[Any, Any] = {}
+
+
+def control_comm(comm) -> Any:
+    """The duplicate of ``comm`` that carries the controller's messages (commands, errors,
+    outputs), apart from the kernels' traffic: made once per process (collectively, as
+    every rank runs the same campaigns in the same order) and kept for later campaigns."""
+    key = comm.py2f()
+    if key not in _CONTROL:
+        _CONTROL[key] = comm.Dup()
+    return _CONTROL[key]
 
 
 def run_campaign(
@@ -449,7 +536,15 @@ def run_campaign(
     comm = comm if comm is not None else MPI.COMM_WORLD
     rank, size = comm.Get_rank(), comm.Get_size()
     hosts = comm.allgather(MPI.Get_processor_name())
-    ctx = Context(MPI=MPI, comm=comm, rank=rank, size=size, hosts=hosts, benchmark=benchmark)
+    ctx = Context(
+        MPI=MPI,
+        comm=comm,
+        rank=rank,
+        size=size,
+        hosts=hosts,
+        benchmark=benchmark,
+        ctl=control_comm(comm),
+    )
     if rank != 0:
         return _worker_loop(ctx), None
 
@@ -493,7 +588,7 @@ def run_campaign(
         ctx.db = db
         ctx.progress = Progress(1, benchmark, enabled=progress)
     except BaseException:
-        _send_stop(comm, 2)
+        _send_stop(ctx.ctl, 2)
         if db is not None:
             db.close()
         raise
@@ -504,7 +599,7 @@ def run_campaign(
         try:
             db.set_status(ctx.campaign, "failed")
         finally:
-            _send_stop(comm, 2)
+            _send_stop(ctx.ctl, 2)
             db.close()
             if ctx.progress is not None:
                 ctx.progress.close()
@@ -512,5 +607,5 @@ def run_campaign(
     ctx.progress.close()
     db.set_status(ctx.campaign, "complete")
     db.close()
-    _send_stop(comm, 0)
+    _send_stop(ctx.ctl, 0)
     return 0, result
