@@ -442,3 +442,29 @@ def test_use_rules_keeps_the_bytes_of_a_file_not_utf8(tmp_path: Path) -> None:
     check_rules_unchanged(str(db), str(copy), data)  # the same bytes: resumed
     with pytest.raises(CommodelError, match="whose advice has changed since"):
         check_rules_unchanged(str(db), str(copy), data.replace(b"\xff", b"\xfe"))
+
+
+def test_an_mpich_tuning_file_is_checked_as_csel_reads_its_keys(cli, tmp_path: Path) -> None:
+    """csel.c drops the spaces of a key and reads a condition's number with atoi:
+    `comm_size <= 4` was an error of --check-rules (unknown key) that MPICH 5.0.2 runs, and
+    `collective=foo` passed where MPICH asserts at MPI_Init (test_mpis.py runs both)."""
+    path = tmp_path / "tuning.json"
+    leaf = {"algorithm=MPIR_Bcast_intra_binomial": {}}
+    path.write_text(json.dumps({"collective=bcast": {"comm_type=intra": {
+        "comm_size <= 4": leaf, "comm_size<=8x": leaf, "any": leaf}}}))  # fmt: skip
+    result = cli("advise", "--check-rules", str(path), "--mpi", "mpich")
+    assert result.code == 0, result.err
+    assert result.out.splitlines()[:2] == [
+        f"{path}: warning: collective=bcast > comm_type=intra > comm_size <= 4: MPICH reads the "
+        "key as 'comm_size<=4' (csel.c drops the spaces of a key)",
+        f"{path}: warning: collective=bcast > comm_type=intra > comm_size<=8x: MPICH reads the "
+        "key as 'comm_size<=8' (atoi stops at 'x')",
+    ]  # fmt: skip
+    path.write_text(json.dumps({"collective=foo": {"comm_type=intra": {"any": leaf}}}))
+    result = cli("advise", "--check-rules", str(path), "--mpi", "mpich")
+    assert result.code == 2
+    assert result.out.splitlines()[0] == (
+        f"{path}: error: top > collective=foo: MPICH has no collective 'foo' (csel.c asserts "
+        "at MPI_Init)"
+    )
+    assert f"{path}: MPICH 5.0 fails on this tuning file" in result.err
