@@ -468,3 +468,22 @@ def test_an_mpich_tuning_file_is_checked_as_csel_reads_its_keys(cli, tmp_path: P
         "at MPI_Init)"
     )
     assert f"{path}: MPICH 5.0 fails on this tuning file" in result.err
+
+
+@pytest.mark.parametrize("value", ["\u00b2", "1:0-\u00b2", "\u0663:0-100"])
+def test_intel_mpi_settings_with_digits_not_ascii_are_refused(
+    cli, tmp_path: Path, value: str
+) -> None:
+    """The intel-settings fuzz target's finding: a '²' where a number belongs passed
+    str.isdigit and ended in int()'s ValueError (an internal error); '٣' was read as 3.
+    Intel MPI 2021.18.1 says "Incorrect adjust value" to each (test_intel_mpi.py runs it)."""
+    path = tmp_path / "settings.env"
+    path.write_text(f"export I_MPI_ADJUST_ALLREDUCE='{value}'\n")
+    result = cli("advise", "--check-rules", str(path), "--mpi", "intel-mpi")
+    assert result.code == 2
+    assert result.out.splitlines()[0].startswith(f"{path}: error: I_MPI_ADJUST_ALLREDUCE: ")
+    assert result.out.splitlines()[-1] == (
+        f"{path}: error: I_MPI_ADJUST_ALLREDUCE: Intel MPI ignores I_MPI_ADJUST_ALLREDUCE whole "
+        "('Incorrect adjust value' at MPI_Init)"
+    )
+    assert f"{path}: Intel MPI ignores these settings" in result.err
