@@ -144,7 +144,7 @@ def open_mpi_rules(rng: random.Random, v2: bool) -> bytes:
 # MPICH's JSON tuning file: csel.c's keys (conditions, the yes/no operators, any), with
 # numbers at the edges, and the algorithm leaves, real and not
 MPICH_COLLECTIVES = ["bcast", "allreduce", "allgather", "alltoall", "reduce", "barrier",
-                     "ialltoallw", "x", ""]  # fmt: skip
+                     "ialltoallw", "x", "", "foo", "any", "Bcast"]  # fmt: skip
 MPICH_CONDITIONS = ["comm_size<=", "comm_size<", "avg_msg_size<=", "avg_msg_size<",
                     "total_msg_size<=", "total_msg_size<", "count<=", "comm_avg_ppn<", "k="]  # fmt: skip
 MPICH_KEYS = ["comm_type=intra", "comm_type=inter", "comm_size=pow2", "comm_size=node_comm_size",
@@ -156,6 +156,22 @@ MPICH_NAMES = ["binomial", "ring", "brucks", "pairwise", "recursive_doubling", "
 JSON_VALUES = [[], 1, "x", None, True, {}]  # every JSON type: csel.c reads objects only
 JSON_JUNK = ["{", "}", "[", "]", ",", ":", '"', '"\\ud800"', "\udcff", "1e999", "NaN", "-Infinity",
              "null", "[" * 100, '{"a":' * 40, "\x00", "\udcff", "\ufeff", " " * 3]  # fmt: skip
+
+
+# numbers as csel.c's atoi reads them: the digits up to another character, none (0), past
+# an int or a long, signs, Python's int() limit
+MPICH_LOOSE_NUMBERS = ["4abc", "", "+2", "-5", " 8", "\t8", "4294967298", "0x10", "any", "<5",
+                       "9" * 5000, "-" + "9" * 30, "007", "1e3", "\u0663"]  # fmt: skip
+
+
+def spaced(rng: random.Random, key: str) -> str:
+    """``key`` with spaces put in now and then (csel.c drops them)."""
+    if rng.random() >= 0.08 or not key:
+        return key
+    chars = list(key)
+    for _ in range(rng.randrange(1, 4)):
+        chars.insert(rng.randrange(len(chars) + 1), " ")
+    return "".join(chars)
 
 
 def mpich_json(rng: random.Random) -> bytes:
@@ -172,7 +188,11 @@ def mpich_json(rng: random.Random) -> bytes:
             where = pick(rng, ["intra", "intra", "inter", "allcomm", "x"])
             name = f"MPIR_{pick(rng, [cap, cap, 'Bcast'])}_{where}_{pick(rng, MPICH_NAMES)}"
             # parameters (read as an object for some algorithms), a second leaf after it
-            leaf = {f"algorithm={name}": pick(rng, [{}] * 6 + [{"k=3": pick(rng, JSON_VALUES)}])}
+            leaf = {
+                spaced(rng, f"algorithm={name}"): pick(
+                    rng, [{}] * 6 + [{"k=3": pick(rng, JSON_VALUES)}]
+                )
+            }
             if rng.random() < 0.05:
                 second = f"algorithm=MPIR_{cap}_intra_{pick(rng, ['tree', 'ring', 'k_brucks'])}"
                 leaf[second] = pick(rng, JSON_VALUES)
@@ -183,12 +203,16 @@ def mpich_json(rng: random.Random) -> bytes:
             if rng.random() < 0.6:
                 key = pick(rng, MPICH_CONDITIONS) + str(
                     pick(rng, [0, 1, 4, 64, 1024, 2**31, 2**63, 10**30])
+                    if rng.random() < 0.9
+                    else pick(rng, MPICH_LOOSE_NUMBERS)
                 )
             else:
                 key = pick(rng, MPICH_KEYS)
-            out[key] = node(coll, depth + 1)
+            out[spaced(rng, key)] = node(coll, depth + 1)
         if rng.random() < (0.7 if wide else 0.1):
-            out[pick(rng, ["any", "comm_size=any", "avg_msg_size=any"])] = node(coll, depth + 1)
+            out[spaced(rng, pick(rng, ["any", "comm_size=any", "avg_msg_size=any"]))] = node(
+                coll, depth + 1
+            )
         return out
 
     if levels > 100:  # nested far deeper than any real file (and Python's JSON reader)
@@ -198,7 +222,7 @@ def mpich_json(rng: random.Random) -> bytes:
         for _ in range(pick(rng, [1, 1, 2, 3, 4, 0])):
             coll = pick(rng, MPICH_COLLECTIVES)
             top = pick(rng, ["comm_type=intra", "comm_type=intra", "comm_type=inter", "any"])
-            tree[f"collective={coll}"] = {top: node(coll, 2)}
+            tree[spaced(rng, f"collective={coll}")] = {spaced(rng, top): node(coll, 2)}
         text = json.dumps(tree, indent=pick(rng, [None, 1]))
     return edit_text(rng, text, [0, 0, 0, 0, 1, 2], JSON_JUNK, 12)
 

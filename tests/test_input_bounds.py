@@ -487,3 +487,20 @@ def test_intel_mpi_settings_with_digits_not_ascii_are_refused(
         "('Incorrect adjust value' at MPI_Init)"
     )
     assert f"{path}: Intel MPI ignores these settings" in result.err
+
+
+@pytest.mark.parametrize("mpi", ["openmpi-4.1", "openmpi-5.0"])
+def test_an_open_mpi_rules_number_of_5000_digits_is_read_as_fscanf_reads_it(
+    cli, tmp_path: Path, mpi: str
+) -> None:
+    """Found by the rules target once its MPICH grammar wrote 5000-digit numbers (every reader
+    gets the same bytes): Open MPI's reader ended in int()'s digit limit (a ValueError).
+    fscanf's %ld reads it as LONG_MAX, and the error names the line and the field."""
+    path = tmp_path / "rules.txt"
+    path.write_text("1\n0\n1\n8\n1\n0 " + "9" * 5000 + " 0 0\n")
+    result = cli("advise", "--check-rules", str(path), "--mpi", mpi)
+    assert result.code == 2
+    assert result.out.startswith(
+        f"{path}: error: line 6: collective id 0, communicator size 8: algorithm: "
+        "9223372036854775807 is not an algorithm of this collective"
+    )
