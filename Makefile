@@ -150,17 +150,17 @@ bench: $(INSTALL_STAMP)
 
 # Fuzzing for a time budget: half to the GOAL reader and every model (Rust,
 # examples/fuzz_goal), half to the files a user hands us through the Python layer
-# (fuzz/harness.py: platform and cluster YAML, GOAL text and binary, rules files, results
-# databases; 5 s of CPU and 4 GiB per input). Findings go to fuzz/artifacts/; each part
+# (fuzz/harness.py: platform and cluster YAML, GOAL text and binary, rules files, Intel
+# MPI settings, results databases; 5 s of CPU and 4 GiB per input). Findings go to fuzz/artifacts/; each part
 # prints its figures. The million-input runs: docs/fuzzing.md.
 FUZZ_SECONDS ?= 180
-FUZZ_TARGETS := platform-yaml cluster-yaml goal-text goal-binary rules results-db
+FUZZ_TARGETS := platform-yaml cluster-yaml goal-text goal-binary rules intel-settings results-db
 
 fuzz: $(INSTALL_STAMP)
 	$(CARGO) build -j 2 -p commodel-engine --example fuzz_goal
 	@status=0; \
 	$(CARGO) run -q -j 2 -p commodel-engine --example fuzz_goal -- $$(( $(FUZZ_SECONDS) / 2 )) || status=1; \
-	$(PY) fuzz/harness.py run $(FUZZ_TARGETS) --seconds $$(( $(FUZZ_SECONDS) / 12 + 1 )) || status=1; \
+	$(PY) fuzz/harness.py run $(FUZZ_TARGETS) --seconds $$(( $(FUZZ_SECONDS) / 14 + 1 )) || status=1; \
 	exit $$status
 
 clean:

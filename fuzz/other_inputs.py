@@ -144,7 +144,7 @@ def open_mpi_rules(rng: random.Random, v2: bool) -> bytes:
 # MPICH's JSON tuning file: csel.c's keys (conditions, the yes/no operators, any), with
 # numbers at the edges, and the algorithm leaves, real and not
 MPICH_COLLECTIVES = ["bcast", "allreduce", "allgather", "alltoall", "reduce", "barrier",
-                     "ialltoallw", "x", ""]  # fmt: skip
+                     "ialltoallw", "x", "", "foo", "any", "Bcast"]  # fmt: skip
 MPICH_CONDITIONS = ["comm_size<=", "comm_size<", "avg_msg_size<=", "avg_msg_size<",
                     "total_msg_size<=", "total_msg_size<", "count<=", "comm_avg_ppn<", "k="]  # fmt: skip
 MPICH_KEYS = ["comm_type=intra", "comm_type=inter", "comm_size=pow2", "comm_size=node_comm_size",
@@ -156,6 +156,22 @@ MPICH_NAMES = ["binomial", "ring", "brucks", "pairwise", "recursive_doubling", "
 JSON_VALUES = [[], 1, "x", None, True, {}]  # every JSON type: csel.c reads objects only
 JSON_JUNK = ["{", "}", "[", "]", ",", ":", '"', '"\\ud800"', "\udcff", "1e999", "NaN", "-Infinity",
              "null", "[" * 100, '{"a":' * 40, "\x00", "\udcff", "\ufeff", " " * 3]  # fmt: skip
+
+
+# numbers as csel.c's atoi reads them: the digits up to another character, none (0), past
+# an int or a long, signs, Python's int() limit
+MPICH_LOOSE_NUMBERS = ["4abc", "", "+2", "-5", " 8", "\t8", "4294967298", "0x10", "any", "<5",
+                       "9" * 5000, "-" + "9" * 30, "007", "1e3", "\u0663"]  # fmt: skip
+
+
+def spaced(rng: random.Random, key: str) -> str:
+    """``key`` with spaces put in now and then (csel.c drops them)."""
+    if rng.random() >= 0.08 or not key:
+        return key
+    chars = list(key)
+    for _ in range(rng.randrange(1, 4)):
+        chars.insert(rng.randrange(len(chars) + 1), " ")
+    return "".join(chars)
 
 
 def mpich_json(rng: random.Random) -> bytes:
@@ -172,7 +188,11 @@ def mpich_json(rng: random.Random) -> bytes:
             where = pick(rng, ["intra", "intra", "inter", "allcomm", "x"])
             name = f"MPIR_{pick(rng, [cap, cap, 'Bcast'])}_{where}_{pick(rng, MPICH_NAMES)}"
             # parameters (read as an object for some algorithms), a second leaf after it
-            leaf = {f"algorithm={name}": pick(rng, [{}] * 6 + [{"k=3": pick(rng, JSON_VALUES)}])}
+            leaf = {
+                spaced(rng, f"algorithm={name}"): pick(
+                    rng, [{}] * 6 + [{"k=3": pick(rng, JSON_VALUES)}]
+                )
+            }
             if rng.random() < 0.05:
                 second = f"algorithm=MPIR_{cap}_intra_{pick(rng, ['tree', 'ring', 'k_brucks'])}"
                 leaf[second] = pick(rng, JSON_VALUES)
@@ -183,12 +203,16 @@ def mpich_json(rng: random.Random) -> bytes:
             if rng.random() < 0.6:
                 key = pick(rng, MPICH_CONDITIONS) + str(
                     pick(rng, [0, 1, 4, 64, 1024, 2**31, 2**63, 10**30])
+                    if rng.random() < 0.9
+                    else pick(rng, MPICH_LOOSE_NUMBERS)
                 )
             else:
                 key = pick(rng, MPICH_KEYS)
-            out[key] = node(coll, depth + 1)
+            out[spaced(rng, key)] = node(coll, depth + 1)
         if rng.random() < (0.7 if wide else 0.1):
-            out[pick(rng, ["any", "comm_size=any", "avg_msg_size=any"])] = node(coll, depth + 1)
+            out[spaced(rng, pick(rng, ["any", "comm_size=any", "avg_msg_size=any"]))] = node(
+                coll, depth + 1
+            )
         return out
 
     if levels > 100:  # nested far deeper than any real file (and Python's JSON reader)
@@ -198,15 +222,21 @@ def mpich_json(rng: random.Random) -> bytes:
         for _ in range(pick(rng, [1, 1, 2, 3, 4, 0])):
             coll = pick(rng, MPICH_COLLECTIVES)
             top = pick(rng, ["comm_type=intra", "comm_type=intra", "comm_type=inter", "any"])
-            tree[f"collective={coll}"] = {top: node(coll, 2)}
+            tree[spaced(rng, f"collective={coll}")] = {spaced(rng, top): node(coll, 2)}
         text = json.dumps(tree, indent=pick(rng, [None, 1]))
-    for _ in range(rng.choice([0, 0, 0, 0, 1, 2])):
+    return edit_text(rng, text, [0, 0, 0, 0, 1, 2], JSON_JUNK, 12)
+
+
+def edit_text(rng: random.Random, text: str, edits: list[int], junk: list[str], cut: int) -> bytes:
+    """``text`` after ``pick(edits)`` edits (a ``junk`` token put in, up to ``cut`` - 1
+    characters cut out, or the rest cut off), as bytes (surrogates: bytes not UTF-8)."""
+    for _ in range(rng.choice(edits)):
         at = rng.randrange(len(text) + 1)
         edit = rng.randrange(3)
         if edit == 0:
-            text = text[:at] + pick(rng, JSON_JUNK) + text[at:]
+            text = text[:at] + pick(rng, junk) + text[at:]
         elif edit == 1:
-            text = text[:at] + text[at + rng.randrange(1, 12) :]
+            text = text[:at] + text[at + rng.randrange(1, cut) :]
         else:
             text = text[:at]
     return text.encode("utf-8", "surrogateescape")
@@ -264,3 +294,78 @@ def results_db(rng: random.Random) -> dict[str, Any]:
         campaigns.append({"benchmark": benchmark, "status": pick(rng, STATUSES), "options": options,
                           "ranks": ranks, "hosts": [f"h{i}" for i in range(ranks)], "rows": rows})  # fmt: skip
     return {"schema": schema, "campaigns": campaigns}
+
+
+# --- Intel MPI's settings: I_MPI_ADJUST_<COLL> ---------------------------------------------
+
+INTEL_COLLECTIVES = ["ALLREDUCE", "BCAST", "ALLGATHER", "ALLTOALL", "ALLREDUCE", "BCAST",
+                     "REDUCE", "BARRIER", "ALLTOALLV", "IALLREDUCE", "X", "", "allreduce"]  # fmt: skip
+# numbers at the edges: the build's ranges (0-32, 0-22, 0-6, 0-18), a C int's and a long's
+# ends, beyond Python's int() limit; signs, other bases, digits that are not ASCII
+INTEL_NUMBERS = ["0", "1", "2", "3", "8", "12", "18", "22", "32", "33", "65535", "2147483647",
+                 "2147483648", "4294967296", "9223372036854775808", "1" + "0" * 30, "9" * 5000,
+                 "-1", "+1", "007", "0x10", "1e3", "1.5", "", " 1", "1 ", "\u00b2", "\u0663",
+                 "\uff11", "\u2167"]  # fmt: skip
+INTEL_JUNK = [";", ":", "@", "-", ",", "'", '"', "\\", "$", "#", "=", " ", "\t", "\x00", "\udcff",
+              "\u2028", "\x0b", "\r", "\n", "export", "I_MPI_ADJUST_", "$(x)", "`x`", "${X}"]  # fmt: skip
+
+
+def _intel_number(rng: random.Random) -> str:
+    if rng.random() < 0.7:
+        return str(pick(rng, [0, 1, 2, 1023, 1024, 4096, 65535, 65536, 1 << 20, 2**31 - 1]))
+    return pick(rng, INTEL_NUMBERS)
+
+
+def intel_value(rng: random.Random) -> str:
+    """``I_MPI_ADJUST_<COLL>``'s value: items ``<id>[:<l>[-<m>][@<p>[-<q>]],...]`` joined by
+    ``;``, as advise writes them (ranges that tile the sizes) or any way at all."""
+    items = []
+    if rng.random() < 0.4:  # as advise writes: consecutive ranges up to 2^31 - 1
+        start = 0
+        for _ in range(rng.randrange(1, 5)):
+            end = start + pick(rng, [0, 1, 1023, 65535, 1 << 20])
+            items.append(f"{rng.randrange(0, 13)}:{start}-{end}")
+            start = end + 1
+        items.append(f"{rng.randrange(0, 13)}:{start}-2147483647")
+    else:
+        for _ in range(rng.randrange(0, 5)):
+            head = _intel_number(rng) if rng.random() < 0.9 else pick(rng, ["ring", "x", "auto"])
+            conds = []
+            for _ in range(rng.choice([0, 1, 1, 2, 3])):
+                cond = _intel_number(rng)
+                if rng.random() < 0.7:
+                    cond += "-" + _intel_number(rng)
+                if rng.random() < 0.3:
+                    cond += "@" + _intel_number(rng)
+                    if rng.random() < 0.5:
+                        cond += "-" + _intel_number(rng)
+                conds.append(cond)
+            items.append(head + (":" + ",".join(conds) if conds or rng.random() < 0.1 else ""))
+    value = ";".join(items) + (";" if rng.random() < 0.1 else "")
+    return value
+
+
+def intel_settings(rng: random.Random) -> bytes:
+    """An Intel MPI settings file as ``advise --mpi intel-mpi --rules`` writes it (comments,
+    then ``export I_MPI_ADJUST_<COLL>='<value>'``) or otherwise: several variables, one set
+    twice, other collectives, no ``export``, quoted every way a shell quotes (or not
+    closed), other lines; then junk tokens, cuts and bytes not UTF-8."""
+    lines = [f"# {pick(rng, ['advised by commodel', 'P = 4', '', 'é', '#'])}"
+             for _ in range(rng.randrange(0, 3))]  # fmt: skip
+    for _ in range(pick(rng, [1, 1, 1, 2, 3, 0])):
+        name = "I_MPI_ADJUST_" + pick(rng, INTEL_COLLECTIVES)
+        value = intel_value(rng)
+        quote = pick(rng, ["'", "'", '"', "", "$'", "'\"", "'''"])
+        close = {"$'": "'", "'\"": "'\"", "'''": "'"}.get(quote, quote)
+        if rng.random() < 0.05:
+            close = ""  # not closed
+        export = pick(rng, ["export ", "export ", "", "export  ", "declare -x ", "\texport "])
+        lines.append(f"{export}{name}={quote}{value}{close}")
+        if rng.random() < 0.05:
+            lines.append(lines[-1])  # set twice
+    if rng.random() < 0.1:
+        lines.append(
+            pick(rng, ["I_MPI_FABRICS=ofi", "unset I_MPI_ADJUST_BCAST", "x", "=", "export"])
+        )
+    text = pick(rng, ["\n", "\n", "\r\n", "\n\n"]).join(lines) + pick(rng, ["\n", "", "\n\n"])
+    return edit_text(rng, text, [0, 0, 0, 1, 2], INTEL_JUNK, 8)

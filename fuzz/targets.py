@@ -231,6 +231,52 @@ def rules(data: bytes) -> None:
         read_given_rules(path, "bcast")
 
 
+_INTEL_RANGES: list[Any] = []
+
+
+def intel_ranges() -> Any:
+    """The installed Intel MPI's preset ranges (``impi_info``, asked once), None without
+    one."""
+    if not _INTEL_RANGES:
+        from commodel.mpis.intelmpi import installed_prefix, preset_ranges
+
+        prefix = installed_prefix()
+        _INTEL_RANGES.append(preset_ranges(prefix) if prefix else None)
+    return _INTEL_RANGES[0]
+
+
+def intel_settings(data: bytes) -> None:
+    """An Intel MPI settings file: the checker of `advise --check-rules --mpi intel-mpi`
+    (without and with the installed build's preset ranges), the reader that puts the file's
+    variables in a run's environment, each variable read and looked up as the library
+    selects, what `measure collective` records of it in its environment; the whole CLI
+    in-process on one file in 16 (it asks impi_info for the ranges each time)."""
+    from commodel.measure.collective import forced_algorithm, label_of
+    from commodel.mpis.intelmpi import ALGORITHMS, adjust_env, check_settings, lookup, parse_adjust
+
+    ranges = intel_ranges()
+    check_settings(data, "settings", None)
+    if ranges:
+        check_settings(data, "settings", ranges)
+    path = write("settings.env", data)
+    try:
+        env = adjust_env("allreduce", 0, str(path))
+    except CommodelError:
+        env = {}
+    for name, value in env.items():
+        coll = name.removeprefix("I_MPI_ADJUST_").lower()
+        items, _problems = parse_adjust(coll, value, (ranges or {}).get(coll))
+        for ranks in (1, 4, 2**31 - 1):
+            for size in (0, 1024, 2**31 - 1, 2**40):
+                lookup(items, ranks, size)
+        if coll in ALGORITHMS:
+            with contextlib.suppress(CommodelError):
+                forced = forced_algorithm(coll, {name: value})
+                label_of(coll, forced["algorithm"], {name: value})
+    if zlib.crc32(data) % 16 == 0:
+        cli(["advise", "--check-rules", str(path), "--mpi", "intel-mpi"])
+
+
 def results_db(plan: dict[str, Any]) -> None:
     from commodel.fit.assemble import fit_platform
     from commodel.platform import platform_from_dict
@@ -412,6 +458,7 @@ TARGETS: dict[str, Target] = {
     "goal-text": (goal_text_input, goal_text),
     "goal-binary": (other_inputs.goal_binary, goal_binary),
     "rules": (other_inputs.rules_file, rules),
+    "intel-settings": (other_inputs.intel_settings, intel_settings),
     "results-db": (other_inputs.results_db, results_db),
     "results-db-memory": (other_inputs.results_db, results_db_memory),
 }  # fmt: skip

@@ -442,3 +442,65 @@ def test_use_rules_keeps_the_bytes_of_a_file_not_utf8(tmp_path: Path) -> None:
     check_rules_unchanged(str(db), str(copy), data)  # the same bytes: resumed
     with pytest.raises(CommodelError, match="whose advice has changed since"):
         check_rules_unchanged(str(db), str(copy), data.replace(b"\xff", b"\xfe"))
+
+
+def test_an_mpich_tuning_file_is_checked_as_csel_reads_its_keys(cli, tmp_path: Path) -> None:
+    """csel.c drops the spaces of a key and reads a condition's number with atoi:
+    `comm_size <= 4` was an error of --check-rules (unknown key) that MPICH 5.0.2 runs, and
+    `collective=foo` passed where MPICH asserts at MPI_Init (test_mpis.py runs both)."""
+    path = tmp_path / "tuning.json"
+    leaf = {"algorithm=MPIR_Bcast_intra_binomial": {}}
+    path.write_text(json.dumps({"collective=bcast": {"comm_type=intra": {
+        "comm_size <= 4": leaf, "comm_size<=8x": leaf, "any": leaf}}}))  # fmt: skip
+    result = cli("advise", "--check-rules", str(path), "--mpi", "mpich")
+    assert result.code == 0, result.err
+    assert result.out.splitlines()[:2] == [
+        f"{path}: warning: collective=bcast > comm_type=intra > comm_size <= 4: MPICH reads the "
+        "key as 'comm_size<=4' (csel.c drops the spaces of a key)",
+        f"{path}: warning: collective=bcast > comm_type=intra > comm_size<=8x: MPICH reads the "
+        "key as 'comm_size<=8' (atoi stops at 'x')",
+    ]  # fmt: skip
+    path.write_text(json.dumps({"collective=foo": {"comm_type=intra": {"any": leaf}}}))
+    result = cli("advise", "--check-rules", str(path), "--mpi", "mpich")
+    assert result.code == 2
+    assert result.out.splitlines()[0] == (
+        f"{path}: error: top > collective=foo: MPICH has no collective 'foo' (csel.c asserts "
+        "at MPI_Init)"
+    )
+    assert f"{path}: MPICH 5.0 fails on this tuning file" in result.err
+
+
+@pytest.mark.parametrize("value", ["\u00b2", "1:0-\u00b2", "\u0663:0-100"])
+def test_intel_mpi_settings_with_digits_not_ascii_are_refused(
+    cli, tmp_path: Path, value: str
+) -> None:
+    """The intel-settings fuzz target's finding: a '²' where a number belongs passed
+    str.isdigit and ended in int()'s ValueError (an internal error); '٣' was read as 3.
+    Intel MPI 2021.18.1 says "Incorrect adjust value" to each (test_intel_mpi.py runs it)."""
+    path = tmp_path / "settings.env"
+    path.write_text(f"export I_MPI_ADJUST_ALLREDUCE='{value}'\n")
+    result = cli("advise", "--check-rules", str(path), "--mpi", "intel-mpi")
+    assert result.code == 2
+    assert result.out.splitlines()[0].startswith(f"{path}: error: I_MPI_ADJUST_ALLREDUCE: ")
+    assert result.out.splitlines()[-1] == (
+        f"{path}: error: I_MPI_ADJUST_ALLREDUCE: Intel MPI ignores I_MPI_ADJUST_ALLREDUCE whole "
+        "('Incorrect adjust value' at MPI_Init)"
+    )
+    assert f"{path}: Intel MPI ignores these settings" in result.err
+
+
+@pytest.mark.parametrize("mpi", ["openmpi-4.1", "openmpi-5.0"])
+def test_an_open_mpi_rules_number_of_5000_digits_is_read_as_fscanf_reads_it(
+    cli, tmp_path: Path, mpi: str
+) -> None:
+    """Found by the rules target once its MPICH grammar wrote 5000-digit numbers (every reader
+    gets the same bytes): Open MPI's reader ended in int()'s digit limit (a ValueError).
+    fscanf's %ld reads it as LONG_MAX, and the error names the line and the field."""
+    path = tmp_path / "rules.txt"
+    path.write_text("1\n0\n1\n8\n1\n0 " + "9" * 5000 + " 0 0\n")
+    result = cli("advise", "--check-rules", str(path), "--mpi", mpi)
+    assert result.code == 2
+    assert result.out.startswith(
+        f"{path}: error: line 6: collective id 0, communicator size 8: algorithm: "
+        "9223372036854775807 is not an algorithm of this collective"
+    )

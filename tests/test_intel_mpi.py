@@ -48,6 +48,10 @@ def test_reader_finds_what_intel_ignores() -> None:
     assert kinds("8:100-50") == ["warning"]  # Intel takes it; it selects nothing
     assert kinds("9" * 5000) == ["error"] and kinds("1:0-" + "9" * 5000) == ["error"]
     assert kinds("20") == ["warning"]  # in the build's range, not in the reference
+    # digits that are not ASCII: str.isdigit takes them, Intel MPI does not ('²' ended in
+    # int()'s ValueError, the intel-settings fuzz target's first finding; '٣' read as 3)
+    for value in ("\u00b2", "\u0663", "\uff11", "1:\u0663-100", "8:0-100@\u00b2"):
+        assert kinds(value) == ["error"], value
     _items, problems = im.parse_adjust("allreduce", "8:1-2;x:3")
     assert "'x' is not a preset id" in problems[0][1]
     assert "ignores I_MPI_ADJUST_ALLREDUCE whole" in problems[-1][1]
@@ -125,7 +129,8 @@ def test_our_reader_agrees_with_intel_mpis(tmp_path) -> None:
     """Each value: MPI_Init of one rank (on this machine, no cluster) complains exactly when
     our reader finds an error."""
     values = ["8", "1:0-100;8:101-2147483647", "8:0-100@1,200-300", "33", "abc",
-              "8:0-", "8:101-2147483648@1-1", "8:0-4294967295", "8:100-50", "1;;2"]  # fmt: skip
+              "8:0-", "8:101-2147483648@1-1", "8:0-4294967295", "8:100-50", "1;;2",
+              "\u00b2", "\u0663", "1:\u0663-100", "8:0-100@\uff11"]  # fmt: skip
     ranges = im.preset_ranges(IMPI)
     for value in values:
         proc = subprocess.run(

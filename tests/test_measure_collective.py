@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import pytest
@@ -44,6 +45,16 @@ def test_forced_algorithm_from_the_environment():
 
     with pytest.raises(CommodelError, match="records one forced preset"):
         forced_algorithm("alltoall", {"I_MPI_ADJUST_ALLTOALL": "1:0-1023;2:1024-2147483647"})
+    # a number read as the MPI reads it: ASCII digits ('²' ended in int()'s ValueError,
+    # 5000 digits in its digit limit), an id within a C int
+    for value, said in (("\u00b2", "is not a preset id"), ("9" * 5000, "above 2^31 - 1"),
+                        ("\u0663", "is not a preset id")):  # fmt: skip
+        with pytest.raises(CommodelError, match=f"I_MPI_ADJUST_ALLTOALL=.*{re.escape(said)}"):
+            forced_algorithm("alltoall", {"I_MPI_ADJUST_ALLTOALL": value})
+    ompi = {"OMPI_MCA_coll_tuned_use_dynamic_rules": "1"}
+    for value in ("\u00b2", "9" * 5000):
+        with pytest.raises(CommodelError, match="OMPI_MCA_coll_tuned_alltoall_algorithm="):
+            forced_algorithm("alltoall", {**ompi, "OMPI_MCA_coll_tuned_alltoall_algorithm": value})
 
 
 @pytest.mark.parametrize(

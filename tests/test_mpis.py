@@ -146,15 +146,20 @@ def test_mpich_checker_reads_the_file_as_csel_does() -> None:
     del rules["collective=bcast"]
     problems = mp.check_json(json.dumps(rules).encode(), tree)
     messages = [m for _k, m in problems]
-    assert [k for k, _ in problems] == ["error"] * 5 + ["warning"], problems
+    kinds = ["error", "warning", "error", "error", "error", "error", "warning"]
+    assert [k for k, _ in problems] == kinds, problems
     assert "'avg_msg_size=any' is not the last key" in messages[0]
-    assert "'avg_msg_size<<5' leads nowhere" in messages[1]
-    assert "unknown key 'avg_msg_size<<5'" in messages[2]
+    # csel.c reads a prefix, then atoi of the rest: avg_msg_size<0 (MPICH 5.0.2 ran it)
+    assert messages[1] == ("collective=allreduce > comm_type=intra > comm_size<=4 > "
+                           "avg_msg_size<<5: MPICH reads the key as 'avg_msg_size<0' (no number "
+                           "in '<5': atoi reads 0)")  # fmt: skip
+    assert "'avg_msg_size<<5' is the last key" in messages[2]
+    assert "'avg_msg_size<<5' leads nowhere" in messages[3]
     # an algorithm key among conditions: MPICH reads the object as one leaf and asserts on
     # the first other key (MPICH 5.0.2: "unrecognized key avg_msg_size<=0")
-    assert "comm_size=any: 'avg_msg_size<=0' beside an algorithm key" in messages[3]
-    assert "MPICH has no such allreduce" in messages[4]
-    assert "collective=bcast" in messages[5]
+    assert "comm_size=any: 'avg_msg_size<=0' beside an algorithm key" in messages[4]
+    assert "MPICH has no such allreduce" in messages[5]
+    assert "collective=bcast" in messages[6]
     assert mp.check_json(b"{", tree)[0][1].startswith("not JSON")
 
 
@@ -205,6 +210,75 @@ def test_mpich_checker_refuses_every_value_csel_reads_that_is_not_an_object() ->
     # a parameter's value is not looked at
     params = {"algorithm=MPIR_Bcast_intra_tree": {"k=3": [], "tree_type=knomial_1": 1}}
     assert errors(bcast({"any": params})) == []
+
+
+def test_mpich_checker_reads_keys_as_csel_does() -> None:
+    """csel.c drops the spaces of every key and reads a condition's number with C's atoi
+    (the digits after the prefix, the rest ignored; beyond an int its low 32 bits). What
+    MPICH reads the checker reads the same way, with a warning saying how; a collective
+    MPICH does not know, and a key it does not (``k=3`` outside a leaf), are errors."""
+
+    def bcast(branch: Any, top: str = "collective=bcast", intra: str = "comm_type=intra") -> bytes:
+        return json.dumps({top: {intra: branch}}).encode()
+
+    ring = {"algorithm=MPIR_Bcast_intra_scatter_ring_allgather": {}}
+    binomial = {"algorithm = MPIR_Bcast_intra_binomial": {}}
+    spaced = bcast({"comm_size <= 4": binomial, "comm_size = any": ring},
+                   "collective = bcast", " comm_type = intra")  # fmt: skip
+    problems = mp.check_json(spaced)
+    assert [k for k, _m in problems] == ["warning"] * 5, problems
+    assert problems[0][1] == (
+        "top > collective = bcast: MPICH reads the key as "
+        "'collective=bcast' (csel.c drops the spaces of a key)"
+    )
+    assert problems[2][1] == ("collective = bcast >  comm_type = intra > comm_size <= 4: MPICH "
+                              "reads the key as 'comm_size<=4' (csel.c drops the spaces of a "
+                              "key)")  # fmt: skip
+    assert "> algorithm = MPIR_Bcast_intra_binomial: MPICH reads the key as 'algorithm=MPIR_" in (
+        problems[4][1])  # fmt: skip
+    tree = json.loads(spaced)
+    assert [mp.lookup_json(tree, "bcast", p, 1024) for p in (4, 5)] == [
+        "binomial", "scatter_ring_allgather"]  # fmt: skip
+
+    plain = {"algorithm=MPIR_Bcast_intra_binomial": {}}
+    # numbers as atoi reads them; on two ranks 4294967298 is 2 (holds), 4294967297 is 1
+    for key, read, how in (
+        ("comm_size<=4abc", "comm_size<=4", "atoi stops at 'abc'"),
+        ("comm_size<=", "comm_size<=0", "no number in '': atoi reads 0"),
+        ("comm_size<=+2", "comm_size<=2", "atoi reads '+2' as 2"),
+        ("comm_size<=4294967298", "comm_size<=2", "4294967298 does not fit in a C int: atoi reads 2"),
+        ("comm_size<=4294967297", "comm_size<=1", "4294967297 does not fit in a C int: atoi reads 1"),
+        ("comm_size<=" + "9" * 5000, "comm_size<=-1",
+         "99999999999999999999... does not fit in a C int: atoi reads -1"),
+    ):  # fmt: skip
+        assert mp.read_key(key) == (read, how)
+        problems = mp.check_json(bcast({key: plain, "any": ring}))
+        assert problems == [("warning", f"collective=bcast > comm_type=intra > {key}: MPICH "
+                             f"reads the key as {read!r} ({how})")], key  # fmt: skip
+    tree = json.loads(bcast({"comm_size<=4294967298": plain, "any": ring}))
+    assert [mp.lookup_json(tree, "bcast", p, 1024) for p in (2, 3)] == [
+        "binomial", "scatter_ring_allgather"]  # fmt: skip
+    # `comm_size<=any` is comm_size<=0, not an `any`: as the last key, MPICH aborts
+    (_warning, (kind, message)) = mp.check_json(bcast({"comm_size<=4": plain,
+                                                       "comm_size<=any": ring}))  # fmt: skip
+    assert (kind, message) == ("error", "collective=bcast > comm_type=intra: 'comm_size<=any' "
+                               "is the last key, so MPICH aborts at MPI_Init (NULL failure "
+                               "path)")  # fmt: skip
+
+    # what MPICH asserts on: a collective it does not know, at any level, and k= as a key
+    leaf = {"any": plain}
+    assert mp.check_json(bcast(leaf, "collective=foo")) == [
+        ("error", "top > collective=foo: MPICH has no collective 'foo' (csel.c asserts at "
+         "MPI_Init)"),
+        ("error", "collective=foo > comm_type=intra > any: algorithm=MPIR_Bcast_intra_binomial: "
+         "not an algorithm of foo"),
+    ]  # fmt: skip
+    assert mp.check_json(bcast({"collective=x": leaf, "any": ring}))[0] == (
+        "error", "collective=bcast > comm_type=intra > collective=x: MPICH has no collective "
+        "'x' (csel.c asserts at MPI_Init)")  # fmt: skip
+    assert mp.check_json(bcast({"k=3": plain, "any": ring})) == [
+        ("error", "collective=bcast > comm_type=intra: unknown key 'k=3' (MPICH asserts)")
+    ]
 
 
 def test_mpich_checker_stops_at_json_c_depth() -> None:
@@ -359,6 +433,56 @@ def test_mpich_runs_with_a_forced_algorithm_and_our_tuning_file(tmp_path) -> Non
     (problem,) = mp.check_json(rules.read_bytes(), tree)
     assert "'avg_msg_size=any' beside an algorithm key" in problem[1]
     assert sys.executable  # the tests ran under the project's venv, the ranks under MPICH's
+
+
+@pytest.mark.mpi
+@needs_mpich
+def test_mpich_reads_keys_as_our_checker_says(tmp_path) -> None:
+    """MPICH 5.0.2 on a tuning file whose allreduce branch is {KEY: ring, any: a bcast
+    leaf}: where KEY holds, ring runs; where it does not, the bcast leaf runs and MPICH
+    asserts in Allreduce's switch (mpir_coll.c); where csel.c cannot read KEY, it asserts at
+    MPI_Init. Our checker reads each key the same way (spaces dropped, atoi's number)."""
+    code = (
+        "from mpi4py import MPI; c = MPI.COMM_WORLD; b = bytearray(4096); r = bytearray(4096);"
+        "c.Allreduce([b, 4096, MPI.BYTE], [r, 4096, MPI.BYTE], op=MPI.BOR); print('done')"
+    )
+    tree = mp.builtin_tree(MPICH_PREFIX / "lib" / "libmpi.so.12")
+    rules = tmp_path / "tuning.json"
+    env = {"MPIR_CVAR_COLL_SELECTION_TUNING_JSON_FILE": str(rules)}
+    ring = {"algorithm = MPIR_Allreduce_intra_ring": {}}
+    other = {"algorithm=MPIR_Bcast_intra_binomial": {}}
+
+    def run(key: str, top: str = "collective = allreduce") -> str:
+        whole = {k: v for k, v in tree.items() if k != "collective=allreduce"}
+        whole[top] = {"comm_type = intra": {key: ring, "any": other}}
+        rules.write_text(json.dumps(whole))
+        try:
+            run_mpi(MPICH_PREFIX, 2, code, env=env)
+        except AssertionError as exc:
+            return "not held" if "mpir_coll.c" in str(exc) else str(exc)
+        return "held"
+
+    def errors() -> list[str]:
+        return [m for k, m in mp.check_json(rules.read_bytes(), tree) if k == "error"]
+
+    # the one error: the bcast leaf, which MPICH runs into where KEY does not hold
+    other_leaf = ("collective = allreduce > comm_type = intra > any: algorithm=MPIR_Bcast_"
+                  "intra_binomial: not an algorithm of allreduce")  # fmt: skip
+    for key in ("comm_size <= 2", "comm_size<=2abc", "comm_size<=4294967298"):
+        assert run(key) == "held", key
+        assert mp.lookup_json(json.loads(rules.read_text()), "allreduce", 2, 4096) == "ring"
+        assert errors() == [other_leaf]
+    for key in ("comm_size <= 1", "comm_size<=", "comm_size<=4294967297", "comm_size<=" + "9" * 30):
+        assert run(key) == "not held", key
+        assert mp.lookup_json(json.loads(rules.read_text()), "allreduce", 2, 4096) != "ring"
+        assert errors() == [other_leaf]
+    # a collective MPICH does not know: csel.c asserts at MPI_Init, our checker errs
+    assert "csel.c at line 456" in run("comm_size<=2", top="collective=foo")
+    assert errors()[0] == ("top > collective=foo: MPICH has no collective 'foo' (csel.c "
+                           "asserts at MPI_Init)")  # fmt: skip
+    assert "unknown key k=3" in run("k=3")
+    assert errors()[0] == ("collective = allreduce > comm_type = intra: unknown key 'k=3' "
+                           "(MPICH asserts)")  # fmt: skip
 
 
 @pytest.mark.mpi

@@ -202,7 +202,8 @@ def tokens(data: bytes, follow: list[bool] | None = None) -> list[tuple[int, int
             start = j
             while j < n and data[j] in b"0123456789":
                 j += 1
-            value = int(data[start:j])
+            # a first digit not 0: past 19 digits beyond a long (and int()'s digit limit)
+            value = int(data[start:j]) if j - start <= 19 else _LONG_MAX + 1
         if value is not None:
             value = -value if negative else value
             out.append((max(_LONG_MIN, min(_LONG_MAX, value)), line))

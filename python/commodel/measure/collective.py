@@ -39,6 +39,7 @@ from typing import Any
 
 from ..errors import CommodelError
 from ..mpis import get as get_mpi
+from ..mpis.mpi import decimal
 from ..openmpi import SEGSIZE, algorithm_label, rule_message_size
 from ..report.measure_tables import format_collective_result
 from .common import Context, kernel, sync_start
@@ -124,10 +125,8 @@ def forced_algorithm(collective: str, environ: Mapping[str, str] | None = None) 
     text = env.get(name, "0").strip()
     # Open MPI 5.0's table: 4.1.4's and allgather 7 (sparbit)
     algs = get_mpi("openmpi-5.0").algorithms[collective]
-    number = None
-    if text.isdigit():
-        number = int(text)
-    else:  # Open MPI also takes the algorithm's name
+    number = decimal(text)
+    if number is None:  # Open MPI also takes the algorithm's name
         for n, alg, _gen in algs:
             if alg == text or f"{n}" == text:
                 number = n
@@ -174,13 +173,19 @@ def _intel_forcing(collective: str, env: Mapping[str, str]) -> dict:
     """:func:`forced_algorithm` for Intel MPI: one preset for every size and communicator
     (``I_MPI_ADJUST_<COLL>=<id>``); a value with conditions is refused rather than recorded
     as something it is not."""
-    text = env[intel_var(collective)].strip()
-    if not text.isdigit():
+    from ..mpis.intelmpi import parse_adjust
+
+    text = env[intel_var(collective)]
+    items, problems = parse_adjust(collective, text)
+    errors = [message for kind, message in problems if kind == "error"]
+    if errors:
+        raise CommodelError(f"{intel_var(collective)}={text[:40]!r}: {errors[0]}")
+    if len(items) != 1 or items[0][1]:
         raise CommodelError(
             f"{intel_var(collective)}={text[:40]!r}: measure collective records one forced "
             "preset (a number); give the conditions' presets one at a time"
         )
-    return {"algorithm": int(text), "rules_file": None}
+    return {"algorithm": items[0][0], "rules_file": None}
 
 
 def label_of(collective: str, number: int, environ: Mapping[str, str] | None = None) -> str:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CommodelError
-from .mpi import Mpi
+from .mpi import Mpi, decimal
 
 # Per collective: (preset id, the developer reference's name, the commodel generator whose
 # per-peer traffic the preset's equals on the emulated cluster, or None). The reference
@@ -175,13 +175,7 @@ def adjust_value(collective: str, picks: dict[int, list[tuple[int, int]]]) -> st
     return ";".join(items)
 
 
-def _int(digits: str) -> int:
-    """A number of a value; a long digit string (past what Python converts) is above any
-    limit."""
-    return int(digits) if len(digits) <= 20 else 10**20
-
-
-_NUMBER = r"(\d+)"
+_NUMBER = r"([0-9]+)"  # ASCII digits: Intel MPI takes no other (see mpi.decimal)
 _COND = re.compile(rf"{_NUMBER}(?:-{_NUMBER})?(?:@{_NUMBER}(?:-{_NUMBER})?)?")
 
 
@@ -199,10 +193,10 @@ def parse_adjust(
         if not text.strip():
             continue  # Intel takes an empty item (a trailing ';')
         head, _, conds = text.strip().partition(":")
-        if not head.isdigit():
+        number = decimal(head)
+        if number is None:
             problems.append(("error", f"{text[:40]!r}: {head[:20]!r} is not a preset id"))
             continue
-        number = _int(head)
         if number > INT_MAX:
             problems.append(("error", f"preset {head[:20]}...: above 2^31 - 1"))
         elif max_id is not None and number > max_id:
@@ -217,7 +211,7 @@ def parse_adjust(
                 problems.append(("error", f"{text[:40]!r}: condition {cond[:30]!r} is not "
                                  "<l>[-<m>][@<p>[-<q>]]"))  # fmt: skip
                 continue
-            lo, hi, p_lo, p_hi = (None if g is None else _int(g) for g in match.groups())
+            lo, hi, p_lo, p_hi = (None if g is None else decimal(g) for g in match.groups())
             hi = lo if hi is None else hi
             p_hi = p_lo if p_hi is None else p_hi
             big = [x for x in (lo, hi, p_lo, p_hi) if x is not None and x > INT_MAX]

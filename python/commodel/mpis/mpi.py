@@ -45,8 +45,9 @@ class Mpi:
     def number_of(self, collective: str, text: str) -> int | None:
         """The number of an algorithm given by number or name, or None."""
         text = text.strip()
-        if text.isdigit():
-            return int(text)
+        number = decimal(text)
+        if number is not None:
+            return number
         if text in ("", "auto", "ignore"):
             return 0
         for n, alg, _gen in self.algorithms.get(collective, []):
@@ -72,3 +73,18 @@ def installed_prefix(name: str) -> Path | None:
         if (root / name / "bin" / "python").exists():
             return root / name
     return None
+
+
+# Digits read at most: beyond them a number is above every limit an MPI has (2^31 - 1, a
+# long's 2^63 - 1), and Python's int() refuses more than 4300.
+MAX_DIGITS = 20
+
+
+def decimal(text: str) -> int | None:
+    """``text`` (no spaces, no sign) as a decimal number of ASCII digits, or None.
+    ``str.isdigit`` also takes digits that no MPI reads (``'²'``, which ``int()`` refuses,
+    ``'٣'``, ``'１'``: Intel MPI 2021.18.1 says "Incorrect adjust value" to each); beyond
+    :data:`MAX_DIGITS` digits the value is ``10**MAX_DIGITS``, above every limit."""
+    if not (text.isascii() and text.isdigit()):
+        return None
+    return int(text) if len(text) <= MAX_DIGITS else 10**MAX_DIGITS

@@ -188,7 +188,7 @@ def _holds(key: str, coll: str, p: int, size: int, parent: bool = False) -> bool
         return p & (p - 1) == 0
     if key == "count<pow2":
         return size < 1 << (p.bit_length() - 1)
-    match = re.fullmatch(r"(comm_size|avg_msg_size|total_msg_size|count)(<=|<)(\d+)", key)
+    match = re.fullmatch(r"(comm_size|avg_msg_size|total_msg_size|count)(<=|<)(-?\d+)", key)
     if not match:
         raise CommodelError(f"unknown csel key {key!r}")
     what, op, value = match.group(1), match.group(2), int(match.group(3))
@@ -326,10 +326,16 @@ def as_pairs(node: Any) -> Any:
     if isinstance(node, dict):
         if len(node) == 1:
             (key,) = node
-            leaf = re.fullmatch(r"algorithm=MPIR_[A-Za-z]+_(?:intra|allcomm|inter)_(\w+)", key)
+            leaf = re.fullmatch(
+                r"algorithm=MPIR_[A-Za-z]+_(?:intra|allcomm|inter)_(\w+)", key.replace(" ", "")
+            )
             if leaf:
                 return leaf.group(1)
-        return [(_ANY if _is_any(key) else key, as_pairs(sub)) for key, sub in node.items()]
+        pairs = []
+        for key, sub in node.items():
+            read = read_key(key)[0] or key
+            pairs.append((_ANY if _is_any(read) else read, as_pairs(sub)))
+        return pairs
     return node
 
 
@@ -340,10 +346,14 @@ def _is_any(key: str) -> bool:
 
 def intra_branch(tree: dict, collective: str) -> Any:
     """The intra-communicator branch of ``collective`` in a JSON tree, as pairs."""
-    top = tree.get(f"collective={collective}")
-    if not isinstance(top, dict) or "comm_type=intra" not in top:
-        return None
-    return as_pairs(top["comm_type=intra"])
+    top = _first(tree, f"collective={collective}")
+    intra = _first(top, "comm_type=intra") if isinstance(top, dict) else None
+    return None if intra is None else as_pairs(intra)
+
+
+def _first(node: dict, key: str) -> Any:
+    """The value of the first key of ``node`` that csel.c reads as ``key``, or None."""
+    return next((sub for k, sub in node.items() if read_key(k)[0] == key), None)
 
 
 # --- the rules file: a JSON tuning file ---------------------------------------------------------
@@ -393,9 +403,11 @@ def rules_json(collective: str, picks: dict[int, list[tuple[int, int]]], builtin
 
 def check_json(data: bytes, builtin: dict | None = None) -> list[tuple[str, str]]:
     """Problems MPICH would have with a JSON tuning file, as (kind, message): "error" for
-    what MPICH refuses or runs into (not JSON, a key csel.c does not parse, a leaf naming no
-    algorithm of its collective), "warning" for a collective of ``builtin`` the file lacks
-    (a call of it finds no selection)."""
+    what MPICH refuses or runs into (not JSON, a key csel.c does not parse, a collective it
+    does not know, a leaf naming no algorithm of its collective), "warning" for a key MPICH
+    reads otherwise than it is written (:func:`read_key`: spaces dropped, a number read by
+    C's ``atoi``) and for a collective of ``builtin`` the file lacks (a call of it finds no
+    selection). Each message names the JSON path of the key, keys as written."""
     try:
         tree = json.loads(data.decode())
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -415,7 +427,8 @@ def check_json(data: bytes, builtin: dict | None = None) -> list[tuple[str, str]
     def walk(node: dict, where: str, coll: str | None) -> None:
         problems.extend(("error", m) for m in _values_not_objects(node, where))
         keys = list(node)
-        leaves = [key for key in keys if key.startswith("algorithm=")]
+        read = {key: read_key(key) for key in keys}
+        leaves = [key for key in keys if _is_leaf(key)]
         if leaves:
             # a leaf: the container's reader takes the whole object and asserts on the first
             # key that names no algorithm (csel_container.c: "unrecognized key")
@@ -425,33 +438,47 @@ def check_json(data: bytes, builtin: dict | None = None) -> list[tuple[str, str]
                                  "MPICH reads the object as one leaf and asserts (unrecognized "
                                  "key)"))  # fmt: skip
             for key in leaves:
+                as_read, how = read[key]
+                if how:
+                    problems.append(("warning", f"{where} > {key}: MPICH reads the key as "
+                                     f"{as_read!r} ({how})"))  # fmt: skip
                 problems.extend(("error", m) for m in _leaf_problems(key, where, coll))
             return
         for i, key in enumerate(keys):
             # csel.c's validate_tree, at MPI_Init: an `any` ends its object, a condition
             # that is not yes/no has a key after it, every condition leads somewhere
+            as_read, how = read[key]
+            if how:
+                problems.append(("warning", f"{where} > {key}: MPICH reads the key as "
+                                 f"{as_read or key.replace(' ', '')!r} ({how})"))  # fmt: skip
             last = i + 1 == len(keys)
-            if _is_any(key) and not last:
+            if as_read is None:
+                pass  # reported below
+            elif _is_any(as_read) and not last:
                 problems.append(("error", f"{where}: {key!r} is not the last key, "
                                  "so MPICH aborts at MPI_Init (non-NULL failure path)"))  # fmt: skip
-            elif last and not _is_any(key) and not _is_yes_no(key) and _key_parses(key):
+            elif last and not _is_any(as_read) and not _is_yes_no(as_read):
                 problems.append(("error", f"{where}: {key!r} is the last key, so MPICH "
                                  "aborts at MPI_Init (NULL failure path)"))  # fmt: skip
             if node[key] == {}:
                 problems.append(("error", f"{where}: {key!r} leads nowhere (NULL success path)"))
         for key, sub in node.items():
-            if key.startswith("collective="):
-                if isinstance(sub, dict):  # else reported above
-                    walk(sub, key, key.split("=", 1)[1])
-                continue
-            if not _key_parses(key):
-                problems.append(("error", f"{where}: unknown key {key!r} (MPICH asserts)"))
+            ckey = key.replace(" ", "")
+            collective = ckey[len("collective=") :] if ckey.startswith("collective=") else None
+            if read[key][0] is None:
+                if collective is not None:
+                    problems.append(("error", f"{where} > {key}: MPICH has no collective "
+                                     f"{collective[:40]!r} (csel.c asserts at MPI_Init)"))  # fmt: skip
+                else:
+                    problems.append(("error", f"{where}: unknown key {key!r} (MPICH asserts)"))
             if isinstance(sub, dict):  # else reported above
-                walk(sub, f"{where} > {key}", coll)
+                walk(sub, key if collective is not None else f"{where} > {key}",
+                     coll if collective is None else collective)  # fmt: skip
 
     walk(tree, "top", None)
     if builtin:
-        missing = [k for k in builtin if k not in tree]
+        present = {read_key(k)[0] for k in tree}
+        missing = [k for k in builtin if k not in present]
         if missing:
             problems.append((
                 "warning",
@@ -461,10 +488,16 @@ def check_json(data: bytes, builtin: dict | None = None) -> list[tuple[str, str]
     return problems
 
 
+def _is_leaf(key: str) -> bool:
+    """An algorithm or composition key (csel.c hands its whole object to the container's
+    reader), spaces dropped as csel.c drops them."""
+    return key.replace(" ", "").startswith(("algorithm=", "composition="))
+
+
 def _leaf_problems(key: str, where: str, coll: str | None) -> list[str]:
     """An ``algorithm=MPIR_<Coll>_<intra|inter|allcomm>_<name>`` key that names no
     algorithm of the collective ``coll`` it is under."""
-    fn = key.split("=", 1)[1]
+    fn = key.replace(" ", "").split("=", 1)[1]
     head = f"MPIR_{(coll or '').capitalize()}_"
     leaf = re.fullmatch(r"(intra|inter|allcomm)_(\w+)", fn[len(head) :])
     if not (coll and fn.startswith(head) and leaf):
@@ -507,16 +540,14 @@ def _values_not_objects(node: dict, where: str) -> list[str]:
     dereferences a NULL table: MPI_Init crashes)."""
     out = []
     keys = list(node)
-    leaf = next(
-        (i for i, k in enumerate(keys) if k.startswith(("algorithm=", "composition="))), None
-    )
+    leaf = next((i for i, k in enumerate(keys) if _is_leaf(k)), None)
     for key in keys if leaf is None else keys[: leaf + 1]:
         if not isinstance(node[key], dict):
             out.append(f"{where} > {key}: {_JSON_TYPE[type(node[key])]} where csel.c "
                        "asserts an object ({}), so MPICH aborts at MPI_Init")  # fmt: skip
     last = keys[-1] if keys else ""
     if (leaf is not None and leaf + 1 < len(keys) and not isinstance(node[last], dict)
-            and last.removeprefix("algorithm=") in _WITH_PARAMETERS):  # fmt: skip
+            and last.replace(" ", "").removeprefix("algorithm=") in _WITH_PARAMETERS):  # fmt: skip
         out.append(f"{where} > {last}: {_JSON_TYPE[type(node[last])]} where MPICH reads "
                    "the algorithm's parameters from an object, so MPI_Init crashes")  # fmt: skip
     return out
@@ -546,22 +577,80 @@ def _is_yes_no(key: str) -> bool:
     return key.startswith(("collective=", "comm_type=", "comm_hierarchy=", "is_"))
 
 
-def _key_parses(key: str) -> bool:
-    """Whether csel.c's parser knows ``key`` (``parse_json_tree``)."""
-    fixed = {"comm_type=intra", "comm_type=inter", "comm_size=pow2", "comm_size=node_comm_size",
-             "count<pow2", "is_commutative=yes", "is_commutative=no", "is_sendbuf_inplace=yes",
-             "is_sendbuf_inplace=no", "is_op_built_in=yes", "is_op_built_in=no",
-             "is_block_regular=yes", "is_block_regular=no", "is_node_consecutive=yes",
-             "is_node_consecutive=no", "comm_hierarchy=parent", "comm_hierarchy=node_roots",
-             "comm_hierarchy=node", "comm_hierarchy=flat", "is_multi_threaded=yes",
-             "is_multi_threaded=no"}  # fmt: skip
-    if key in fixed or _is_any(key) or key.startswith("composition="):
-        return True
-    prefixes = ("comm_size<=", "comm_size<", "count<=", "avg_msg_size<=", "avg_msg_size<",
+# csel.c's keys (parse_json_tree, 5.0.x), in the order it tries them: fixed texts, a
+# collective's name, a condition with a number (the longer prefix first), then `any`.
+_FIXED_KEYS = frozenset((
+    "is_multi_threaded=yes", "is_multi_threaded=no", "comm_type=intra", "comm_type=inter",
+    "comm_size=pow2", "comm_size=node_comm_size", "count<pow2", "is_commutative=yes",
+    "is_commutative=no", "is_sendbuf_inplace=yes", "is_sendbuf_inplace=no", "is_op_built_in=yes",
+    "is_op_built_in=no", "is_block_regular=yes", "is_block_regular=no",
+    "is_node_consecutive=yes", "is_node_consecutive=no", "comm_hierarchy=parent",
+    "comm_hierarchy=node_roots", "comm_hierarchy=node", "comm_hierarchy=flat",
+))  # fmt: skip
+_BLOCKING = ["allgather", "allgatherv", "allreduce", "alltoall", "alltoallv", "alltoallw",
+             "barrier", "bcast", "exscan", "gather", "gatherv", "neighbor_allgather",
+             "neighbor_allgatherv", "neighbor_alltoall", "neighbor_alltoallv",
+             "neighbor_alltoallw", "reduce", "reduce_scatter", "reduce_scatter_block", "scan",
+             "scatter", "scatterv"]  # fmt: skip
+COLLECTIVES = frozenset(_BLOCKING + ["i" + name for name in _BLOCKING])  # and each nonblocking
+_NUMBER_KEYS = ("comm_size<=", "comm_size<", "count<=", "avg_msg_size<=", "avg_msg_size<",
                 "total_msg_size<=", "total_msg_size<", "comm_avg_ppn<=", "comm_avg_ppn<")  # fmt: skip
-    return any(key.startswith(p) and key[len(p) :].isdigit() for p in prefixes) or bool(
-        re.fullmatch(r"k=\d+", key)
-    )
+
+
+def read_key(key: str) -> tuple[str | None, str]:
+    """A key of a tuning file as csel.c's parse_json_tree reads it: (the key it reads,
+    written as we write keys, or None for one it asserts on; how that differs from ``key``,
+    "" when it does not). csel.c drops the spaces of a key (``MPL_strdup_no_spaces``), then
+    compares it with its fixed keys and prefixes in its order; a condition's number is C's
+    ``atoi`` of what follows the prefix (:func:`c_atoi`), and a key ending in ``=any`` is
+    `any` only if no prefix took it first (``comm_size<=any`` is ``comm_size<=0``)."""
+    ckey = key.replace(" ", "")
+    how = ["csel.c drops the spaces of a key"] if ckey != key else []
+    if _is_leaf(ckey) or ckey in _FIXED_KEYS:
+        return ckey, "; ".join(how)
+    if ckey.startswith("collective="):
+        return (ckey if ckey[len("collective=") :] in COLLECTIVES else None), "; ".join(how)
+    for prefix in _NUMBER_KEYS:
+        if ckey.startswith(prefix):
+            text = ckey[len(prefix) :]
+            value, note = c_atoi(text)
+            if note:
+                how.append(note)
+            elif str(value) != text:
+                how.append(f"atoi reads {text[:24]!r} as {value}")
+            return f"{prefix}{value}", "; ".join(how)
+    return (ckey if _is_any(ckey) else None), "; ".join(how)
+
+
+INT_MIN, INT_MAX = -(2**31), 2**31 - 1
+_LONG_MAX = 2**63 - 1
+
+
+def c_atoi(text: str) -> tuple[int, str]:
+    """C's ``atoi(text)`` as glibc has it on a 64-bit machine, ``(int) strtol(text, NULL,
+    10)``: leading white space, a sign and decimal digits, the rest ignored; beyond a long
+    ``LONG_MAX`` or ``LONG_MIN``, then the low 32 bits as a signed int. Returns the value
+    and what in ``text`` it did not read as written ("" when it read all of it)."""
+    match = re.match(r"[ \t\n\v\f\r]*([+-]?)([0-9]*)", text)
+    assert match is not None  # the pattern matches the empty text
+    sign, digits = match.groups()
+    notes = []
+    if not digits:
+        notes.append(f"no number in {text[:24]!r}: atoi reads 0")
+    elif match.end() < len(text):
+        notes.append(f"atoi stops at {text[match.end() :][:24]!r}")
+    significant = digits.lstrip("0")
+    # beyond 19 digits a long overflows (and Python's int() has a limit on digits)
+    exact = int(sign + (significant or "0")) if len(significant) <= 19 else None
+    if exact is None:
+        wide = -_LONG_MAX - 1 if sign == "-" else _LONG_MAX
+    else:
+        wide = max(-_LONG_MAX - 1, min(_LONG_MAX, exact))
+    value = (wide - INT_MIN) % 2**32 + INT_MIN
+    if value != exact and digits:
+        shown = sign + (significant[:20] + "..." if len(significant) > 20 else significant)
+        notes.append(f"{shown} does not fit in a C int: atoi reads {value}")
+    return value, "; ".join(notes)
 
 
 def lookup_json(tree: dict, collective: str, p: int, size: int) -> str:
