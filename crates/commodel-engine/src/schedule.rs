@@ -158,18 +158,32 @@ impl RankBuild {
 
 /// Whether `label` is `o<index>`, `index` in decimal without leading zeros.
 fn is_canonical(label: &str, index: u32) -> bool {
-    label.strip_prefix('o').is_some_and(|d| {
-        d.bytes().all(|c| c.is_ascii_digit())
-            && (d == "0" || !d.starts_with('0'))
-            && d.parse::<u32>() == Ok(index)
-    })
+    canonical_index(label.as_bytes()) == Some(index)
+}
+
+/// `k` when `label` is `o<k>`, `k` a u32 in decimal without leading zeros (the labels
+/// `commodel schedule -o` writes: operation k of its rank), else `None`.
+#[inline]
+pub(crate) fn canonical_index(label: &[u8]) -> Option<u32> {
+    let digits = label.strip_prefix(b"o")?;
+    if digits.is_empty() || (digits.len() > 1 && digits[0] == b'0') || digits.len() > 10 {
+        return None;
+    }
+    let mut k: u64 = 0;
+    for &c in digits {
+        if !c.is_ascii_digit() {
+            return None;
+        }
+        k = k * 10 + u64::from(c - b'0');
+    }
+    u32::try_from(k).ok()
 }
 
 /// Builds a [`Schedule`]; see the module documentation.
 ///
 /// Readers that finish ranks in order ([`seal`](Self::seal)) hand each one to the
-/// compact columns as soon as it is complete and free its building storage, so the
-/// builder holds at most one rank beside the frozen schedule.
+/// compact columns as soon as it is complete and empty its building storage (handed to
+/// the next rank), so the builder holds at most one rank beside the frozen schedule.
 #[derive(Clone)]
 pub struct ScheduleBuilder {
     ranks: Vec<RankBuild>,
@@ -267,7 +281,7 @@ impl ScheduleBuilder {
         r.labels.push((op.index, r.label_text.len()));
     }
 
-    /// Declare `rank` complete and move it into the compact columns now, releasing its
+    /// Declare `rank` complete and move it into the compact columns now, emptying its
     /// building storage. Ranks must be sealed in order (`rank` is the lowest not yet
     /// sealed), and nothing may be added to a sealed rank. Reports the rank's peer and
     /// index errors, and [`BuildError::TooLarge`], at once; a dependency cycle is kept
@@ -278,10 +292,21 @@ impl ScheduleBuilder {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
-        let r = std::mem::take(&mut self.ranks[rank as usize]);
+        let mut r = std::mem::take(&mut self.ranks[rank as usize]);
         self.frozen.check_size(r.ops.len() as u64)?;
         r.check(rank, self.num_ranks())?;
-        self.frozen.add(r);
+        self.frozen.add(&mut r);
+        // The next rank, if nothing was added to it yet, gets the emptied buffers (a
+        // reader that seals rank by rank grows them once, not once per rank).
+        if let Some(next) = self.ranks.get_mut(rank as usize + 1) {
+            if next.ops.capacity() == 0
+                && next.deps.capacity() == 0
+                && next.labels.capacity() == 0
+                && next.label_text.capacity() == 0
+            {
+                *next = r;
+            }
+        }
         Ok(())
     }
 
@@ -291,7 +316,7 @@ impl ScheduleBuilder {
     pub(crate) fn starting_at(num_ranks: u32, first: u32) -> Self {
         let mut b = ScheduleBuilder::new(num_ranks);
         for _ in 0..first.min(num_ranks) {
-            b.frozen.add(RankBuild::default());
+            b.frozen.add(&mut RankBuild::default());
         }
         b
     }
@@ -323,9 +348,9 @@ impl ScheduleBuilder {
         let s = &other.frozen.s;
         debug_assert_eq!(s.rank_start.get(from as usize), Some(&0));
         for rank in from..other.frozen.ranks_done() {
-            let r = s.unfreeze(rank);
+            let mut r = s.unfreeze(rank);
             self.frozen.check_size(r.ops.len() as u64)?;
-            self.frozen.add(r);
+            self.frozen.add(&mut r);
         }
         Ok(())
     }
@@ -366,7 +391,7 @@ impl ScheduleBuilder {
             r.check(rank, p)?;
         }
         for r in rest {
-            self.frozen.add(std::mem::take(r));
+            self.frozen.add(&mut std::mem::take(r));
         }
         self.frozen.finish()
     }
@@ -379,14 +404,14 @@ impl ScheduleBuilder {
             return Err(e.clone());
         }
         let p = self.num_ranks();
-        let taken = std::mem::take(&mut self.ranks[rank as usize]);
+        let mut taken = std::mem::take(&mut self.ranks[rank as usize]);
         // A schedule of this rank alone, as its rank 0: its size does not grow with P (a
         // schedule of P ranks, all but one empty, made writing P ranks O(P^2)). Peers are
         // checked against the P ranks here.
         let mut one = Freezer::new(1);
         one.check_size(taken.ops.len() as u64)?;
         taken.check(rank, p)?;
-        one.add(taken);
+        one.add(&mut taken);
         one.finish().map_err(|e| match e {
             BuildError::Cycle { ops, .. } => BuildError::Cycle { rank, ops },
             other => other,
@@ -431,7 +456,7 @@ impl RankBuild {
 }
 
 /// A [`Schedule`] growing by whole ranks, in order: each rank is checked for cycles,
-/// written into the compact columns and its building storage dropped. Column widths,
+/// written into the compact columns and its building storage emptied. Column widths,
 /// and whether `cpu`, `nic` and the `irequires` rows exist at all, are decided as the
 /// values arrive (a column is widened or created the first time it must be).
 #[derive(Clone)]
@@ -486,8 +511,9 @@ impl Freezer {
         Ok(())
     }
 
-    /// Append the next rank (checked by [`RankBuild::check`] and `check_size`).
-    fn add(&mut self, r: RankBuild) {
+    /// Append the next rank (checked by [`RankBuild::check`] and `check_size`); `r` is
+    /// left empty, its buffers kept for another rank.
+    fn add(&mut self, r: &mut RankBuild) {
         let rank = self.ranks_done();
         let s = &mut self.s;
         let base = s.ops.len() as u32;
@@ -512,7 +538,7 @@ impl Freezer {
             }
         }
         let count = r.ops.len();
-        drop(r.ops);
+        r.ops.clear();
         // The rank's dependents grouped by prerequisite in insertion order (LogGOPSim's
         // DependOnMe and StartDependOnMe), by a counting sort over local indices.
         if s.ireq.is_none() && r.deps.iter().any(|d| d.2 == DepKind::IRequires) {
@@ -529,7 +555,7 @@ impl Freezer {
             rows.push_rank(base, count, edges.map(|&(a, b, _)| (a, b)));
         }
         let has_deps = !r.deps.is_empty();
-        drop(r.deps);
+        r.deps.clear();
         // Labels `o0, o1, ...` counted per rank, their text once for all ranks.
         s.canonical.push(r.canonical);
         let mut k = s.canonical_ends.len() as u32;
@@ -551,6 +577,9 @@ impl Freezer {
             s.label_text.push_str(&r.label_text[from..to]);
             s.labels.push((base + idx, s.label_text.len()));
         }
+        r.labels.clear();
+        r.label_text.clear();
+        r.canonical = 0;
         s.rank_start.push(s.ops.len() as u32);
         if has_deps && self.cycle.is_none() {
             self.cycle = s.check_acyclic(rank).err();
@@ -583,13 +612,26 @@ impl Freezer {
 
 /// An operation's hot fields in one record, so that an engine touching an
 /// operation reads one cache line (rarely two): 7 bytes, packed, when peers,
-/// tags and size indices fit in 16 bits ([`ANY`] kept as 0xFFFF then), 16
-/// otherwise.
+/// tags and size indices fit in 16 bits ([`ANY`] kept as 0xFFFF then); 8 bytes
+/// ([`MediumOp`]) when only peers do not, but fit in 24 bits; 16 otherwise.
 #[derive(Clone, Copy)]
 #[repr(C, packed)]
 struct NarrowOp {
     kind: OpKind,
     peer: u16,
+    tag: u16,
+    size: u16,
+}
+
+/// The record of schedules of 2^16 to 2^24 - 1 ranks whose tags and size indices fit in
+/// 16 bits (a collective of a million ranks): the peer in 24 bits, little-endian, [`ANY`]
+/// kept as [`PEER24_ANY`]. 8 bytes, packed (a 16-byte [`WideOp`] doubled the largest
+/// column of a 2^20-rank dissemination barrier, 41.9 M operations).
+#[derive(Clone, Copy)]
+#[repr(C, packed)]
+struct MediumOp {
+    kind: OpKind,
+    peer: [u8; 3],
     tag: u16,
     size: u16,
 }
@@ -605,7 +647,33 @@ struct WideOp {
 #[derive(Clone)]
 enum OpTable {
     Narrow(Vec<NarrowOp>),
+    Medium(Vec<MediumOp>),
     Wide(Vec<WideOp>),
+}
+
+/// [`ANY`] as a [`MediumOp`] peer.
+const PEER24_ANY: u32 = 0xFF_FFFF;
+
+#[inline]
+fn to_peer24(v: u32) -> [u8; 3] {
+    let v = if v == ANY { PEER24_ANY } else { v };
+    let [a, b, c, _] = v.to_le_bytes();
+    [a, b, c]
+}
+
+#[inline]
+fn from_peer24([a, b, c]: [u8; 3]) -> u32 {
+    match u32::from_le_bytes([a, b, c, 0]) {
+        PEER24_ANY => ANY,
+        v => v,
+    }
+}
+
+/// Whether `v` ([`ANY`] or below `limit`) has a place in a field whose top value stands
+/// for [`ANY`].
+#[inline]
+fn fits(v: u32, limit: u32) -> bool {
+    v == ANY || v < limit
 }
 
 #[inline]
@@ -628,27 +696,32 @@ fn widen(v: u16) -> u32 {
 
 impl OpTable {
     /// Append an operation; `sizes`: how many distinct sizes there are so far. The
-    /// table starts narrow and is widened (once) when a peer, a tag (other than [`ANY`])
-    /// or the number of sizes reaches `u16::MAX`.
+    /// table starts narrow; it becomes medium when a peer (other than [`ANY`]) reaches
+    /// `u16::MAX` and wide when a peer reaches [`PEER24_ANY`] or a tag (other than
+    /// [`ANY`]) or the number of sizes reaches `u16::MAX`.
     #[inline]
     fn push(&mut self, kind: OpKind, peer: u32, tag: u32, size: u32, sizes: u32) {
-        if let OpTable::Narrow(t) = self {
-            let wide = |v: u32| v != ANY && v >= u16::MAX as u32;
-            if wide(peer) || wide(tag) || sizes >= u16::MAX as u32 {
-                let mut w = Vec::with_capacity(t.capacity().max(t.len() + 1));
-                w.extend(t.iter().map(|o| WideOp {
-                    kind: o.kind,
-                    peer: widen(o.peer),
-                    tag: widen(o.tag),
-                    size: o.size as u32,
-                }));
-                *self = OpTable::Wide(w);
-            }
+        let short = fits(tag, u16::MAX as u32) && sizes < u16::MAX as u32;
+        let level = if short && fits(peer, u16::MAX as u32) {
+            0
+        } else if short && fits(peer, PEER24_ANY) {
+            1
+        } else {
+            2
+        };
+        if level > self.level() {
+            self.widen(level);
         }
         match self {
             OpTable::Narrow(t) => t.push(NarrowOp {
                 kind,
                 peer: narrow(peer),
+                tag: narrow(tag),
+                size: size as u16,
+            }),
+            OpTable::Medium(t) => t.push(MediumOp {
+                kind,
+                peer: to_peer24(peer),
                 tag: narrow(tag),
                 size: size as u16,
             }),
@@ -660,9 +733,50 @@ impl OpTable {
             }),
         }
     }
+    /// 0 narrow, 1 medium, 2 wide.
+    #[inline]
+    fn level(&self) -> u8 {
+        match self {
+            OpTable::Narrow(_) => 0,
+            OpTable::Medium(_) => 1,
+            OpTable::Wide(_) => 2,
+        }
+    }
+    /// Rewrite the records in the form of `level` (1 medium, 2 wide), with the capacity
+    /// they had.
+    #[cold]
+    fn widen(&mut self, level: u8) {
+        let (n, cap) = match self {
+            OpTable::Narrow(t) => (t.len(), t.capacity()),
+            OpTable::Medium(t) => (t.len(), t.capacity()),
+            OpTable::Wide(t) => (t.len(), t.capacity()),
+        };
+        let cap = cap.max(n + 1);
+        let records = (0..n).map(|i| self.get(i));
+        *self = if level == 1 {
+            let mut m = Vec::with_capacity(cap);
+            m.extend(records.map(|(kind, peer, tag, size)| MediumOp {
+                kind,
+                peer: to_peer24(peer),
+                tag: narrow(tag),
+                size: size as u16,
+            }));
+            OpTable::Medium(m)
+        } else {
+            let mut w = Vec::with_capacity(cap);
+            w.extend(records.map(|(kind, peer, tag, size)| WideOp {
+                kind,
+                peer,
+                tag,
+                size,
+            }));
+            OpTable::Wide(w)
+        };
+    }
     fn shrink_to_fit(&mut self) {
         match self {
             OpTable::Narrow(t) => t.shrink_to_fit(),
+            OpTable::Medium(t) => t.shrink_to_fit(),
             OpTable::Wide(t) => t.shrink_to_fit(),
         }
     }
@@ -670,6 +784,7 @@ impl OpTable {
     fn len(&self) -> usize {
         match self {
             OpTable::Narrow(t) => t.len(),
+            OpTable::Medium(t) => t.len(),
             OpTable::Wide(t) => t.len(),
         }
     }
@@ -680,6 +795,10 @@ impl OpTable {
             OpTable::Narrow(t) => {
                 let o = t[i];
                 (o.kind, widen(o.peer), widen(o.tag), o.size as u32)
+            }
+            OpTable::Medium(t) => {
+                let o = t[i];
+                (o.kind, from_peer24(o.peer), widen(o.tag), o.size as u32)
             }
             OpTable::Wide(t) => {
                 let o = t[i];
@@ -692,7 +811,8 @@ impl OpTable {
 /// An immutable, checked schedule. See the module documentation.
 ///
 /// Stored compactly: each operation's kind, peer, tag and size index in one
-/// 7-byte record when they fit in 16 bits (16 bytes otherwise), sizes in a
+/// 7-byte record when they fit in 16 bits (8 bytes when only peers need up to
+/// 24, 16 bytes otherwise), sizes in a
 /// table of distinct values, cpu and nic only when used, and dependents in
 /// compressed rows ([`crate::dependents`]). A 4096-rank all-to-all (33.5 M
 /// operations) needs about 9 bytes per operation plus 2 per dependency edge.
@@ -994,6 +1114,54 @@ mod tests {
         assert!(matches!(s.ops, OpTable::Narrow(_)));
         assert_eq!((s.peer(1), s.tag(1), s.size(1)), (0, ANY, 70_000));
         assert_eq!((s.peer(0), s.tag(0), s.kind(0)), (1, 3, OpKind::Send));
+    }
+
+    /// Peers past 16 bits take the 8-byte record while tags and size indices fit in 16;
+    /// a peer past 24 bits, or a tag past 16, the 16-byte one; every value reads back.
+    #[test]
+    fn records_widen_by_what_they_must_hold() {
+        assert_eq!(std::mem::size_of::<MediumOp>(), 8);
+        let p = 70_000;
+        let mut b = ScheduleBuilder::new(p);
+        b.send(0, 1, 8, 7);
+        b.recv(1, 0, 8, ANY);
+        b.send(0, p - 1, 70_000, 65_534);
+        b.recv(p - 1, 0, 70_000, 65_534);
+        b.recv(p - 1, ANY, 8, ANY);
+        let s = b.build().unwrap();
+        assert!(matches!(s.ops, OpTable::Medium(_)));
+        let all = |s: &Schedule| -> Vec<(OpKind, u32, u32, u64)> {
+            (0..s.num_ops() as OpId)
+                .map(|o| (s.kind(o), s.peer(o), s.tag(o), s.size(o)))
+                .collect()
+        };
+        use OpKind::{Recv, Send};
+        let want = vec![
+            (Send, 1, 7, 8),
+            (Send, p - 1, 65_534, 70_000),
+            (Recv, 0, ANY, 8),
+            (Recv, 0, 65_534, 70_000),
+            (Recv, ANY, ANY, 8),
+        ];
+        assert_eq!(all(&s), want);
+        // A tag of 16 bits' top value (not ANY) makes the records wide.
+        let mut b = ScheduleBuilder::new(p);
+        b.send(0, p - 1, 8, 7);
+        b.recv(p - 1, 0, 8, 65_535);
+        let s = b.build().unwrap();
+        assert!(matches!(s.ops, OpTable::Wide(_)));
+        assert_eq!(all(&s), vec![(Send, p - 1, 7, 8), (Recv, 0, 65_535, 8)]);
+        // So does a peer of 24 bits' top value (the table alone: a schedule would need
+        // 2^24 ranks).
+        let mut t = OpTable::Narrow(Vec::new());
+        t.push(Send, 70_000, 0, 0, 1);
+        assert_eq!(t.level(), 1);
+        t.push(Recv, PEER24_ANY, ANY, 0, 1);
+        assert_eq!(t.level(), 2);
+        assert_eq!(
+            (t.get(0), t.get(1)),
+            ((Send, 70_000, 0, 0), (Recv, PEER24_ANY, ANY, 0))
+        );
     }
 
     #[test]

@@ -230,6 +230,48 @@ fn duplicate_labels() {
     .is_ok());
 }
 
+/// Labels of the form `commodel schedule -o` writes (`o<k>` on operation k) are found
+/// without the label table; one of that form on another operation is an ordinary label.
+/// A repeated label is an error whichever of the two it is, first or second.
+#[test]
+fn canonical_and_other_labels_are_one_namespace() {
+    use GoalErrorKind::{DuplicateLabel as D, UndefinedLabel as U};
+    let dup = |label: &str, line: u32, col: u32, first: u32| {
+        format!("e.goal:{line}:{col}: duplicate label \"{label}\" in rank 0 (first defined on line {first}), expected a label not yet used in rank 0")
+    };
+    // o1 on operation 0 (an ordinary label), then on operation 1 (its canonical place).
+    check(&one("o1: calc 1\no1: calc 2"), D, &dup("o1", 4, 1, 3));
+    // o0 canonical, then o0 on operation 1.
+    check(&one("o0: calc 1\no0: calc 2"), D, &dup("o0", 4, 1, 3));
+    // o0 canonical, then on operation 2 after an unlabelled one.
+    check(
+        &one("o0: calc 1\ncalc 2\n o0: calc 3"),
+        D,
+        &dup("o0", 5, 2, 3),
+    );
+    // Leading zeros and signs are other labels: o01 is not o1.
+    check(&one("o0: calc 1\no1: calc 1\no1 requires o01"), U,
+        "e.goal:5:13: undefined label \"o01\" in rank 0, expected a label defined earlier in rank 0");
+    check(
+        &one("o0: calc 1\no1 requires o0"),
+        U,
+        "e.goal:4:1: undefined label \"o1\" in rank 0, expected a label defined earlier in rank 0",
+    );
+    // Both kinds resolve: o1 on operation 2 (ordinary), o0 and o3 canonical, o01 on
+    // operation 4 (ordinary): operation 2 requires 0, and 3 requires 2.
+    let s = goal::parse(
+        "num_ranks 1\nrank 0 {\no0: calc 1\ncalc 8\no1: calc 2\no3: calc 4\no1 requires o0\no3 requires o1\no01: calc 0\n}\n",
+        "e.goal",
+    )
+    .expect("valid");
+    assert_eq!(
+        (s.label(0), s.label(1), s.label(2), s.label(3), s.label(4)),
+        (Some("o0"), None, Some("o1"), Some("o3"), Some("o01"))
+    );
+    let requirers: Vec<Vec<u32>> = (0..5).map(|op| s.requirers(op).collect()).collect();
+    assert_eq!(requirers, vec![vec![2], vec![], vec![3], vec![], vec![]]);
+}
+
 #[test]
 fn ranks_out_of_range() {
     use GoalErrorKind::RankOutOfRange as R;

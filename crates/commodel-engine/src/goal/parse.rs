@@ -30,7 +30,12 @@ use rustc_hash::FxHashMap;
 
 use super::cycle::CycleCheck;
 use super::error::{GoalError, GoalErrorKind};
-use crate::schedule::{DepKind, Op, OpKind, OpRef, Schedule, ScheduleBuilder, ANY};
+use crate::schedule::{
+    canonical_index, DepKind, Op, OpKind, OpRef, Schedule, ScheduleBuilder, ANY,
+};
+
+/// An operation of the rank whose label is not canonical, in [`Parser::canonical`].
+const NOT_CANONICAL: usize = usize::MAX;
 
 /// Words with a meaning in GOAL; a misplaced one is a syntax error, not an "unknown keyword".
 const KEYWORDS: [&[u8]; 12] = [
@@ -98,6 +103,8 @@ pub(super) struct Stream<'f, R> {
     chunk: usize,
     dep_pairs: Vec<(u32, u32)>,
     cycles: CycleCheck,
+    /// [`Parser::canonical`]'s buffer, kept from rank to rank.
+    canonical: Vec<usize>,
 }
 
 impl<'f, R: Read> Stream<'f, R> {
@@ -115,6 +122,7 @@ impl<'f, R: Read> Stream<'f, R> {
             chunk,
             dep_pairs: Vec::new(),
             cycles: CycleCheck::default(),
+            canonical: Vec::new(),
         }
     }
 
@@ -194,10 +202,12 @@ impl<'f, R: Read> Stream<'f, R> {
             p.num_ranks = builder.num_ranks();
             p.dep_pairs = std::mem::take(&mut self.dep_pairs);
             p.cycles = std::mem::take(&mut self.cycles);
+            p.canonical = std::mem::take(&mut self.canonical);
             let result = f(&mut p, builder);
             let (pos, hit_end) = (p.pos, p.hit_end.get());
             self.dep_pairs = p.dep_pairs;
             self.cycles = p.cycles;
+            self.canonical = p.canonical;
             if hit_end && !self.eof {
                 if let Some(rank) = undo {
                     builder.clear_rank(rank);
@@ -327,8 +337,15 @@ struct Parser<'a> {
     /// Length of the whole text.
     file_len: u64,
     num_ranks: u32,
-    /// Labels of the current rank: label -> (local index, byte offset of the definition).
+    /// Labels of the current rank but canonical ones: label -> (local index, byte offset of
+    /// the definition).
     labels: FxHashMap<&'a [u8], (u32, usize)>,
+    /// The current rank's canonical labels (`o<k>` on its operation k, as `commodel
+    /// schedule -o` writes them, [`canonical_index`]): `canonical[k]` is the byte offset of
+    /// o<k>'s definition, [`NOT_CANONICAL`] where operation k has another label or none.
+    /// They are found without hashing; two labels of one rank are the same text exactly
+    /// when both are canonical with the same k, or neither is and the map has it.
+    canonical: Vec<usize>,
     deps: Vec<DepLine<'a>>,
     /// `(a, b)` of `deps`, and the cycle search's scratch space, reused across ranks.
     dep_pairs: Vec<(u32, u32)>,
@@ -372,6 +389,7 @@ impl<'a> Parser<'a> {
             file_len: src.len() as u64,
             num_ranks: 0,
             labels: FxHashMap::default(),
+            canonical: Vec::new(),
             deps: Vec::new(),
             dep_pairs: Vec::new(),
             cycles: CycleCheck::default(),
@@ -829,6 +847,7 @@ impl<'a> Parser<'a> {
         builder: &mut ScheduleBuilder,
     ) -> Result<(), GoalError> {
         self.labels.clear();
+        self.canonical.clear();
         self.deps.clear();
         let mut count: u32 = 0;
         loop {
@@ -882,13 +901,7 @@ impl<'a> Parser<'a> {
             self.skip_ws();
             if self.peek() == Some(b':') {
                 self.pos += 1;
-                let duplicate = match self.labels.entry(word) {
-                    Entry::Occupied(e) => Some(e.get().1),
-                    Entry::Vacant(v) => {
-                        v.insert((count, at));
-                        None
-                    }
-                };
+                let duplicate = self.define(word, count, at);
                 if let Some(first) = duplicate {
                     return Err(self.error(
                         at,
@@ -1092,7 +1105,47 @@ impl<'a> Parser<'a> {
         Ok(())
     }
 
+    /// Record `label` as the label of the rank's operation `index`, defined at offset `at`;
+    /// the offset of its earlier definition if the rank has one.
+    fn define(&mut self, label: &'a [u8], index: u32, at: usize) -> Option<usize> {
+        let k = canonical_index(label);
+        if k == Some(index) {
+            // Operation `index` is new: no canonical label names it yet.
+            let first = self.labels.get(label).map(|&(_, pos)| pos);
+            if first.is_none() {
+                let i = index as usize;
+                if self.canonical.len() <= i {
+                    self.canonical.resize(i + 1, NOT_CANONICAL);
+                }
+                self.canonical[i] = at;
+            }
+            return first;
+        }
+        if let Some(pos) = k.and_then(|k| self.canonical_at(k)) {
+            return Some(pos);
+        }
+        match self.labels.entry(label) {
+            Entry::Occupied(e) => Some(e.get().1),
+            Entry::Vacant(v) => {
+                v.insert((index, at));
+                None
+            }
+        }
+    }
+
+    /// Offset of the definition of the rank's canonical label o<k>, if it has one.
+    #[inline]
+    fn canonical_at(&self, k: u32) -> Option<usize> {
+        let pos = *self.canonical.get(k as usize)?;
+        (pos != NOT_CANONICAL).then_some(pos)
+    }
+
     fn lookup(&self, rank: u32, at: usize, label: &[u8]) -> Result<u32, GoalError> {
+        if let Some(k) = canonical_index(label) {
+            if self.canonical_at(k).is_some() {
+                return Ok(k);
+            }
+        }
         match self.labels.get(label) {
             Some(&(index, _)) => Ok(index),
             None => Err(self.error(
