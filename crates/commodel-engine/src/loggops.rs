@@ -32,7 +32,10 @@
 //! * A rank's finish time is the largest `nexto` of its CPUs.
 //!
 //! A zero-byte message gets `(s-1)·G = -G` as in LogGOPSim (whose unsigned
-//! 64-bit arithmetic wraps to that). `G` and `O` have a fraction of a
+//! 64-bit arithmetic wraps to that), but for the receiving CPU's
+//! `max((s-1)·O, (s-1)·G)`, which is taken in signed arithmetic here: with
+//! O = 0 it is 0 here and -G in LogGOPSim (the wrapped value is the larger
+//! unsigned one; docs/models.md). `G` and `O` have a fraction of a
 //! picosecond ([`PerByte`]); `(s-1)·G` is rounded to the nearest picosecond.
 //! Times are computed exactly and checked: one outside 0..2^64 ps (where
 //! LogGOPSim wraps around) is a [`SimError::Overflow`] naming the operation;
@@ -120,11 +123,34 @@ enum Kind {
 /// pops that change nothing are skipped.
 #[derive(Default)]
 struct Group {
-    /// Waiting events by stamp.
-    members: std::collections::BTreeMap<u64, Event>,
+    /// Waiting events, the smallest stamp on top; no allocation while empty (a binomial
+    /// tree of 2^20 ranks parks sends in half a million groups; a `BTreeMap` kept a
+    /// 360-byte node in each).
+    members: std::collections::BinaryHeap<Parked>,
     /// Time all members are waiting for.
     time: Time,
     version: u32,
+}
+
+/// A member of a [`Group`]: ordered by stamp alone, the smallest greatest (its members
+/// all wait for one time; stamps are unique).
+struct Parked(Event);
+
+impl PartialEq for Parked {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.stamp() == o.0.stamp()
+    }
+}
+impl Eq for Parked {}
+impl PartialOrd for Parked {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Parked {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        o.0.stamp().cmp(&self.0.stamp())
+    }
 }
 
 /// A queued event: ordered by (time, stamp) only ([`Keyed`]). 24 bytes: the
@@ -187,8 +213,12 @@ struct Sim<'a> {
     nextgr: Vec<Time>,
     nextgs: Vec<Time>,
     progress: Countdown,
-    ready: Vec<Vec<OpId>>,
-    check: Vec<u32>,
+    /// Operations that became executable while handling the current event, with their
+    /// host, in the order they did; issued host by host once it is handled. (One list,
+    /// not one per rank: 24 bytes a rank and a small allocation per rank at 2^20 ranks.)
+    ready: Vec<(u32, OpId)>,
+    /// One host's operations of `ready`, being issued (scratch).
+    batch: Vec<OpId>,
     queue: RadixQueue<Event>,
     stamp: u64,
     /// Posted receives (payload: recv op).
@@ -247,8 +277,8 @@ fn run(
         nextgr: vec![0; p * nnic],
         nextgs: vec![0; p * nnic],
         progress: Countdown::new(schedule),
-        ready: vec![Vec::new(); p],
-        check: Vec::new(),
+        ready: Vec::new(),
+        batch: Vec::new(),
         queue: RadixQueue::new(),
         stamp: 0,
         rq,
@@ -289,7 +319,6 @@ impl<'a> Sim<'a> {
         for d in self.s.irequirers(op) {
             self.release(d, host);
         }
-        self.check.push(host);
     }
 
     fn done(&mut self, op: OpId, host: u32) {
@@ -297,24 +326,39 @@ impl<'a> Sim<'a> {
         for d in self.s.requirers(op) {
             self.release(d, host);
         }
-        self.check.push(host);
     }
 
     #[inline]
     fn release(&mut self, op: OpId, host: u32) {
         if self.progress.release(op) {
-            self.ready[host as usize].push(op);
+            self.ready.push((host, op));
         }
     }
 
-    /// Queue the newly executable operations of `host`, as LogGOPSim does.
-    fn issue(&mut self, host: u32, initial: bool) {
-        if self.ready[host as usize].is_empty() {
+    /// Issue the operations in `ready`: host by host in ascending order, each host's in
+    /// the order they became executable (as LogGOPSim checks its hosts after an event).
+    fn issue_ready(&mut self, initial: bool) {
+        if self.ready.is_empty() {
             return;
         }
-        let mut ready = std::mem::take(&mut self.ready[host as usize]);
-        stdsort::sort_by_key(&mut ready, |&op| self.s.kind(op));
-        for &op in &ready {
+        let mut ready = std::mem::take(&mut self.ready);
+        // Stable: each host's operations keep their order.
+        ready.sort_by_key(|&(host, _)| host);
+        let mut batch = std::mem::take(&mut self.batch);
+        for run in ready.chunk_by(|a, b| a.0 == b.0) {
+            batch.clear();
+            batch.extend(run.iter().map(|&(_, op)| op));
+            self.issue(run[0].0, &mut batch, initial);
+        }
+        ready.clear();
+        self.ready = ready;
+        self.batch = batch;
+    }
+
+    /// Queue `ready`, the newly executable operations of `host`, as LogGOPSim does.
+    fn issue(&mut self, host: u32, ready: &mut [OpId], initial: bool) {
+        stdsort::sort_by_key(ready, |&op| self.s.kind(op));
+        for &op in ready.iter() {
             let cpu = self.nexto[self.cpu(host, op)];
             let time = if initial {
                 0
@@ -325,8 +369,6 @@ impl<'a> Sim<'a> {
             };
             self.push(time, op, host, Kind::Op);
         }
-        ready.clear();
-        self.ready[host as usize] = ready;
     }
 
     fn run(mut self) -> Result<Outcome, SimError> {
@@ -340,11 +382,11 @@ impl<'a> Sim<'a> {
         for host in 0..p {
             for op in self.s.ops_of(host) {
                 if self.progress.is_free(op) {
-                    self.ready[host as usize].push(op);
+                    self.ready.push((host, op));
                 }
             }
             self.events += self.s.ops_of(host).len() as u64;
-            self.issue(host, true);
+            self.issue_ready(true);
         }
         let mut now = 0;
         while let Some(ev) = self.queue.pop() {
@@ -360,16 +402,7 @@ impl<'a> Sim<'a> {
                 Kind::Msg => self.message(ev)?,
                 Kind::Group => self.wake(ev)?,
             }
-            if !self.check.is_empty() {
-                let mut hosts = std::mem::take(&mut self.check);
-                hosts.sort_unstable();
-                hosts.dedup();
-                for &h in &hosts {
-                    self.issue(h, false);
-                }
-                hosts.clear();
-                self.check = hosts;
-            }
+            self.issue_ready(false);
         }
         Ok(())
     }
@@ -393,7 +426,7 @@ impl<'a> Sim<'a> {
             self.groups.push(Group::default());
         }
         let group = &mut self.groups[g as usize];
-        group.members.insert(ev.stamp(), ev);
+        group.members.push(Parked(ev));
         group.time = free;
         self.token(g);
     }
@@ -402,8 +435,8 @@ impl<'a> Sim<'a> {
     fn token(&mut self, g: u32) {
         let group = &mut self.groups[g as usize];
         group.version = group.version.wrapping_add(1);
-        if let Some((&stamp, _)) = group.members.first_key_value() {
-            let t = Event::new(group.time, stamp, g, group.version, Kind::Group);
+        if let Some(first) = group.members.peek() {
+            let t = Event::new(group.time, first.0.stamp(), g, group.version, Kind::Group);
             self.queue.push(t);
         }
     }
@@ -414,10 +447,12 @@ impl<'a> Sim<'a> {
         if self.groups[g as usize].version != tok.host {
             return Ok(()); // stale
         }
-        let (_, mut ev) = self.groups[g as usize]
-            .members
-            .pop_first()
-            .expect("token of an empty group");
+        let members = &mut self.groups[g as usize].members;
+        let Parked(mut ev) = members.pop().expect("token of an empty group");
+        if members.is_empty() {
+            // Most groups fill once (a rank's burst of sends): free their storage.
+            *members = Default::default();
+        }
         ev.time = tok.time;
         // If it finds the resources busy again it parks itself (new token);
         // otherwise the others stay at this time behind the next stamp.

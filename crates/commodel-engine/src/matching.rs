@@ -63,9 +63,12 @@ pub struct Matcher {
     nodes: Vec<Node>,
     free: Vec<u32>,
     counts: Vec<RankCounts>,
-    /// Per rank, entries in posting order (seq -> node), kept only for ranks
-    /// that may be queried with a wildcard.
-    ordered: Vec<Option<BTreeMap<u32, u32>>>,
+    /// Per rank that may be queried with a wildcard, its entries in posting order (seq ->
+    /// node): `ordered[ordered_slot[rank]]`. `ordered_slot` holds [`NIL`] for the other
+    /// ranks, and is empty when no rank may be (4 bytes a rank at most, where an
+    /// `Option<BTreeMap>` per rank took 24).
+    ordered_slot: Vec<u32>,
+    ordered: Vec<BTreeMap<u32, u32>>,
     next_seq: u32,
 }
 
@@ -120,9 +123,26 @@ impl Matcher {
             nodes: Vec::new(),
             free: Vec::new(),
             counts: vec![RankCounts::default(); wildcard_queries.len()],
+            ordered_slot: if wildcard_queries.contains(&true) {
+                let mut next = 0;
+                wildcard_queries
+                    .iter()
+                    .map(|&w| {
+                        next += u32::from(w);
+                        if w {
+                            next - 1
+                        } else {
+                            NIL
+                        }
+                    })
+                    .collect()
+            } else {
+                Vec::new()
+            },
             ordered: wildcard_queries
                 .iter()
-                .map(|&w| if w { Some(BTreeMap::new()) } else { None })
+                .filter(|&&w| w)
+                .map(|_| BTreeMap::new())
                 .collect(),
             next_seq: 0,
         }
@@ -189,8 +209,25 @@ impl Matcher {
         } else {
             nodes[idx as usize] = node;
         }
-        if let Some(ord) = &mut self.ordered[rank as usize] {
+        if let Some(ord) = self.ordered_mut(rank) {
             ord.insert(seq, idx);
+        }
+    }
+
+    /// `rank`'s entries in posting order, if it may be queried with a wildcard.
+    #[inline]
+    fn ordered_of(&self, rank: u32) -> Option<&BTreeMap<u32, u32>> {
+        match self.ordered_slot.get(rank as usize) {
+            Some(&slot) if slot != NIL => self.ordered.get(slot as usize),
+            _ => None,
+        }
+    }
+
+    #[inline]
+    fn ordered_mut(&mut self, rank: u32) -> Option<&mut BTreeMap<u32, u32>> {
+        match self.ordered_slot.get(rank as usize) {
+            Some(&slot) if slot != NIL => self.ordered.get_mut(slot as usize),
+            _ => None,
         }
     }
 
@@ -205,8 +242,8 @@ impl Matcher {
             return self.take_exact(rank, src, tag);
         }
         let idx = if src == ANY || tag == ANY {
-            let ord = self.ordered[rank as usize]
-                .as_ref()
+            let ord = self
+                .ordered_of(rank)
                 .expect("wildcard query on a rank not registered for wildcard queries");
             let nodes = &self.nodes;
             let (_, &idx) = ord.iter().find(|(_, &i)| {
@@ -246,7 +283,7 @@ impl Matcher {
         let n = self.nodes[idx as usize];
         self.free.push(idx);
         self.counts[rank as usize].live -= 1;
-        if let Some(ord) = &mut self.ordered[rank as usize] {
+        if let Some(ord) = self.ordered_mut(rank) {
             ord.remove(&n.seq);
         }
         Some(n.payload)
@@ -302,7 +339,7 @@ impl Matcher {
             (false, true) => c.any_tag -= 1,
             _ => {}
         }
-        if let Some(ord) = &mut self.ordered[rank as usize] {
+        if let Some(ord) = self.ordered_mut(rank) {
             ord.remove(&n.seq);
         }
         self.nodes[idx as usize].payload = NIL;
@@ -379,6 +416,11 @@ mod tests {
         }
         assert_eq!(m.lists.len(), 0);
         assert!(m.is_empty(1));
+        // Posting order is kept only for the ranks that can get a wildcard query.
+        assert!(m.ordered_slot.is_empty() && m.ordered.is_empty());
+        let w = Matcher::new(&[false, true, false, true]);
+        assert_eq!(w.ordered_slot, [NIL, 0, NIL, 1]);
+        assert_eq!(w.ordered.len(), 2);
     }
 
     proptest::proptest! {

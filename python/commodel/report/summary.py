@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import heapq
 from typing import TYPE_CHECKING
 
 from ..units import duration_unit, format_duration, format_size
@@ -67,7 +68,11 @@ def prediction_summary(
         shown = prediction.ranks
         lines.append("finish time of every rank:")
     else:
-        shown = sorted(prediction.ranks, key=lambda r: (-r.finish_s, r.rank))[:SLOWEST_SHOWN]
+        # sorted(...)[:SLOWEST_SHOWN] (the keys are unique) without holding a key per rank:
+        # at 2^20 ranks the sort took 113 MiB on top of the ranks' 185 MiB.
+        shown = heapq.nsmallest(
+            SLOWEST_SHOWN, prediction.ranks, key=lambda r: (-r.finish_s, r.rank)
+        )
         lines.append(f"the {SLOWEST_SHOWN} slowest of {nranks} ranks:")
     rows = [(r.rank, format_duration(r.finish_s, unit)) for r in shown]
     lines.append(format_table(["rank", "finish"], rows, align="rr", indent="  "))
