@@ -5,7 +5,9 @@ per pair, on two racks of P/2 nodes (1 Gbit/s NICs, 10 us per link) whose backbo
 carry a quarter of a rack's aggregate NIC bandwidth, under ``maxmin`` and ``plogpt``, at
 256, 1024 and 4096 ranks. Each case runs in its own process so that its peak RSS
 (``ru_maxrss``) and CPU time (user + system) are its own; the figures include building the
-schedule, which is reported separately as well.
+schedule, which is reported separately as well. ``--size`` sets the message size; ``tcpflow``
+runs with :data:`TCP_SECTION` (a calibrated platform's), and a case run under both ``maxmin``
+and ``tcpflow`` also prints their ratio.
 
 With ``--simgrid``, each case of at most ``--simgrid-max-ranks`` ranks also runs side by side
 with SimGrid (``benches/simgrid_flows.py``): the schedule is written once as a GOAL file,
@@ -20,6 +22,7 @@ prints ours alone.
     python benches/contention.py                 # every case
     python benches/contention.py --ranks 256 1024 --models maxmin
     python benches/contention.py --simgrid --ranks 64 256 1024 --models maxmin --reps 3
+    python benches/contention.py --ranks 65536 --algorithms bcast-binomial --models maxmin tcpflow
 """
 
 from __future__ import annotations
@@ -83,14 +86,15 @@ def platform(ranks: int, tcp: bool = False) -> dict:
     }
 
 
-def one(ranks: int, algorithm: str, model: str) -> dict:
+def one(ranks: int, algorithm: str, model: str, size: int = SIZE) -> dict:
+    """One case in this process; ``tcpflow`` on the platform with :data:`TCP_SECTION`."""
     from commodel import _engine
     from commodel.platform import platform_from_dict
 
     cpu0 = time.process_time()
-    sched = _engine.collective(algorithm, ranks, SIZE)
+    sched = _engine.collective(algorithm, ranks, size)
     cpu1 = time.process_time()
-    params = platform_from_dict(platform(ranks)).engine_params(model)
+    params = platform_from_dict(platform(ranks, tcp=model == "tcpflow")).engine_params(model)
     result = _engine.simulate(sched, model, params, record_messages=False)
     cpu2 = time.process_time()
     usage = resource.getrusage(resource.RUSAGE_SELF)
@@ -173,6 +177,7 @@ def main() -> int:
     parser.add_argument(
         "--algorithms", nargs="+", default=["alltoall-xor-pairwise", "alltoall-xor-post-all"]
     )
+    parser.add_argument("--size", type=int, default=SIZE, help=f"bytes (default {SIZE})")
     parser.add_argument("--one", nargs=3, metavar=("RANKS", "ALGORITHM", "MODEL"))
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument(
@@ -189,7 +194,7 @@ def main() -> int:
     parser.add_argument("--tolerance", type=float, default=1e-6, help="relative (--simgrid)")
     args = parser.parse_args()
     if args.one:
-        print(json.dumps(one(int(args.one[0]), args.one[1], args.one[2])))
+        print(json.dumps(one(int(args.one[0]), args.one[1], args.one[2], args.size)))
         return 0
     if not args.simgrid:
         print("no --simgrid: our figures alone, no comparison with SimGrid")
@@ -199,8 +204,10 @@ def main() -> int:
     )
     for ranks in args.ranks:
         for algorithm in args.algorithms:
+            done = {}
             for model in args.models:
                 cmd = [sys.executable, __file__, "--one", str(ranks), algorithm, model]
+                cmd += ["--size", str(args.size)]
                 try:
                     out = subprocess.run(
                         cmd, capture_output=True, text=True, timeout=args.timeout, check=True
@@ -216,6 +223,15 @@ def main() -> int:
                     f"{ranks:>6} {algorithm:<22} {model:<7} {r['makespan_s']:>11.6f} "
                     f"{r['simulate_cpu_s']:>10.3f} {r['total_cpu_s']:>11.3f} "
                     f"{r['peak_rss_mb']:>8.1f}",
+                    flush=True,
+                )
+                done[model] = r
+            if "tcpflow" in done and "maxmin" in done:
+                t, m = done["tcpflow"], done["maxmin"]
+                print(
+                    f"{ranks:>6} {algorithm:<22} tcpflow / maxmin (this run): simulation CPU "
+                    f"{t['simulate_cpu_s'] / max(m['simulate_cpu_s'], 0.001):.2f}x, peak memory "
+                    f"{t['peak_rss_mb'] / m['peak_rss_mb']:.2f}x",
                     flush=True,
                 )
     return simgrid_cases(args) if args.simgrid else 0
