@@ -107,11 +107,24 @@ def test_advise_writes_settings_that_check_rules_reads(tmp_path) -> None:
         "--ranks", "4,8", "--sizes", "1KiB", "--rules", str(tmp_path / "two.env"),
     )  # fmt: skip
     assert two.returncode == 2 and "give one --ranks" in two.stderr, two.stderr
+    # --verify runs Intel MPI (tests/test_intel_mpi_cluster.py): it writes the settings,
+    # then a launcher that does not start is an error naming it
     verify = _cli(
         "advise", "--mpi", "intel-mpi", "--platform", "nomura2007", "--collective", "bcast",
         "--ranks", "4", "--sizes", "1KiB", "--verify", str(tmp_path / "v.duckdb"),
+        "--mpirun", str(tmp_path / "no-mpiexec"),
     )  # fmt: skip
-    assert verify.returncode == 2 and "not yet for Intel MPI" in verify.stderr
+    assert verify.returncode == 2 and "--mpirun: cannot start" in verify.stderr, verify.stderr
+    assert (tmp_path / "v.rules.txt").read_text().startswith("# ")
+    assert "export I_MPI_ADJUST_BCAST=" in (tmp_path / "v.rules.txt").read_text()
+    # what reads or writes Open MPI's rules format says so
+    for flag in ("--use-rules", "--measured-rules"):
+        given = _cli(
+            "advise", "--mpi", "intel-mpi", "--platform", "nomura2007", "--collective",
+            "bcast", "--ranks", "4", "--verify", str(tmp_path / "w.duckdb"), flag,
+            str(tmp_path / "v.rules.txt"),
+        )  # fmt: skip
+        assert given.returncode == 2 and "not available for Intel MPI" in given.stderr
 
 
 @needs_impi
