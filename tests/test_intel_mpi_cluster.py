@@ -34,6 +34,17 @@ HOSTS = 4
 PER_MESSAGE = 120  # bytes of headers a message may add (measured: 48-96 B for 1 KiB)
 
 
+# every test here brings a cluster up and runs Intel MPI on it
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.mpi,
+    pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or ""),
+    pytest.mark.skipif(
+        IMPI is None and not os.environ.get("CI"), reason="Intel MPI is not installed (make mpis)"
+    ),
+]
+
+
 def _run(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     full = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "python"), **(env or {})}
     return subprocess.run(
@@ -72,12 +83,6 @@ def _generator(collective: str, number: int) -> str:
     return dict((n, g) for n, _a, g in get("intel-mpi").algorithms[collective])[number]
 
 
-@pytest.mark.cluster
-@pytest.mark.mpi
-@pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or "")
-@pytest.mark.skipif(
-    IMPI is None and not os.environ.get("CI"), reason="Intel MPI is not installed (make mpis)"
-)
 def test_intel_mpi_runs_our_settings_over_the_emulated_tcp_network(tmp_path):
     settings = tmp_path / "allreduce.env"
     # the settings advise writes: on this platform recursive doubling up to 64 KiB,
@@ -127,12 +132,6 @@ def test_intel_mpi_runs_our_settings_over_the_emulated_tcp_network(tmp_path):
     assert not _fits(quirk[1024], _generator("allreduce", 1), 1024), quirk[1024]
 
 
-@pytest.mark.cluster
-@pytest.mark.mpi
-@pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or "")
-@pytest.mark.skipif(
-    IMPI is None and not os.environ.get("CI"), reason="Intel MPI is not installed (make mpis)"
-)
 def test_verify_under_intel_mpi_proves_its_settings_fired(tmp_path):
     """advise --mpi intel-mpi --verify with Intel's mpiexec on 4 emulated hosts: Intel's
     default, our settings and each mapped preset timed (measure collective under Intel MPI,

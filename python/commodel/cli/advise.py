@@ -29,10 +29,13 @@ one mpirun per run and P (--mpirun prefix; `-n P` and the --mca options go befor
 trailing `--`): Open MPI's default decision, our rules file, every forced algorithm (and,
 for gather, the split gathers), each a campaign in DB; rerun the same command to resume.
 It prints the speedup t_default / t_ours with its 95% Fieller interval and the targets
-(docs/advise.md), and writes a CSV (DB's name with .verify.csv). --measured-rules FILE
-also writes the rules the measurements pick (the measured best where the default is slower
-than it beyond the spread); --use-rules FILE measures a given rules file as ours, e.g.
-those measured rules in a fresh database.
+(docs/advise.md), and writes a CSV (DB's name with .verify.csv). Under Open MPI 5 and
+Intel MPI one more run counts what a call sent to each peer under our rules and says where
+the chosen algorithm ran (Intel MPI: the kernel's TCP byte counts, one rank a host of the
+emulated cluster). --measured-rules FILE also writes the rules the measurements pick (the
+measured best where the default is slower than it beyond the spread); --use-rules FILE
+measures a given rules file as ours, e.g. those measured rules in a fresh database (Open
+MPI's format: not for Intel MPI).
 """
 
 
