@@ -41,7 +41,7 @@ from ..errors import CommodelError
 from ..mpis import get as get_mpi
 from ..mpis.intelmpi import SETTINGS_FILE_VAR
 from ..mpis.mpi import decimal
-from ..openmpi import SEGSIZE, algorithm_label, rule_message_size
+from ..openmpi import SEGSIZE, rule_message_size
 from ..report.measure_tables import format_collective_result
 from .common import Context, kernel, sync_start
 from .concurrent import ci_ok
@@ -826,17 +826,20 @@ def sweep(
     algorithms: list[int] | None = None,
     quiet: bool = False,
     python: str | None = None,
+    mpi: str = "openmpi-4.1",
 ) -> int:
-    """One mpirun per algorithm (:func:`sweep_campaigns`); keep complete campaigns with the
-    same options, resume unfinished ones; print the mean times. Returns the exit code."""
+    """One mpirun per algorithm of ``mpi`` (:func:`sweep_campaigns`); keep complete
+    campaigns with the same options, resume unfinished ones; print the mean times. Returns
+    the exit code."""
     from ..report.tables import format_table
     from ..units import format_duration, format_size
 
     coll = given["collective"]
     plain = validate_options(given, environ={})
-    chosen = algorithms if algorithms is not None else sweep_algorithms(coll, ranks)
+    get_mpi(mpi).check_collective(coll)
+    chosen = algorithms if algorithms is not None else sweep_algorithms(coll, ranks, mpi)
     runs = [SweepRun(alg, alg) for alg in chosen]
-    campaigns, failed = sweep_campaigns(db_path, given, ranks, mpirun, runs, quiet, python)
+    campaigns, failed = sweep_campaigns(db_path, given, ranks, mpirun, runs, quiet, python, mpi)
     means: dict[int, dict[int, float]] = {}
     for alg, cid in campaigns.items():
         per_size = campaign_samples(db_path, cid)
@@ -846,7 +849,7 @@ def sweep(
     for m in plain["sizes"]:
         cells = [format_duration(means[a][m]) if m in means[a] else "-" for a in algs]
         rows.append([format_size(m)] + cells)
-    heads = ["size"] + [f"{a} {algorithm_label(coll, a)}" for a in algs]
+    heads = ["size"] + [f"{a} {get_mpi(mpi).label_of(coll, a)}" for a in algs]
     print(f"{coll} on {ranks} ranks: mean time per algorithm (campaigns in {db_path})")
     print(format_table(heads, rows))
     if failed:
