@@ -647,3 +647,34 @@ def test_the_two_proc_check_reads_the_algorithm_as_the_runs_mpi_numbers_it():
 
     assert label_of("alltoall", 5, {mpich_var("alltoall"): "scattered"}) == "scattered"
     assert label_of("alltoall", 5, {}) == "two_proc"
+
+
+def test_ran_reads_the_kernels_byte_counts_of_intel_mpi():
+    """Under Intel MPI the kernel counted the bytes (messages unknown, the library's headers
+    included): the preset whose generator's bytes they are, plus at most HEADER_BYTES a
+    message, ran. Measured on the emulated cluster (5 hosts, one rank each, 8 KiB allreduce,
+    I_MPI_ADJUST_ALLREDUCE=1 and =2; python -m commodel.cluster.sockets)."""
+    from commodel.advise.advice import ran
+    from commodel.measure.traffic import HEADER_BYTES, traffic_fits
+
+    def kernel(rows):
+        return [[(None, b) for b in row] for row in rows]
+
+    rd = kernel([[0, 8264, 0, 0, 0], [8264, 0, 8264, 8264, 0], [0, 8264, 0, 0, 8264],
+                 [0, 8264, 0, 0, 8264], [0, 0, 8264, 8264, 0]])  # fmt: skip
+    rsag = kernel([[0, 8264, 0, 0, 0], [8264, 0, 8288, 4192, 0], [0, 8288, 0, 0, 4192],
+                   [0, 4192, 0, 0, 8288], [0, 0, 4192, 8288, 0]])  # fmt: skip
+    assert ran("allreduce", 5, 8192, rd, mpi="intel-mpi") == [1]
+    assert ran("allreduce", 5, 8192, rsag, mpi="intel-mpi") == [2]
+    # the payload alone is not enough, nor headers beyond HEADER_BYTES a message
+    short = [[(None, max(0, b - 100)) for _c, b in row] for row in rd]
+    assert ran("allreduce", 5, 8192, short, mpi="intel-mpi") == []
+    want = [[(0, 0), (1, 1000)], [(1, 1000), (0, 0)]]
+    assert traffic_fits(want, [[(None, 0), (None, 1000 + 2 * HEADER_BYTES)], [(None, 1000)] * 2])
+    assert not traffic_fits(
+        want, [[(None, 0), (None, 1001 + 2 * HEADER_BYTES)], [(None, 1000)] * 2]
+    )
+    # a rank's bytes to itself are not compared (Intel sends its own alltoall block over TCP)
+    assert traffic_fits(want, [[(None, 5000), (None, 1000)], [(None, 1000), (None, 0)]])
+    # counted by the MPI (messages known): equal, as before
+    assert traffic_fits(want, want) and not traffic_fits(want, [[(0, 0), (2, 1000)], want[1]])

@@ -107,11 +107,24 @@ def test_advise_writes_settings_that_check_rules_reads(tmp_path) -> None:
         "--ranks", "4,8", "--sizes", "1KiB", "--rules", str(tmp_path / "two.env"),
     )  # fmt: skip
     assert two.returncode == 2 and "give one --ranks" in two.stderr, two.stderr
+    # --verify runs Intel MPI (tests/test_intel_mpi_cluster.py): it writes the settings,
+    # then a launcher that does not start is an error naming it
     verify = _cli(
         "advise", "--mpi", "intel-mpi", "--platform", "nomura2007", "--collective", "bcast",
         "--ranks", "4", "--sizes", "1KiB", "--verify", str(tmp_path / "v.duckdb"),
+        "--mpirun", str(tmp_path / "no-mpiexec"),
     )  # fmt: skip
-    assert verify.returncode == 2 and "not yet for Intel MPI" in verify.stderr
+    assert verify.returncode == 2 and "--mpirun: cannot start" in verify.stderr, verify.stderr
+    assert (tmp_path / "v.rules.txt").read_text().startswith("# ")
+    assert "export I_MPI_ADJUST_BCAST=" in (tmp_path / "v.rules.txt").read_text()
+    # what reads or writes Open MPI's rules format says so
+    for flag in ("--use-rules", "--measured-rules"):
+        given = _cli(
+            "advise", "--mpi", "intel-mpi", "--platform", "nomura2007", "--collective",
+            "bcast", "--ranks", "4", "--verify", str(tmp_path / "w.duckdb"), flag,
+            str(tmp_path / "v.rules.txt"),
+        )  # fmt: skip
+        assert given.returncode == 2 and "not available for Intel MPI" in given.stderr
 
 
 @needs_impi
@@ -144,3 +157,46 @@ def test_our_reader_agrees_with_intel_mpis(tmp_path) -> None:
         ignored = "Incorrect" in proc.stdout + proc.stderr
         _items, problems = im.parse_adjust("allreduce", value, ranges["allreduce"])
         assert ignored == any(k == "error" for k, _m in problems), (value, proc.stdout)
+
+
+@needs_impi
+@pytest.mark.mpi
+def test_collective_sweep_forces_each_mapped_preset(tmp_path) -> None:
+    """measure collective-sweep --mpi intel-mpi with Intel's own mpiexec, 2 ranks on this
+    machine (shared memory: no cluster): Intel's default, then each allreduce preset that has
+    a generator forced with I_MPI_ADJUST_ALLREDUCE=<id>, each a campaign recording the
+    library and its version and the preset."""
+    from commodel.db import ResultsDB
+
+    db = tmp_path / "sweep.duckdb"
+    launcher = (
+        f"{IMPI / 'bin' / 'mpiexec'} -genv I_MPI_FABRICS shm -genv I_MPI_WAIT_MODE 1 "
+        "-genv I_MPI_PIN 0"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("I_MPI_ADJUST_")}
+    proc = subprocess.run(
+        [str(IMPI / "bin" / "python"), "-m", "commodel", "measure", "collective-sweep",
+         "--mpi", "intel-mpi", "-n", "2", "--collective", "allreduce", "--sizes", "1KiB",
+         "--min-reps", "3", "--max-reps", "3", "--db", str(db), "--mpirun", launcher,
+         "--quiet"],
+        capture_output=True, text=True, timeout=600, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    assert "-genv I_MPI_ADJUST_ALLREDUCE 8" in proc.stdout  # how the preset was forced
+    assert "2 rabenseifner" in proc.stdout and "8 ring" in proc.stdout  # the table's heads
+    with ResultsDB(str(db), read_only=True) as results:
+        campaigns = [c for c in results.campaigns() if c.benchmark == "collective"]
+        samples = {c.options["algorithm"]: results.samples(c.id) for c in campaigns}
+    assert sorted(samples) == [0, 1, 2, 8]
+    assert {c.mpi_library for c in campaigns} == {"Intel(R) MPI Library 2021.18.1 for Linux* OS"}
+    assert all(c.status == "complete" for c in campaigns)
+    for number, rows in samples.items():
+        assert len(rows) == 3 and all(r["extra"]["algorithm"] == number for r in rows)
+    # a preset that is not Intel MPI's: an error before any mpiexec
+    bad = subprocess.run(
+        [str(IMPI / "bin" / "python"), "-m", "commodel", "measure", "collective-sweep",
+         "--mpi", "intel-mpi", "-n", "2", "--collective", "gather", "--db",
+         str(tmp_path / "bad.duckdb"), "--mpirun", launcher],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert bad.returncode == 2 and "not advised for Intel MPI" in bad.stderr, bad.stderr

@@ -34,6 +34,17 @@ HOSTS = 4
 PER_MESSAGE = 120  # bytes of headers a message may add (measured: 48-96 B for 1 KiB)
 
 
+# every test here brings a cluster up and runs Intel MPI on it
+pytestmark = [
+    pytest.mark.cluster,
+    pytest.mark.mpi,
+    pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or ""),
+    pytest.mark.skipif(
+        IMPI is None and not os.environ.get("CI"), reason="Intel MPI is not installed (make mpis)"
+    ),
+]
+
+
 def _run(*args: str, env: dict | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
     full = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "python"), **(env or {})}
     return subprocess.run(
@@ -72,12 +83,6 @@ def _generator(collective: str, number: int) -> str:
     return dict((n, g) for n, _a, g in get("intel-mpi").algorithms[collective])[number]
 
 
-@pytest.mark.cluster
-@pytest.mark.mpi
-@pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or "")
-@pytest.mark.skipif(
-    IMPI is None and not os.environ.get("CI"), reason="Intel MPI is not installed (make mpis)"
-)
 def test_intel_mpi_runs_our_settings_over_the_emulated_tcp_network(tmp_path):
     settings = tmp_path / "allreduce.env"
     # the settings advise writes: on this platform recursive doubling up to 64 KiB,
@@ -125,3 +130,54 @@ def test_intel_mpi_runs_our_settings_over_the_emulated_tcp_network(tmp_path):
     assert not _fits(ag[1024], "allgather-bruck", 1024), ag[1024]
     assert _fits(quirk[1024], _generator("allreduce", 2), 1024), quirk[1024]
     assert not _fits(quirk[1024], _generator("allreduce", 1), 1024), quirk[1024]
+
+
+def test_verify_under_intel_mpi_proves_its_settings_fired(tmp_path):
+    """advise --mpi intel-mpi --verify with Intel's mpiexec on 4 emulated hosts: Intel's
+    default, our settings and each mapped preset timed (measure collective under Intel MPI,
+    the campaigns recording the library and its version), then one call a size under our
+    settings whose bytes per peer, as the kernel counted them, are the chosen preset's
+    generator's: recursive doubling at 1 KiB, Rabenseifner at 1 MiB (the report's "rules
+    fired" and the CSV's ``ran``)."""
+    import csv
+
+    from commodel.db import ResultsDB
+
+    db = tmp_path / "v.duckdb"
+    launcher = f"{sys.executable} -m commodel cluster mpirun --name {NAME} --hosts {HOSTS} "
+    launcher += "--mpirun "
+    launcher += f"{IMPI / 'bin' / 'mpiexec'} --"
+    env = {**os.environ, "PYTHONPATH": os.path.join(ROOT, "python")}
+    env = {k: v for k, v in env.items() if not k.startswith("I_MPI_ADJUST_")}
+    try:
+        up = _run("cluster", "up", "--spec", SPEC, "--name", NAME)
+        assert up.returncode == 0, up.stderr
+        proc = subprocess.run(
+            [str(IMPI / "bin" / "python"), "-m", "commodel", "advise", "--mpi", "intel-mpi",
+             "--platform", "nomura2007", "--collective", "allreduce", "--ranks", str(HOSTS),
+             "--sizes", "1KiB,1MiB", "--verify", str(db), "--mpirun", launcher,
+             "--min-reps", "2", "--max-reps", "2", "--quiet"],
+            capture_output=True, text=True, timeout=900, env=env,
+        )  # fmt: skip
+    finally:
+        down = _run("cluster", "down", "--name", NAME)
+    assert down.returncode == 0, down.stderr
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    assert "rules fired: " in proc.stdout and "at 2/2 points" in proc.stdout, proc.stdout
+    assert "kernel's TCP byte counts" in proc.stdout
+    with open(tmp_path / "v.verify.csv") as handle:
+        table = {int(row["size"]): row for row in csv.DictReader(handle)}
+    assert [table[m]["chosen"] for m in (1024, 1048576)] == ["1", "2"], table
+    for row in table.values():
+        assert row["ran"].split() == [row["chosen"]], row  # and not the other preset
+    with ResultsDB(str(db), read_only=True) as results:
+        campaigns = [c for c in results.campaigns() if c.benchmark == "collective"]
+    # Intel's default, our settings, presets 1, 2 and 8, the counted run: each one campaign
+    # of Intel MPI 2021.18.1
+    assert len(campaigns) == 6, [c.options for c in campaigns]
+    assert {c.mpi_library for c in campaigns} == {"Intel(R) MPI Library 2021.18.1 for Linux* OS"}
+    forced = sorted(c.options["algorithm"] for c in campaigns if not c.options["rules_file"])
+    assert forced == [0, 1, 2, 8]
+    ours = [c.options for c in campaigns if c.options["rules_file"]]
+    assert len(ours) == 2 and all(o["rules_file"] == str(tmp_path / "v.rules.txt") for o in ours)
+    assert ours[0]["settings"] == read_settings(tmp_path / "v.rules.txt")["I_MPI_ADJUST_ALLREDUCE"]

@@ -37,14 +37,19 @@ def test_forced_algorithm_from_the_environment():
     rules = {"OMPI_MCA_coll_tuned_dynamic_rules_filename": "/r.txt"}
     assert forced_algorithm("gather", rules)["rules_file"] is None
     assert forced_algorithm("gather", {**on, **rules})["rules_file"] == "/r.txt"
-    # Intel MPI: one preset is recorded; a value with size ranges is refused, not recorded
+    # Intel MPI: one preset is recorded as the algorithm; a value with size ranges (the
+    # settings advise writes) as it is, not as one algorithm
     intel = {"I_MPI_ADJUST_ALLTOALL": "3"}
     assert forced_algorithm("alltoall", intel) == {"algorithm": 3, "rules_file": None}
     assert label_of("alltoall", 3, intel) == "pairwise"
+    ranges = "1:0-1023;2:1024-2147483647"
+    assert forced_algorithm("alltoall", {"I_MPI_ADJUST_ALLTOALL": ranges}) == {
+        "algorithm": 0,
+        "rules_file": None,
+        "settings": ranges,
+    }
     from commodel.errors import CommodelError
 
-    with pytest.raises(CommodelError, match="records one forced preset"):
-        forced_algorithm("alltoall", {"I_MPI_ADJUST_ALLTOALL": "1:0-1023;2:1024-2147483647"})
     # a number read as the MPI reads it: ASCII digits ('²' ended in int()'s ValueError,
     # 5000 digits in its digit limit), an id within a C int
     for value, said in (("\u00b2", "is not a preset id"), ("9" * 5000, "above 2^31 - 1"),
@@ -82,6 +87,41 @@ def test_forcing_errors(environ, message):
 
     with pytest.raises(CommodelError, match=message):
         forced_algorithm("alltoall", environ)
+
+
+def test_intel_settings_are_recorded_with_their_file(tmp_path):
+    """advise --verify names the settings file beside its variables: the campaign records
+    it as the rules file, and a file that says otherwise than the environment is an error,
+    as is a value Intel MPI would ignore."""
+    from commodel.errors import CommodelError
+    from commodel.measure.collective import SweepRun, run_forcing, validate_options
+    from commodel.mpis import get
+    from commodel.mpis.intelmpi import SETTINGS_FILE_VAR
+
+    path = tmp_path / "allreduce.env"
+    path.write_text("# advice\nexport I_MPI_ADJUST_ALLREDUCE='1:0-65535;2:65536-2147483647'\n")
+    env = get("intel-mpi").run_env("allreduce", 0, str(path))
+    assert env == {
+        "I_MPI_ADJUST_ALLREDUCE": "1:0-65535;2:65536-2147483647",
+        SETTINGS_FILE_VAR: str(path),
+    }
+    opts = validate_options({"collective": "allreduce", "sizes": [1024]}, environ=env)
+    assert (opts["algorithm"], opts["rules_file"], opts["settings"]) == (
+        0, str(path), "1:0-65535;2:65536-2147483647",
+    )  # fmt: skip
+    with pytest.raises(CommodelError, match="the file sets I_MPI_ADJUST_ALLREDUCE"):
+        forced_algorithm("allreduce", {**env, "I_MPI_ADJUST_ALLREDUCE": "8"})
+    with pytest.raises(CommodelError, match="Intel MPI ignores it"):
+        forced_algorithm("allreduce", {"I_MPI_ADJUST_ALLREDUCE": "1:0-2147483648"})
+    # the forced presets of a verification: those with a generator
+    assert sweep_algorithms("allreduce", 8, "intel-mpi") == [0, 1, 2, 8]
+    assert sweep_algorithms("bcast", 8, "intel-mpi") == [0, 1, 3, 7]
+    # its "ran" run: the settings, no Open MPI counters on the launcher line (hydra would
+    # refuse --mca); the kernel counts the bytes
+    ran = run_forcing("allreduce", SweepRun("ran", 0, str(path)), True, "intel-mpi")
+    assert ran == env
+    ompi = run_forcing("allreduce", SweepRun("ran", 0, None), True, "openmpi-5.0")
+    assert ompi["OMPI_MCA_pml_monitoring_enable"] == "1"
 
 
 def test_sweep_skips_two_proc_off_two_ranks():

@@ -18,6 +18,7 @@ RUNS = (
     ("openmpi-5.0", "openmpi-5.0"),
     ("mpich", "mpich"),
     ("mpich, advised from Open MPI 5's platform (cross.sh)", "mpich-x"),
+    ("intel-mpi", "intel-mpi"),
 )
 for label, mpi in RUNS:
     for coll in ("alltoall", "allreduce", "bcast", "allgather"):

@@ -119,10 +119,11 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     options = BY_NAME["collective"].measurement.options
     p = sub.add_parser(
         "collective-sweep",
-        help="run 'measure collective' once per coll/tuned algorithm (starts mpirun itself)",
-        description="Not under mpirun: starts one mpirun per algorithm (Open MPI's default "
-        "decision, then every coll/tuned algorithm forced), each a campaign in --db; a "
-        "complete campaign with the same options is kept, an unfinished one resumed.",
+        help="run 'measure collective' once per algorithm (starts mpirun itself)",
+        description="Not under mpirun: starts one mpirun per algorithm (the MPI's default "
+        "decision, then every algorithm forced: Open MPI's coll/tuned ones, or with --mpi "
+        "those of MPICH or Intel MPI), each a campaign in --db; a complete campaign with "
+        "the same options is kept, an unfinished one resumed.",
     )
     p.add_argument("--db", required=True, metavar="FILE", help="results database (DuckDB file)")
     p.add_argument("-n", "--np", type=int, required=True, metavar="P", help="ranks per mpirun")
@@ -137,6 +138,15 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         type=int_list,
         metavar="N,...",
         help="only these algorithm numbers (0: default decision)",
+    )
+    p.add_argument(
+        "--mpi",
+        default="openmpi-4.1",
+        metavar="NAME",
+        help="the MPI --mpirun starts, whose algorithms are forced: openmpi-4.1 (MCA "
+        "parameters; the default), openmpi-5.0, mpich (MPIR_CVAR_<COLL>_INTRA_ALGORITHM) or "
+        "intel-mpi (I_MPI_ADJUST_<COLL>=<id>); mpich and intel-mpi: the algorithms with a "
+        "generator",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     add_options(p, options, positional=False)
@@ -169,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
 
 def run_collective_sweep(args: argparse.Namespace) -> int:
     from ..measure import collective
+    from ..mpis import get as get_mpi
 
     opts = given(args, args.options)
     collective.validate_options(opts, environ={})  # bad options fail before any mpirun
@@ -179,4 +190,5 @@ def run_collective_sweep(args: argparse.Namespace) -> int:
         shlex.split(args.mpirun),
         algorithms=args.algorithms,
         quiet=args.quiet,
+        mpi=get_mpi(args.mpi).name,
     )

@@ -78,6 +78,27 @@ def _quiet(comm: Any) -> None:
     comm.Barrier()
 
 
+def call_bytes(comm: Any, call: Any) -> list[int] | None:
+    """The bytes this rank sent to each rank of ``comm`` during ``call()`` (every rank calls
+    this together), or None on every rank unless each rank is alone on its host with an
+    address on the data network (the kernel's counts are per host and peer address)."""
+    _quiet(comm)
+    try:
+        _local, before = sent_by_peer()
+    except RuntimeError:
+        before = None
+    call()
+    _quiet(comm)
+    try:
+        local, after = sent_by_peer()
+    except RuntimeError:
+        local, after = None, {}
+    addresses = comm.allgather(local if before is not None else None)
+    if None in addresses or len(set(addresses)) != len(addresses):
+        return None
+    return [after.get(a, 0) - before.get(a, 0) for a in addresses]
+
+
 def main(argv: list[str]) -> int:
     from mpi4py import MPI
 
@@ -92,13 +113,10 @@ def main(argv: list[str]) -> int:
     for size in sizes:
         call = _call(MPI, collective, size, root)
         call()
-        _quiet(comm)
-        _local, before = sent_by_peer()
-        call()
-        _quiet(comm)
-        local, after = sent_by_peer()
-        addresses = comm.allgather(local)
-        row = [after.get(a, 0) - before.get(a, 0) if a else 0 for a in addresses]
+        row = call_bytes(comm, call)
+        if row is None:
+            print("sockets: not one rank a host on the emulated cluster", file=sys.stderr)
+            return 2
         rows = comm.gather(row, 0)
         if comm.rank == 0:
             line = {"collective": collective, "size": size, "ranks": comm.size, "bytes": rows}

@@ -39,8 +39,9 @@ from typing import Any
 
 from ..errors import CommodelError
 from ..mpis import get as get_mpi
+from ..mpis.intelmpi import SETTINGS_FILE_VAR
 from ..mpis.mpi import decimal
-from ..openmpi import SEGSIZE, algorithm_label, rule_message_size
+from ..openmpi import SEGSIZE, rule_message_size
 from ..report.measure_tables import format_collective_result
 from .common import Context, kernel, sync_start
 from .concurrent import ci_ok
@@ -170,22 +171,31 @@ def intel_var(collective: str) -> str:
 
 
 def _intel_forcing(collective: str, env: Mapping[str, str]) -> dict:
-    """:func:`forced_algorithm` for Intel MPI: one preset for every size and communicator
-    (``I_MPI_ADJUST_<COLL>=<id>``); a value with conditions is refused rather than recorded
-    as something it is not."""
-    from ..mpis.intelmpi import parse_adjust
+    """:func:`forced_algorithm` for Intel MPI. ``I_MPI_ADJUST_<COLL>=<id>`` forces one preset
+    for every size and communicator: recorded as that algorithm. A value with conditions
+    (``<id>:<l>-<m>;...``, the settings ``advise --mpi intel-mpi`` writes) is recorded as it
+    is (``settings``; algorithm 0), with the file it came from when ``advise --verify`` names
+    it (:data:`~commodel.mpis.intelmpi.SETTINGS_FILE_VAR`; the file must set the same value).
+    A value Intel MPI would ignore (``Incorrect adjust value`` at MPI_Init) is an error."""
+    from ..mpis.intelmpi import parse_adjust, read_settings
 
-    text = env[intel_var(collective)]
+    name = intel_var(collective)
+    text = env[name]
+    path = env.get(SETTINGS_FILE_VAR) or None
     items, problems = parse_adjust(collective, text)
     errors = [message for kind, message in problems if kind == "error"]
     if errors:
-        raise CommodelError(f"{intel_var(collective)}={text[:40]!r}: {errors[0]}")
-    if len(items) != 1 or items[0][1]:
-        raise CommodelError(
-            f"{intel_var(collective)}={text[:40]!r}: measure collective records one forced "
-            "preset (a number); give the conditions' presets one at a time"
-        )
-    return {"algorithm": items[0][0], "rules_file": None}
+        raise CommodelError(f"{name}={text[:60]!r}: {errors[0]}; Intel MPI ignores it")
+    if len(items) == 1 and not items[0][1] and not path:  # one preset, no conditions
+        return {"algorithm": items[0][0], "rules_file": None}
+    if path:
+        in_file = read_settings(path).get(name)
+        if in_file != text:
+            raise CommodelError(
+                f"{SETTINGS_FILE_VAR}={path}: the file sets {name}={in_file!r}, the "
+                f"environment {text[:60]!r}"
+            )
+    return {"algorithm": 0, "rules_file": path, "settings": text}
 
 
 def label_of(collective: str, number: int, environ: Mapping[str, str] | None = None) -> str:
@@ -298,6 +308,8 @@ def validate_options(
     forced = forced_algorithm(out["collective"], environ)
     out["algorithm"] = forced["algorithm"]
     out["rules_file"] = forced["rules_file"]
+    if "settings" in forced:  # Intel MPI's I_MPI_ADJUST_<COLL> with conditions
+        out["settings"] = forced["settings"]
     return out
 
 
@@ -383,9 +395,12 @@ def _k_run(ctx: Context, p: dict) -> list[float]:
 
 
 @kernel("collective.traffic", _prepare)
-def _k_traffic(ctx: Context, p: dict) -> list[tuple[int, int]] | None:
+def _k_traffic(ctx: Context, p: dict) -> list[tuple[int | None, int]] | None:
     """One untimed call, then one call between two readings of Open MPI's per-peer counters:
-    this rank's (messages, bytes) to every rank; None where the MPI has no such counters."""
+    this rank's (messages, bytes) to every rank. Without them (another MPI), on the emulated
+    cluster with one rank a host, the kernel's TCP byte counts (messages None, the MPI's
+    headers included; :func:`commodel.cluster.sockets.call_bytes`); else None."""
+    from ..cluster.sockets import call_bytes
     from .traffic import open_counters
 
     MPI, comm = ctx.MPI, p["comm"]
@@ -395,12 +410,18 @@ def _k_traffic(ctx: Context, p: dict) -> list[tuple[int, int]] | None:
         counters = ctx.cache["traffic_counters"] = open_counters(MPI) or False
     _call(MPI, comm, coll, m, root, p["sbuf"], p["rbuf"])
     if not counters:
-        return None
+        sent = call_bytes(comm, lambda: _call(MPI, comm, coll, m, root, p["sbuf"], p["rbuf"]))
+        return None if sent is None else [(None, b) for b in sent]
     sync_start(comm)
     before = counters.read()
     _call(MPI, comm, coll, m, root, p["sbuf"], p["rbuf"])
     after = counters.read()
     return [(after[0][i] - before[0][i], after[1][i] - before[1][i]) for i in range(ctx.size)]
+
+
+def _counted_by(peers: list) -> str:
+    """Who counted a rank's traffic: the MPI library, or the kernel (messages not known)."""
+    return "kernel tcp bytes_acked" if any(x[0] is None for x in peers) else "pml/monitoring"
 
 
 def _traffic_sizes(ctx: Context, opts: dict[str, Any]) -> list[dict[str, Any]]:
@@ -417,12 +438,14 @@ def _traffic_sizes(ctx: Context, opts: dict[str, Any]) -> list[dict[str, Any]]:
                 raise CommodelError(
                     f"--traffic: rank {missing[0]} has no per-peer counters (Open MPI 5 "
                     "with --mca pml_monitoring_enable 1 and, where the PML is restricted, --mca pml "
-                    "ob1,monitoring on the mpirun line)"
+                    "ob1,monitoring on the mpirun line; another MPI: one rank a host of the "
+                    "emulated cluster, whose kernel counts the bytes of each TCP connection)"
                 )
             return [
                 {"phase": "collective", "pattern": coll, "quantity": "traffic",
                  "size_bytes": m, "n_ranks": ctx.size, "repetition": 0, "value_s": 0.0,
-                 "src": r, "extra": {"algorithm": alg, "peers": [list(x) for x in o]}}
+                 "src": r, "extra": {"algorithm": alg, "peers": [list(x) for x in o],
+                                     "counted_by": _counted_by(o)}}
                 for r, o in enumerate(outs)
             ]  # fmt: skip
 
@@ -441,15 +464,16 @@ def _traffic_sizes(ctx: Context, opts: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def traffic_of(db_path: str, campaign: int) -> dict[int, list[list[tuple[int, int]]]]:
-    """A ``--traffic`` campaign's matrices: size -> [src][dst] = (messages, bytes)."""
+def traffic_of(db_path: str, campaign: int) -> dict[int, list[list[tuple[int | None, int]]]]:
+    """A ``--traffic`` campaign's matrices: size -> [src][dst] = (messages, bytes); messages
+    None where the kernel counted the bytes (:func:`_k_traffic`)."""
     from ..db import ResultsDB
 
     out: dict[int, dict[int, list[tuple[int, int]]]] = {}
     with ResultsDB(db_path, read_only=True) as db:
         for r in db.samples(campaign):
             if r.get("quantity") == "traffic":
-                peers = [(int(a), int(b)) for a, b in r["extra"]["peers"]]
+                peers = [(None if a is None else int(a), int(b)) for a, b in r["extra"]["peers"]]
                 out.setdefault(int(r["size_bytes"]), {})[int(r["src"])] = peers
     return {m: [rows[src] for src in sorted(rows)] for m, rows in out.items()}
 
@@ -487,6 +511,8 @@ def procedure(opts: dict[str, Any]):
             rows=lambda outs: [],
         ).per_rank
         mine = {"algorithm": alg, "rules_file": opts["rules_file"]}
+        if "settings" in opts:
+            mine["settings"] = opts["settings"]
         for r, theirs in enumerate(every):
             if theirs["env"] != mine:
                 raise CommodelError(
@@ -600,9 +626,10 @@ def procedure(opts: dict[str, Any]):
 def sweep_algorithms(collective: str, ranks: int, mpi: str = "openmpi-4.1") -> list[int]:
     """0 (the MPI's default decision), then every algorithm of ``collective`` that runs on
     ``ranks`` ranks (``two_proc`` only on 2: Open MPI 4.1.4 returns
-    MPI_ERR_UNSUPPORTED_OPERATION otherwise). MPICH: the algorithms with a generator."""
+    MPI_ERR_UNSUPPORTED_OPERATION otherwise). MPICH and Intel MPI: the algorithms with a
+    generator."""
     algs = get_mpi(mpi).algorithms[collective]
-    if mpi == "mpich":
+    if mpi in ("mpich", "intel-mpi"):
         return [0] + [n for n, _a, g in algs if g]
     return [0] + [n for n, a, _g in algs if a != "two_proc" or ranks == 2]
 
@@ -696,6 +723,17 @@ class SweepRun:
     given: tuple[tuple[str, Any], ...] = ()
 
 
+def run_forcing(collective: str, run: SweepRun, traffic: bool, mpi: str) -> dict[str, str]:
+    """The environment of one run's ranks (:func:`run_mca`); a ``--traffic`` run under Open
+    MPI 5 also turns its per-peer counters on (another MPI's bytes are the kernel's)."""
+    forced = run_mca(collective, run.algorithm, run.rules_file, mpi)
+    if traffic and mpi == "openmpi-5.0":
+        from .traffic import MONITORING_MCA
+
+        forced = {**forced, **{"OMPI_MCA_" + k: v for k, v in MONITORING_MCA}}
+    return forced
+
+
 def sweep_campaigns(
     db_path: str,
     given: dict[str, Any],
@@ -721,16 +759,13 @@ def sweep_campaigns(
         for k, v in os.environ.items()
         if not k.startswith("OMPI_MCA_coll_tuned_")
         and k not in (MPICH_RULES_VAR, mpich_var(coll), intel_var(coll), "OMPI_MCA_coll")
+        and k != SETTINGS_FILE_VAR
     }
     campaigns: dict[Any, int] = {}
     failed = []
     for run in runs:
         mine = {**given, **dict(run.given)}
-        forced = run_mca(coll, run.algorithm, run.rules_file, mpi)
-        if mine.get("traffic"):  # Open MPI 5's per-peer counters
-            from .traffic import MONITORING_MCA
-
-            forced = {**forced, **{"OMPI_MCA_" + k: v for k, v in MONITORING_MCA}}
+        forced = run_forcing(coll, run, bool(mine.get("traffic")), mpi)
         opts = validate_options(mine, environ=forced)
         expected = options_json(opts)
         argv = _command(coll, ranks, forced, _measure_args(db_path, opts, quiet), mpirun, python)
@@ -791,17 +826,20 @@ def sweep(
     algorithms: list[int] | None = None,
     quiet: bool = False,
     python: str | None = None,
+    mpi: str = "openmpi-4.1",
 ) -> int:
-    """One mpirun per algorithm (:func:`sweep_campaigns`); keep complete campaigns with the
-    same options, resume unfinished ones; print the mean times. Returns the exit code."""
+    """One mpirun per algorithm of ``mpi`` (:func:`sweep_campaigns`); keep complete
+    campaigns with the same options, resume unfinished ones; print the mean times. Returns
+    the exit code."""
     from ..report.tables import format_table
     from ..units import format_duration, format_size
 
     coll = given["collective"]
     plain = validate_options(given, environ={})
-    chosen = algorithms if algorithms is not None else sweep_algorithms(coll, ranks)
+    get_mpi(mpi).check_collective(coll)
+    chosen = algorithms if algorithms is not None else sweep_algorithms(coll, ranks, mpi)
     runs = [SweepRun(alg, alg) for alg in chosen]
-    campaigns, failed = sweep_campaigns(db_path, given, ranks, mpirun, runs, quiet, python)
+    campaigns, failed = sweep_campaigns(db_path, given, ranks, mpirun, runs, quiet, python, mpi)
     means: dict[int, dict[int, float]] = {}
     for alg, cid in campaigns.items():
         per_size = campaign_samples(db_path, cid)
@@ -811,7 +849,7 @@ def sweep(
     for m in plain["sizes"]:
         cells = [format_duration(means[a][m]) if m in means[a] else "-" for a in algs]
         rows.append([format_size(m)] + cells)
-    heads = ["size"] + [f"{a} {algorithm_label(coll, a)}" for a in algs]
+    heads = ["size"] + [f"{a} {get_mpi(mpi).label_of(coll, a)}" for a in algs]
     print(f"{coll} on {ranks} ranks: mean time per algorithm (campaigns in {db_path})")
     print(format_table(heads, rows))
     if failed:

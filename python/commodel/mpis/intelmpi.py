@@ -95,6 +95,10 @@ ALGORITHMS: dict[str, list[tuple[int, str, str | None]]] = {
 }
 
 VAR = "I_MPI_ADJUST_{}"
+# set by ``advise --verify`` beside a settings file's variables: the file they came from, so
+# that ``measure collective`` records it as the campaign's rules file (and checks that the
+# variables in force are the file's)
+SETTINGS_FILE_VAR = "COMMODEL_IMPI_SETTINGS_FILE"
 # the largest size or rank count a condition may name (Intel reads them as C ints)
 INT_MAX = 2**31 - 1
 
@@ -109,9 +113,10 @@ def default_algorithm(collective: str, comm_size: int, size: int) -> int:
 
 
 def adjust_env(collective: str, algorithm: int, rules_file: str | None) -> dict[str, str]:
-    """The environment of a run: the settings file's variables, or the forced preset."""
+    """The environment of a run: the settings file's variables (and :data:`SETTINGS_FILE_VAR`
+    naming the file), or the forced preset."""
     if rules_file:
-        return read_settings(rules_file)
+        return {**read_settings(rules_file), SETTINGS_FILE_VAR: os.path.abspath(rules_file)}
     if not algorithm:
         return {}
     return {var_name(collective): str(algorithm)}

@@ -31,8 +31,10 @@ def format_collective_result(result: dict[str, Any]) -> str:
     if result.get("splits", 1) > 1:
         head += f", as {result['splits']} sub-gathers of M/{result['splits']}"
     if "traffic" in result:  # --traffic: one call per size, counted per peer
-        counted = [
-            [format_size(t["size"]), sum(c for row in t["peers"] for c, _ in row),
+        counted = [  # messages None: the kernel counted the bytes, not the messages
+            [format_size(t["size"]),
+             "-" if any(c is None for row in t["peers"] for c, _ in row)
+             else sum(c for row in t["peers"] for c, _ in row),
              format_size(sum(b for row in t["peers"] for _, b in row))]
             for t in result["traffic"]
         ]  # fmt: skip
