@@ -40,7 +40,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import CommodelError
-from ..mpis.rules_file import MAX_RULES_BYTES, read_rules_bytes  # noqa: F401 (re-exported)
+from ..mpis.rules_file import read_rules_bytes
 from ..openmpi import ALGORITHMS
 
 # Open MPI's COLLCOUNT (ompi/mca/coll/base/coll_base_functions.h): ids must be below it.

@@ -364,7 +364,8 @@ def read_given_rules(path: str, collective: str):
     """(the tables, the bytes) of a rules file for --use-rules: one Open MPI 4.1.4 reads,
     with rules for ``collective`` (exit 2 otherwise). The bytes are kept as they are: Open
     MPI's fscanf reads any, text not UTF-8 in a comment included."""
-    from ..advise.rules import COLLECTIVE_IDS, parse_rules, read_rules_bytes
+    from ..advise.rules import COLLECTIVE_IDS, parse_rules
+    from ..mpis.rules_file import read_rules_bytes
 
     data = read_rules_bytes(path)
     result = parse_rules(data)
@@ -488,8 +489,8 @@ def check_intel_settings(path: str) -> int:
     """--check-rules for Intel MPI: each I_MPI_ADJUST_<COLL> of the settings file read as
     the library reads it, preset ids against the installed build's range when one is
     found."""
-    from ..advise.rules import read_rules_bytes
     from ..mpis.intelmpi import check_settings, installed_prefix, preset_ranges
+    from ..mpis.rules_file import read_rules_bytes
 
     prefix = installed_prefix()
     ranges = preset_ranges(prefix) if prefix else None
@@ -510,8 +511,8 @@ def report_problems(path: str, problems: list[tuple[str, str]], label: str, fail
 
 def check_mpich_rules(path: str) -> int:
     """--check-rules for MPICH: the JSON tuning file read as csel.c reads it."""
-    from ..advise.rules import read_rules_bytes
     from ..mpis.mpich import builtin_tree, check_json, installed_library
+    from ..mpis.rules_file import read_rules_bytes
 
     data = read_rules_bytes(path)
     try:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pickle
 import sys
 import time
 import traceback
@@ -377,9 +378,7 @@ def polite_barrier(comm) -> None:
     it next has to answer a message: that showed up as 4-48 ms roundtrips on a loaded
     2-core machine. Ranks that wait here sleep, so they are ready when the timed part starts.
     """
-    req = comm.Ibarrier()
-    while not req.Test():
-        time.sleep(0.0002)
+    _wait(comm.Ibarrier())
 
 
 def _abort(ctx: Context, message: str, exc: BaseException | None = None) -> None:
@@ -402,8 +401,6 @@ def _wait(req) -> None:
 def _post(ctl, obj: Any, dest: int) -> tuple[Any, bytes]:
     """Start sending ``obj`` (pickled, as bytes) to ``dest``; the request and its buffer,
     which must live until the request completes."""
-    import pickle
-
     from mpi4py import MPI
 
     data = pickle.dumps(obj)
@@ -415,8 +412,6 @@ def _take(ctl, source: int) -> tuple[bool, Any]:
     Probed, sized and received as bytes: mpi4py's receive of a pickled object goes through
     a matched probe, which Open MPI 4.1.4 failed (MPI_ERR_OTHER) under an MCA parameter
     file in tests/test_measure_collective.py."""
-    import pickle
-
     from mpi4py import MPI
 
     status = MPI.Status()

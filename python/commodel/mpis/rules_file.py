@@ -13,7 +13,8 @@ MAX_RULES_BYTES = 4 * 2**20
 
 
 def read_rules_bytes(path: str | os.PathLike) -> bytes:
-    """The bytes of a rules file (Open MPI's or MPICH's JSON tuning file), at most
+    """The bytes of a rules file (Open MPI's rules, MPICH's JSON tuning file, Intel MPI's
+    settings), at most
     :data:`MAX_RULES_BYTES`; a clear error for a missing, unreadable or larger file."""
     name = os.fspath(path)
     try:
