@@ -157,6 +157,12 @@ def tcp(rng: random.Random) -> dict[str, Any]:
         out["efficiency"] = eff
     if rng.random() < 0.3:
         out["fifo_limit"] = rng.choice([1024, 65536, 0])
+    if rng.random() < 0.3:
+        out["timeouts"] = [
+            {"senders": rng.choice([2, 3, 7, 1]), "size": rng.choice([1, 32768, 0]),
+             "fanout": rng.choice([1, 3, 0])}
+            for _ in range(rng.randrange(1, 3))
+        ]  # fmt: skip
     return out
 
 

@@ -78,7 +78,12 @@ def test_nothing_is_fitted_where_the_rule_cannot_tell_buffers_apart():
     ],
 )  # fmt: skip
 def test_probes_cross_the_port_toward_a_node_and_a_racks_uplink(n, racks, expect):
-    assert probes(n, racks) == expect
+    got = probes(n, racks)
+    a2a = got.pop("alltoall")
+    assert got == expect
+    # every node to every other once, in the order a linear alltoall posts them
+    assert sorted(a2a) == [(i, j) for i in range(n) for j in range(n) if i != j]
+    assert a2a[:n] == [(i, (i - 1) % n) for i in range(n)]
 
 
 def _samples(outcomes: dict[int, bool], flows: list) -> list[dict]:
@@ -106,3 +111,73 @@ def test_a_port_that_never_timed_out_gets_no_buffer_written():
     measured = {m: out for m, (out, _) in _measured(doc, 65536).items()}
     values, note = ports.buffer_section(doc, _samples(measured, flows))
     assert values is not None and 65536 / STEP <= values[0] <= 65536 * STEP, note
+
+
+def _probe_rounds(pattern: str, flows: list, hits: dict[int, list[int]]) -> list[dict]:
+    """Rounds of one probe: per size, the timeouts each round's hosts counted."""
+    return [
+        {
+            "quantity": "burst",
+            "pattern": pattern,
+            "size_bytes": m,
+            "extra": {"flows": json.dumps(flows), "timeouts": t},
+        }
+        for m, counts in hits.items()
+        for t in counts
+    ]
+
+
+def test_timeouts_of_fan_in_start_where_every_larger_size_timed_out():
+    got = probes(6, None)
+    sizes = [4096 << k for k in range(7)]
+    # host: 16 KiB timed out once in three rounds (not most), 64 KiB in two of three and on
+    # from there: M = 64 KiB; the all-to-all bursts only at 256 KiB (128 KiB in one round)
+    host = dict(
+        zip(sizes, [[0, 0, 0], [0, 0, 0], [1, 0, 0], [0, 0, 0], [0, 2, 1], [3, 1, 2], [1, 1, 5]])
+    )
+    a2a = dict(
+        zip(sizes, [[0, 0, 0], [0, 0, 0], [0, 0, 0], [1, 1, 0], [4, 0, 3], [0, 0, 1], [9, 2, 4]])
+    )
+    samples = _probe_rounds("host", got["host"], host) + _probe_rounds(
+        "alltoall", got["alltoall"], a2a
+    )
+    found, note = ports.timeouts_section(samples)
+    # the host rule (any sender) covers the all-to-all bursts from 64 KiB: one rule
+    assert found == [{"senders": 5, "size": 65536}], note
+    assert "host (5 senders into a node)" in note and "alltoall (5 senders into a node)" in note
+    # the all-to-all bursts time out from 16 KiB on: a rule of its own, for senders that
+    # each send to 5 nodes
+    a2a[131072] = [1, 1, 1]
+    a2a[16384] = [0, 1, 2]
+    found, note = ports.timeouts_section(
+        _probe_rounds("host", got["host"], host) + _probe_rounds("alltoall", got["alltoall"], a2a)
+    )
+    assert found == [
+        {"senders": 5, "size": 65536},
+        {"senders": 5, "size": 16384, "fanout": 5},
+    ], note
+    assert "5 senders each sending to 5 into one node time out from 16384 B on" in note
+    # no probe's largest size timed out: no rule
+    host[262144] = [0, 0, 1]
+    found, note = ports.timeouts_section(_probe_rounds("host", got["host"], host))
+    assert found is None and note.startswith("timeouts: none"), note
+
+
+def test_the_fitted_timeouts_drive_tcpflow():
+    # the rule as fitted predicts a timeout of the probe it came from, at M and not below
+    from commodel.platform import platform_from_dict
+    from commodel.prediction import predict
+
+    doc = _doc(fifo_limit=None)
+    doc["tcp"]["timeouts"] = [
+        {"senders": 7, "size": 65536},
+        {"senders": 7, "fanout": 7, "size": 8192},
+    ]
+    host, a2a = probes(8, None)["host"], probes(8, None)["alltoall"]
+    plat = platform_from_dict(doc)
+    for flows, m, expect in (
+        (host, 32768, 0), (host, 65536, 1), (host, 262144, 1),  # the host rule
+        (a2a, 4096, 0), (a2a, 8192, 8), (a2a, 65536, 8),  # the all-to-all rule: every node
+    ):  # fmt: skip
+        pred = predict(round_schedule(flows, m, 8), plat, "tcpflow", noise=0)
+        assert len(pred.rto_events) == expect, (m, pred.rto_events)

@@ -309,6 +309,16 @@ TWO_RACK_8: dict[str, Any] = {
         ({"network": {"buffer": -5}}, "network.buffer", ">= 0 bytes"),
         ({"network": {"buffer": "lots"}}, "network.buffer", "size in bytes"),
         ({"network": {"buffer": None}}, "network.buffer", "tcp.rto_rule buffer needs"),
+        ({"tcp": {"timeouts": [{"senders": 1, "size": 4096}]}}, "tcp.timeouts[0].senders", ">= 2"),
+        ({"tcp": {"timeouts": [{"senders": 3, "size": 0}]}}, "tcp.timeouts[0].size", "at least 1"),
+        ({"tcp": {"timeouts": [{"senders": 3}]}}, "tcp.timeouts[0].size", "missing"),
+        (
+            {"tcp": {"timeouts": [{"senders": 3, "size": 1, "fanout": 0}]}},
+            "tcp.timeouts[0].fanout",
+            ">= 1",
+        ),
+        ({"tcp": {"timeouts": [3, 4096]}}, "tcp.timeouts[0]", "mapping"),
+        ({"tcp": {"timeouts": {"senders": 3, "size": 1}}}, "tcp.timeouts", "list"),
     ],
 )
 def test_bad_rto_rule_and_buffer_name_the_field(
@@ -333,6 +343,19 @@ def test_buffer_reaches_the_engine_params() -> None:
     params = platform_from_dict(data, "b.yaml").engine_params("plogpt")
     assert params["rto_rule"] == "plogpt"
     assert params["buffer"] == [32768, 32768]
+
+
+def test_timeouts_of_fan_in_reach_tcpflow_only() -> None:
+    data = copy.deepcopy(TWO_RACK_8)
+    data["tcp"]["timeouts"] = [
+        {"senders": 7, "size": "32KiB"},
+        {"senders": 7, "fanout": 7, "size": 4096},
+    ]
+    plat = platform_from_dict(data, "b.yaml")
+    params = plat.engine_params("tcpflow")
+    assert params["timeouts"] == [7, 1, 32768, 7, 7, 4096]
+    assert params["rto"] == 200_000_000_000
+    assert "timeouts" not in plat.engine_params("plogpt")
 
 
 def _alltoall_b(cli, tmp_path, size: int):

@@ -36,11 +36,13 @@ def _spec(tmp_path, name: str, port: str) -> str:
     return str(path)
 
 
-def _probe(tmp_path, name: str, port: str) -> dict[int, int]:
-    """The TCP timeouts the senders' hosts counted per size, summed over the rounds."""
+def _probe(tmp_path, name: str, port: str) -> tuple[dict, dict | None]:
+    """The TCP timeouts the senders' hosts counted per probe and size, summed over the
+    rounds, and the fitted tcp.timeouts."""
     import json
 
     from commodel.db import ResultsDB
+    from commodel.fit.ports import timeouts_section
 
     db = str(tmp_path / f"{name}.duckdb")
     try:
@@ -59,12 +61,14 @@ def _probe(tmp_path, name: str, port: str) -> dict[int, int]:
     with ResultsDB(db, read_only=True) as results:
         camp = results.campaigns()[-1]
         samples = [s for s in results.samples(camp.id) if s["quantity"] == "burst"]
-    assert {s["pattern"] for s in samples} == {"host"}  # one switch: no rack uplink probe
-    counted: dict[int, int] = {}
+    # one switch: no rack uplink probe
+    assert {s["pattern"] for s in samples} == {"host", "alltoall"}
+    counted: dict[tuple[str, int], int] = {}
     for s in samples:
         extra = s["extra"] if isinstance(s["extra"], dict) else json.loads(s["extra"])
-        counted[int(s["size_bytes"])] = counted.get(int(s["size_bytes"]), 0) + extra["timeouts"]
-    return counted
+        key = (s["pattern"], int(s["size_bytes"]))
+        counted[key] = counted.get(key, 0) + extra["timeouts"]
+    return counted, timeouts_section(samples)[0]
 
 
 @pytest.mark.cluster
@@ -72,7 +76,11 @@ def _probe(tmp_path, name: str, port: str) -> dict[int, int]:
 @pytest.mark.slow
 @pytest.mark.skipif(UNAVAILABLE is not None, reason=UNAVAILABLE or "")
 def test_a_small_port_times_out_and_a_large_one_does_not(tmp_path):
-    small = _probe(tmp_path, "cmport16k", "16KiB")
-    large = _probe(tmp_path, "cmport4m", "4MiB")
-    assert sum(small.values()) > 0, f"16 KiB port, no timeout at any size: {small}"
+    small, small_rule = _probe(tmp_path, "cmport16k", "16KiB")
+    large, large_rule = _probe(tmp_path, "cmport4m", "4MiB")
+    host = {m: n for (p, m), n in small.items() if p == "host"}
+    assert sum(host.values()) > 0, f"16 KiB port, no timeout at any size: {small}"
     assert sum(large.values()) == 0, f"4 MiB port timed out: {large}"
+    # fit: 8 senders into a node time out from some size on at the small port only
+    assert small_rule is not None and small_rule[0]["senders"] == 8, small_rule
+    assert large_rule is None, large_rule

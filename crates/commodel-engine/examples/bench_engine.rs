@@ -78,6 +78,7 @@ fn tcp_section(ranks: u32) -> TcpflowParams {
         bucket: None,
         overhead: None,
         ack: None,
+        timeouts: None,
         pair: None,
         common: Common::default(),
     }

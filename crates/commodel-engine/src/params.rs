@@ -13,7 +13,7 @@
 //! | `plogpt` | [`PlogptParams`] | topology with b(h), d(h); L, g(m), optional g_bidir(m); RTO rule from eps_S, eps_T (ps) and T_RTO (ps, default 200 ms) when the topology has d(h); `rto_rule` picks eq. 14's P_B or the measured port buffers `buffer` (bytes per height) |
 //! | `maxmin`, `maxmin-plain` | [`MaxminParams`] | topology; `rtt_weights` (false: plain) |
 //! | `zhu`, `zhu-fair` | [`ZhuParams`] | topology; `asymmetric` (false: fairness only) |
-//! | `tcpflow` | [`TcpflowParams`] | topology; L (ps), g(m) at `sizes` (ps); optional efficiency e_x(m), e_d(m) and fan-in e_f(m) with its `peers` (dimensionless, in (0, 1]); optional FIFO limit (bytes); optional token bucket `bucket`, wire overhead `overhead` h and acknowledgement bytes `ack` a (bytes); `rto_rule` buffer: tail drops at full ports from `buffer` (bytes per height), T_RTO `rto` (ps, default 200 ms) |
+//! | `tcpflow` | [`TcpflowParams`] | topology; L (ps), g(m) at `sizes` (ps); optional efficiency e_x(m), e_d(m) and fan-in e_f(m) with its `peers` (dimensionless, in (0, 1]); optional FIFO limit (bytes); optional token bucket `bucket`, wire overhead `overhead` h and acknowledgement bytes `ack` a (bytes); `rto_rule` buffer: tail drops at full ports from `buffer` (bytes per height), T_RTO `rto` (ps, default 200 ms); optional `timeouts` [K, F, M, ...]: one retransmission timeout per fan-in of K or more senders, each sending messages of at least M bytes to F or more nodes |
 //!
 //! Every message-level model (all but `loggops`) has [`Common`] fields: the
 //! rendezvous threshold S, the rank placement `rank_to_node`, the optional
@@ -253,6 +253,11 @@ pub struct TcpflowParams {
     /// a, bytes: what a message's acknowledgements put into the reverse direction's token
     /// buckets (None: 0).
     pub ack: Option<u64>,
+    /// [K, F, M, ...]: rules of timeouts of fan-in ([`crate::contention::tcpflow`],
+    /// *Timeouts of fan-in*): a node that K or more nodes, each sending messages of at
+    /// least M bytes to F or more nodes, send such messages to at once loses one of them
+    /// to a retransmission timeout of T_RTO (`rto`). None: no such rule.
+    pub timeouts: Option<Vec<u64>>,
     /// The two nodes PLogP's g(m) was measured between: a message from a node of link
     /// rate b_a is then b_a·(g(m) - m/b_p + m/b_a) of work, b_p their route's narrowest
     /// link (g(m)'s wire part at b_a). None: b_a·g(m).

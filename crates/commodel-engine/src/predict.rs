@@ -9,7 +9,7 @@ use crate::contention::burst::BurstParams;
 use crate::contention::incast::{Incast, IncastRule};
 use crate::contention::maxmin::MaxminNet;
 use crate::contention::plogpt::{self, PlogptNet, Rto};
-use crate::contention::tcpflow::{self, TcpflowNet};
+use crate::contention::tcpflow::{self, FanInTimeouts, TcpflowNet, TimeoutRule};
 use crate::engine;
 use crate::jitter::Jitter;
 use crate::loggops::{self, LogGops};
@@ -114,11 +114,48 @@ pub fn run(
                         buffer: buffers(model, p.buffer.as_deref(), topo.levels.b.len())?,
                     }),
                 },
+                timeouts: match &p.timeouts {
+                    Some(v) => Some(timeouts(model, v, p.rto.unwrap_or(PS_PER_S / 5))?),
+                    None => None,
+                },
             };
             let net = TcpflowNet::new(topo, nodes, params);
             sim(schedule, model, &p.common, net, record_messages)
         }
     }
+}
+
+/// `timeouts` [K, F, M, ...]: rules of K >= 2 senders (below 2^32), each sending to F >= 1
+/// nodes, of messages of M >= 1 byte.
+fn timeouts(model: &'static str, v: &[u64], t_rto: Time) -> Result<FanInTimeouts, SimError> {
+    let bad = |what: String| SimError::bad(model, "timeouts", what);
+    if v.is_empty() || !v.len().is_multiple_of(3) {
+        return Err(bad(format!(
+            "must be rules of three numbers [K, F, M], got {} numbers",
+            v.len()
+        )));
+    }
+    let rules = v
+        .chunks(3)
+        .map(|r| match *r {
+            [k, f, m]
+                if (2..=u32::MAX as u64).contains(&k)
+                    && (1..=u32::MAX as u64).contains(&f)
+                    && m >= 1 =>
+            {
+                Ok(TimeoutRule {
+                    senders: k as u32,
+                    fanout: f as u32,
+                    size: m,
+                })
+            }
+            _ => Err(bad(format!(
+                "a rule [K, F, M] needs K >= 2 senders, F >= 1 receivers each and M >= 1 \
+                 byte, got {r:?}"
+            ))),
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(FanInTimeouts { rules, t_rto })
 }
 
 /// PLogP's pair: two different nodes of the topology.

@@ -117,6 +117,7 @@ fn bare(topology: TopologySpec, sizes: Vec<u64>, g: Vec<u64>) -> TcpflowParams {
         bucket: None,
         overhead: None,
         ack: None,
+        timeouts: None,
         pair: None,
         common: Common::default(),
     }
@@ -469,6 +470,7 @@ fn bucketed_on(topology: TopologySpec, bucket: Option<u64>) -> ModelParams {
         bucket,
         overhead: None,
         ack: None,
+        timeouts: None,
         pair: None,
         common: Common::default(),
     })
@@ -628,6 +630,7 @@ fn burst(topology: TopologySpec, buffer: Vec<u64>) -> ModelParams {
         bucket: None,
         overhead: None,
         ack: None,
+        timeouts: None,
         pair: None,
         common: Common::default(),
     })
@@ -852,5 +855,143 @@ fn a_fan_in_table_out_of_range_is_refused_naming_it() {
     ] {
         let err = run(&flows(3, &[(1, 0), (2, 0)]), &p, true).unwrap_err();
         assert!(err.to_string().contains(field), "{err}");
+    }
+}
+
+/// `params` with timeouts of fan-in: one rule K = `senders`, F = 1, M = `size`; T_RTO =
+/// `rto`.
+fn fanin_timeouts(nodes: u64, senders: u64, size: u64, rto: u64) -> ModelParams {
+    with_rules(nodes, vec![senders, 1, size], rto)
+}
+
+fn with_rules(nodes: u64, rules: Vec<u64>, rto: u64) -> ModelParams {
+    let mut p = params(nodes, None);
+    if let ModelParams::Tcpflow(t) = &mut p {
+        t.timeouts = Some(rules);
+        t.rto = Some(rto);
+    }
+    p
+}
+
+fn sorted_ends(o: &Outcome) -> Vec<(u32, u32, u64)> {
+    let mut ends: Vec<(u32, u32, u64)> = o.messages.iter().map(|m| (m.src, m.dst, m.end)).collect();
+    ends.sort_by_key(|&(s, d, e)| (d, e, s));
+    ends
+}
+
+#[test]
+fn a_fan_in_of_k_senders_costs_one_of_them_a_timeout() {
+    // 1, 2, 3 send M to 0 at once: B/3 each, all delivered at 30 ms. With K = 3 and M the
+    // episode's first delivered message stops for T_RTO = 200 ms from t_j = 0, then needs
+    // M / B = 10 ms: it arrives at max(30, 0 + 200 + 10) = 210 ms; the others at 30 ms.
+    let s = flows(4, &[(1, 0), (2, 0), (3, 0)]);
+    let o = run(&s, &fanin_timeouts(4, 3, M, 200 * MS), true).unwrap();
+    let ends: Vec<u64> = sorted_ends(&o).iter().map(|e| e.2).collect();
+    assert_eq!(ends, vec![30 * MS + L, 30 * MS + L, 210 * MS + L]);
+    assert_eq!(o.rto_events.len(), 1, "{:?}", o.rto_events);
+    assert_eq!(
+        (o.rto_events[0].at, o.rto_events[0].delay),
+        (30 * MS, 180 * MS)
+    );
+    // Fewer senders than K, or messages below M: no timeout, the fluid times.
+    for p in [
+        fanin_timeouts(4, 4, M, 200 * MS),
+        fanin_timeouts(4, 3, M + 1, 200 * MS),
+    ] {
+        let o = run(&s, &p, true).unwrap();
+        assert!(o.rto_events.is_empty(), "{:?}", o.rto_events);
+        assert_eq!(o.makespan, 30 * MS + L);
+    }
+    // T_RTO = 5 ms: the others keep the port busy past t_j + T_RTO + M / B = 15 ms; the
+    // timeout is counted and costs nothing.
+    let o = run(&s, &fanin_timeouts(4, 3, M, 5 * MS), true).unwrap();
+    assert_eq!(o.makespan, 30 * MS + L);
+    assert_eq!(o.rto_events.len(), 1);
+    assert_eq!(o.rto_events[0].delay, 0);
+}
+
+#[test]
+fn every_node_receiving_from_k_senders_has_its_own_episode() {
+    // 2, 3, 4 each send M to 0 and to 1: every sender's NIC carries two flows (2B/3 used),
+    // every receiver's port three: B/3 each, all delivered at 30 ms. Two episodes (0, 1):
+    // one timeout each, 210 ms.
+    let s = flows(5, &[(2, 0), (3, 0), (4, 0), (2, 1), (3, 1), (4, 1)]);
+    let o = run(&s, &fanin_timeouts(5, 3, M, 200 * MS), true).unwrap();
+    let ends = sorted_ends(&o);
+    let late: Vec<u32> = ends
+        .iter()
+        .filter(|e| e.2 == 210 * MS + L)
+        .map(|e| e.1)
+        .collect();
+    assert_eq!(late, vec![0, 1], "{ends:?}");
+    assert_eq!(
+        ends.iter().filter(|e| e.2 == 30 * MS + L).count(),
+        4,
+        "{ends:?}"
+    );
+    let mut to: Vec<u32> = o.rto_events.iter().map(|r| r.dst).collect();
+    to.sort();
+    assert_eq!(to, vec![0, 1]);
+}
+
+#[test]
+fn a_rule_with_a_fan_out_needs_senders_that_send_to_as_many() {
+    // 2, 3, 4 send M to 0 and nothing else: a rule (K = 3, F = 2) needs the message's
+    // sender to have messages in flight to 2 nodes or more: no episode; with F = 1, one:
+    // 0's port takes three flows at B/3 (30 ms), the timeout costs 210 ms.
+    let s = flows(5, &[(2, 0), (3, 0), (4, 0)]);
+    let o = run(&s, &with_rules(5, vec![3, 2, M], 200 * MS), true).unwrap();
+    assert!(o.rto_events.is_empty(), "{:?}", o.rto_events);
+    let o = run(&s, &with_rules(5, vec![3, 2, M, 3, 1, M], 200 * MS), true).unwrap();
+    assert_eq!(o.rto_events.len(), 1, "{:?}", o.rto_events);
+    assert_eq!((o.rto_events[0].dst, o.makespan), (0, 210 * MS + L));
+    // every sender of an all-to-all of 4 nodes sends to 3: (K = 3, F = 3) fires at each node
+    let a2a: Vec<(u32, u32)> = (0..4)
+        .flat_map(|i| (0..4).filter(move |&j| j != i).map(move |j| (i, j)))
+        .collect();
+    let o = run(
+        &flows(4, &a2a),
+        &with_rules(4, vec![3, 3, M], 200 * MS),
+        true,
+    )
+    .unwrap();
+    assert_eq!(o.rto_events.len(), 4, "{:?}", o.rto_events);
+    // and not where it asks for more receivers than there are
+    let o = run(
+        &flows(4, &a2a),
+        &with_rules(4, vec![3, 4, M], 200 * MS),
+        true,
+    )
+    .unwrap();
+    assert!(o.rto_events.is_empty(), "{:?}", o.rto_events);
+}
+
+#[test]
+fn messages_waiting_in_their_nic_s_queue_count_toward_a_fan_in() {
+    // Small messages leave a NIC in posting order (FIFO limit M): 1 posts to 0 and then to
+    // 2, 2 to 0 and then 1, 3 to 0 then 1: the messages in flight to 0 come from 1, 2, 3 at
+    // once though each NIC sends one at a time. K = 3 into 0: one timeout.
+    let s = flows(4, &[(1, 0), (1, 2), (2, 0), (2, 1), (3, 0), (3, 1)]);
+    let mut p = with_rules(4, vec![3, 1, M], 200 * MS);
+    if let ModelParams::Tcpflow(t) = &mut p {
+        t.fifo_limit = Some(M);
+    }
+    let o = run(&s, &p, true).unwrap();
+    let to: Vec<u32> = o.rto_events.iter().map(|r| r.dst).collect();
+    assert_eq!(to, vec![0], "{:?}", o.rto_events);
+}
+
+#[test]
+fn bad_timeouts_are_refused_naming_the_field() {
+    let s = flows(4, &[(1, 0), (2, 0), (3, 0)]);
+    for p in [
+        fanin_timeouts(4, 1, M, 200 * MS),
+        fanin_timeouts(4, 3, 0, 200 * MS),
+        with_rules(4, vec![3, 0, M], 200 * MS),
+        with_rules(4, vec![3, 1], 200 * MS),
+        with_rules(4, vec![], 200 * MS),
+    ] {
+        let err = run(&s, &p, true).unwrap_err().to_string();
+        assert!(err.contains("timeouts"), "{err}");
     }
 }

@@ -88,6 +88,7 @@ fn params(set: &str, topo: TopologySpec, nodes: u64, ranks: u32) -> TcpflowParam
         bucket: None,
         overhead: None,
         ack: None,
+        timeouts: None,
         pair: None,
         common: Common::default(),
     };

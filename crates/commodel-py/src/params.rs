@@ -95,6 +95,7 @@ pub fn model_params(model: &str, d: &Bound<'_, PyDict>) -> PyResult<ModelParams>
             bucket: f.opt_uint("bucket")?,
             overhead: f.opt_uint("overhead")?,
             ack: f.opt_uint("ack")?,
+            timeouts: f.opt_uints("timeouts")?,
             pair: f.opt_uints("pair")?,
             common: common(&f)?,
         }),

@@ -1,4 +1,10 @@
-"""``network.buffer``: the switch ports' buffers, fitted through ``tcpflow``'s tail-drop rule.
+"""``tcp.timeouts`` and ``network.buffer``: what the switch ports' timeouts say.
+
+``tcp.timeouts``, ``tcpflow``'s timeouts of fan-in, comes from the probes into every port
+toward a node, ``host`` and ``alltoall``, without the model (:func:`timeouts_section`): K
+senders into one node, each sending to F nodes, time out from M bytes on.
+
+``network.buffer`` is fitted through ``tcpflow``'s tail-drop rule.
 
 ``measure ports`` times bursts of k flows of m bytes into one port, m doubling, and counts
 the senders' retransmission timeouts (:mod:`commodel.measure.ports`). A size *times out*
@@ -60,6 +66,7 @@ def predicts_timeout(doc: dict[str, Any], buffers: list[int], sched: Any) -> boo
     from ..prediction import predict
 
     d = json.loads(json.dumps(doc))
+    d.get("tcp", {}).pop("timeouts", None)  # the tail-drop rule's own timeouts only
     d["network"]["buffer"] = buffers
     d.setdefault("tcp", {})["rto_rule"] = "buffer"
     pred = predict(sched, platform_from_dict(d), "tcpflow", record_messages=False, noise=0)
@@ -166,13 +173,69 @@ def buffer_section(
     return out, "\n".join(notes)
 
 
+def timeouts_section(samples: list[dict[str, Any]]) -> tuple[list[dict[str, int]] | None, str]:
+    """``tcp.timeouts`` from the probes into every port toward a node: per probe that timed
+    out, K its senders into a node, M the smallest size from which on every size it measured
+    timed out (in at least half of its rounds), and for ``alltoall`` F, the receivers of
+    each sender (``host``: any). The all-to-all rule is kept where it times out below the
+    ``host`` rule's M (the host rule covers it from there). None where neither probe's
+    largest size timed out. Also the comment saying what was seen."""
+    probes = timed_out(samples)
+    if "host" not in probes:
+        raise CommodelError("the ports campaign has no host probe")
+    rules: list[dict[str, int]] = []
+    seen = []
+    for probe in ("host", "alltoall"):
+        sizes = probes.get(probe)
+        if not sizes:
+            continue
+        into: dict[int, set[int]] = {}
+        out_of: dict[int, set[int]] = {}
+        for _, flows in sizes.values():
+            for src, dst in flows:
+                into.setdefault(dst, set()).add(src)
+                out_of.setdefault(src, set()).add(dst)
+        senders = min(len(s) for s in into.values())
+        fanout = min(len(d) for d in out_of.values()) if probe == "alltoall" else 1
+        size = None
+        for m, (out, _) in sorted(sizes.items(), reverse=True):
+            if not out:
+                break
+            size = m
+        seen.append(
+            f"{probe} ({senders} senders into a node): "
+            + ", ".join(f"{m} B {'timeout' if out else 'none'}" for m, (out, _) in sizes.items())
+        )
+        if size is None or senders < 2 or any(size >= r["size"] for r in rules):
+            continue
+        rules.append(
+            {"senders": senders, "size": size, **({"fanout": fanout} if fanout > 1 else {})}
+        )
+    what = "; ".join(seen)
+    if not rules:
+        return None, f"timeouts: none (timeouts in at least half of the rounds: {what})"
+    said = "; ".join(
+        f"{r['senders']} senders"
+        + (f" each sending to {r['fanout']}" if "fanout" in r else "")
+        + f" into one node time out from {r['size']} B on"
+        for r in rules
+    )
+    return rules, f"timeouts: {said} (timeouts in at least half of the rounds: {what})"
+
+
 def through_model(sections: dict[str, Any], comments: dict[str, str], db, camp) -> None:
-    """``network.buffer`` and ``tcp.rto_rule: buffer`` from a ports campaign, fitted
-    through ``tcpflow`` with the other sections (``commodel fit``); where the platform lacks
-    ``plogp`` or ``network``, or buffers were given (``--buffer``), nothing."""
+    """``tcp.timeouts`` from a ports campaign's host probe (:func:`timeouts_section`), then
+    ``network.buffer`` and ``tcp.rto_rule: buffer``, fitted through ``tcpflow`` with the
+    other sections (``commodel fit``); where the platform lacks ``plogp`` or ``network``,
+    or buffers were given (``--buffer``), no buffer."""
+    samples = db.samples(camp.id)
+    found, note = timeouts_section(samples)
+    if found is not None:
+        sections.setdefault("tcp", {})["timeouts"] = found
+    comments["tcp"] = comments.get("tcp", "") + "\n" + note
     if "network" not in sections or "plogp" not in sections or "buffer" in sections["network"]:
         return
-    values, note = buffer_section(model_doc(sections), db.samples(camp.id))
+    values, note = buffer_section(model_doc(sections), samples)
     if values is None:
         comments["network"] = comments.get("network", "") + "\n" + note
         return

@@ -4,12 +4,15 @@ A port that overflows drops the tail of a message; nothing behind it tells the r
 the sender waits its retransmission timeout (RTO_min, 200 ms on Linux). So one burst of k
 flows of m bytes each into one port, repeated with m growing, shows where the port starts to
 drop: the rounds take RTO_min longer, and the senders' hosts count a ``TCPTimeouts``
-(``/proc/net/netstat``). The fit (:mod:`commodel.fit.ports`) finds the buffer with which
-``tcpflow``'s tail-drop rule predicts the timeouts of these rounds. One rank per node stands
+(``/proc/net/netstat``). The fit (:mod:`commodel.fit.ports`) writes ``tcp.timeouts``, the fan-in and the size
+from which bursts into a node time out, and finds the buffer with which ``tcpflow``'s
+tail-drop rule predicts the timeouts of these rounds. One rank per node stands
 for the node; the other ranks sit the rounds out. Probes (docs/measurement.md, *ports*):
 
 * ``host``: every other node sends m bytes to node 0 at once, into the switch port toward
   node 0 (height 1);
+* ``alltoall``: every node sends m bytes to every other at once, as a linear alltoall
+  (every port toward a node takes n - 1 senders, each of them sending n - 1 messages);
 * ``uplink``: where the ``topology`` campaign of the same database found racks, the nodes of
   the largest rack send m bytes each to distinct nodes outside it, as many as there are
   (or all but one, the other way, when the rack holds more than half of the nodes), into
@@ -102,7 +105,11 @@ def _burst(ctx: Context, state: dict) -> tuple[float | None, int | None]:
 def probes(n: int, racks: list[list[int]] | None) -> dict[str, list[tuple[int, int]]]:
     """The flows (node indices) of each probe on ``n`` nodes with the ``topology`` fit's
     racks (None: one switch)."""
-    out = {"host": [(i, 0) for i in range(1, n)]}
+    out = {
+        "host": [(i, 0) for i in range(1, n)],
+        # every node to every other at once, posted as Open MPI's linear alltoall posts them
+        "alltoall": [(i, (i - k) % n) for k in range(1, n) for i in range(n)],
+    }
     if racks and len(racks) > 1:
         big = max(racks, key=len)
         outside = [j for j in range(n) if j not in big]
@@ -198,6 +205,7 @@ MEASUREMENT = Measurement(
     name="ports",
     help="the switch ports' buffers, from the timeouts of bursts into one port",
     description="Every other node sends m bytes to node 0 at once (the port toward a node), "
+    "every node to every other at once (a linear alltoall), "
     "and, where the database's topology campaign found racks, the nodes of the largest rack "
     "to nodes outside it (the port on its uplink), m doubling; the senders' hosts count "
     "their TCP retransmission timeouts. `fit` finds the buffers with which tcpflow's "

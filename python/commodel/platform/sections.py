@@ -131,6 +131,19 @@ class TCP:
     model_error: float | None = (
         None  # sigma_m, 1.4826 x median |ln(measured / predicted)| (check part)
     )
+    timeouts: tuple[TimeoutRule, ...] | None = None  # timeouts of fan-in (tcpflow, measured)
+
+
+@dataclass(frozen=True)
+class TimeoutRule:
+    """One rule of ``tcp.timeouts``: K = ``senders`` nodes or more, each sending messages of
+    at least M = ``size`` bytes to F = ``fanout`` nodes or more (1: any), sending such
+    messages to one node at once cost one of them a retransmission timeout (``tcpflow``,
+    docs/models.md, *Timeouts of fan-in*; ``measure ports``)."""
+
+    senders: int
+    size: int
+    fanout: int = 1
 
 
 RTO_RULES = ("plogpt", "buffer")
@@ -328,7 +341,7 @@ def validate_tcp(at: At, value: Any) -> TCP:
         value,
         optional=(
             "rto", "eps_S", "eps_T", "efficiency", "rto_rule", "fifo_limit", "spread",
-            "model_error",
+            "model_error", "timeouts",
         ),
     )  # fmt: skip
     eps_s = data.get("eps_S")
@@ -350,7 +363,28 @@ def validate_tcp(at: At, value: Any) -> TCP:
         fifo_limit=size(at.key("fifo_limit"), data.get("fifo_limit"), allow_none=True),
         spread=_spread(at.key("spread"), data.get("spread")),
         model_error=_spread(at.key("model_error"), data.get("model_error")),
+        timeouts=_timeouts(at.key("timeouts"), data.get("timeouts")),
     )
+
+
+def _timeouts(at: At, value: Any) -> tuple[TimeoutRule, ...] | None:
+    """``tcp.timeouts``: a list of rules, each ``senders`` (a node count >= 2), ``size``
+    (bytes >= 1) and optionally ``fanout`` (a node count >= 1, default 1)."""
+    if value is None:
+        return None
+
+    def rule(item_at: At, item: Any) -> TimeoutRule:
+        data = mapping(item_at, item, required=("senders", "size"), optional=("fanout",))
+        m = size(item_at.key("size"), data["size"])
+        if m < 1:
+            raise item_at.key("size").error(f"must be at least 1 byte, got {m}")
+        return TimeoutRule(
+            senders=node_count(item_at.key("senders"), data["senders"], 2),
+            size=m,
+            fanout=node_count(item_at.key("fanout"), data.get("fanout", 1), 1),
+        )
+
+    return tuple(number_list(at, value, rule))
 
 
 def _spread(at: At, value: Any) -> float | None:

@@ -74,6 +74,7 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
         bucket: None,
         overhead: None,
         ack: None,
+        timeouts: None,
         pair: None,
         common: Common {
             S: Some(4096),
@@ -111,6 +112,7 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
         // and its frames' headers and acknowledgements in the buckets
         overhead: Some(60),
         ack: Some(120),
+        timeouts: None,
         pair: None,
         common: rendezvous_above(Some(16384)),
     };

@@ -95,6 +95,23 @@
 //!   port that their injections overflow drops the tails of the messages that
 //!   end while it is full; those arrive T_RTO late ([`super::burst`]).
 //!
+//! * **Timeouts of fan-in** (`timeouts`, rules (K, F, M), optional): while K or more
+//!   nodes have messages of at least M bytes in flight to one node at once (posted,
+//!   whether or not they wait behind older ones in their NIC's queue), a message among
+//!   them whose sender has such messages in flight to F or more nodes (F = 1: any)
+//!   joins that node's *episode* (it lasts while any message that joined it is in
+//!   flight): the port toward the node overflows for longer than TCP's fast
+//!   retransmit can repair, and one of these messages waits for a retransmission
+//!   timeout. The first of the episode's
+//!   messages to be delivered is the one: its sender stops for T_RTO from the
+//!   instant it joined the episode (t_j), and the rest of the flows take over its
+//!   share, so its data arrives at max(its fluid finish, t_j + T_RTO + m / b), b its
+//!   receiver's link rate; an RTO event names it (its delay may be 0 where the
+//!   others kept the port busy all along). The rules are measured: `measure ports`'
+//!   bursts into one node (K = n - 1, F = 1) and all-to-all bursts (K = F = n - 1),
+//!   M the size from which on they timed out in most rounds (docs/models.md,
+//!   *Timeouts of fan-in*).
+//!
 //! Rendezvous control messages (sizes above S) cost L each.
 
 use super::burst::{BurstParams, Bursts};
@@ -105,6 +122,7 @@ use crate::engine::{Network, XferEvent, XferId};
 use crate::table::Table;
 use crate::time::{add, Overflow, Time, PS_PER_S};
 use crate::topology::{Route, Topology};
+use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -201,10 +219,45 @@ pub struct TcpflowParams {
     /// a, bytes: what a message's acknowledgements put into the reverse direction's
     /// token buckets (0, or no buckets: none).
     pub ack: u64,
+    /// Timeouts of fan-in (see the module); None: none.
+    pub timeouts: Option<FanInTimeouts>,
     /// The two nodes g(m) was measured between (PLogP's pair). Its wire part is then
     /// m / b_p, b_p the narrowest link of their route, and a message's work is
     /// b_a·(g(m) - m/b_p + m/b_a), b_a its sender's link rate. None: b_a·g(m).
     pub pair: Option<[u32; 2]>,
+}
+
+/// Timeouts of fan-in: any of `rules` makes a fan-in cost one of its messages T_RTO =
+/// `t_rto` (ps).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FanInTimeouts {
+    pub rules: Vec<TimeoutRule>,
+    pub t_rto: Time,
+}
+
+/// K = `senders` nodes or more, each sending messages of at least M = `size` bytes to F =
+/// `fanout` nodes or more (1: any), sending such messages to one node at once.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimeoutRule {
+    pub senders: u32,
+    pub fanout: u32,
+    pub size: u64,
+}
+
+/// Per rule, per node: the nodes it has the rule's messages in flight to (`receivers`)
+/// and from (`senders`).
+#[derive(Clone, Default)]
+struct Peers {
+    receivers: Vec<u32>,
+    senders: Vec<u32>,
+}
+
+/// A node's episode of fan-in: the messages that joined it and are not yet delivered,
+/// and whether one of them has had the episode's timeout.
+#[derive(Clone, Copy, Default)]
+struct Episode {
+    live: u32,
+    taken: bool,
 }
 
 /// What the network knows of a flow: its message size and end nodes.
@@ -233,6 +286,8 @@ struct Meta {
     e_x: f64,
     e_d: f64,
     e_f: f64,
+    /// With `timeouts`: when it joined its receiver's episode of fan-in (None: never).
+    joined: Option<Time>,
 }
 
 /// The `tcpflow` network.
@@ -296,6 +351,12 @@ pub struct TcpflowNet {
     senders: Vec<u32>,
     /// With a bucket: per resource (link direction), its token bucket; empty without.
     buckets: Vec<Bucket>,
+    /// With `timeouts`: per node, its episode of fan-in; per (rule, sending node,
+    /// receiving node) the rule's messages in flight; per rule, every node's peers
+    /// ([`Peers`]).
+    episodes: Vec<Episode>,
+    live_pairs: FxHashMap<(u32, u32, u32), u32>,
+    peers: Vec<Peers>,
 }
 
 /// A link direction's token bucket: it holds `cap` bytes (B_c); `held` bytes (V) were
@@ -343,6 +404,19 @@ impl TcpflowNet {
         let cap = (0..topo.num_resources() as u32)
             .map(|r| topo.capacity(r, false))
             .collect();
+        let (episodes, peers) = match &p.timeouts {
+            Some(t) => (
+                vec![Episode::default(); topo_nodes],
+                vec![
+                    Peers {
+                        receivers: vec![0; topo_nodes],
+                        senders: vec![0; topo_nodes],
+                    };
+                    t.rules.len()
+                ],
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
         TcpflowNet {
             topo,
             node,
@@ -379,6 +453,9 @@ impl TcpflowNet {
             pairs: Vec::new(),
             senders: vec![0; topo_nodes],
             buckets,
+            episodes,
+            live_pairs: FxHashMap::default(),
+            peers,
         }
     }
 
@@ -760,6 +837,99 @@ impl TcpflowNet {
         self.load = load;
     }
 
+    /// With `timeouts`: a message of `bytes` from node `a` to node `b` is posted (`live`
+    /// true) or delivered (false): per rule where it carries at least M bytes, it counts
+    /// toward the pair (a, b), and a pair that gains its first or loses its last such
+    /// message changes a's receivers and b's senders.
+    fn count_live(&mut self, a: u32, b: u32, bytes: u64, live: bool) {
+        let Some(t) = self.p.timeouts.as_ref() else {
+            return;
+        };
+        if a == b {
+            return;
+        }
+        for (r, rule) in t.rules.iter().enumerate() {
+            if bytes < rule.size {
+                continue;
+            }
+            let key = (r as u32, a, b);
+            let n = self.live_pairs.entry(key).or_insert(0);
+            let before = *n;
+            if live {
+                *n += 1;
+            } else {
+                *n -= 1;
+            }
+            let after = *n;
+            if after == 0 {
+                self.live_pairs.remove(&key);
+            }
+            let per = &mut self.peers[r];
+            match (before, after) {
+                (0, _) => {
+                    per.receivers[a as usize] += 1;
+                    per.senders[b as usize] += 1;
+                }
+                (_, 0) => {
+                    per.receivers[a as usize] -= 1;
+                    per.senders[b as usize] -= 1;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// With `timeouts`: the flows of `work` that are not waiting and that a rule (K, F, M)
+    /// makes part of a fan-in (at least M bytes between two nodes, from a node with such
+    /// messages in flight to F or more nodes, into a node that K or more nodes have such
+    /// messages in flight to) join their receiver's episode at `now` (once; see the
+    /// module).
+    fn join_episodes(&mut self, now: Time, work: &[u32]) {
+        let Some(t) = self.p.timeouts.as_ref() else {
+            return;
+        };
+        for &k in &self.active {
+            let id = work[k as usize] as usize;
+            let m = self.meta[id];
+            if m.src == m.dst || m.waiting || m.joined.is_some() {
+                continue;
+            }
+            let joins = t.rules.iter().zip(&self.peers).any(|(rule, per)| {
+                m.bytes >= rule.size
+                    && per.receivers[m.src as usize] >= rule.fanout
+                    && per.senders[m.dst as usize] >= rule.senders
+            });
+            if joins {
+                self.meta[id].joined = Some(now);
+                self.episodes[m.dst as usize].live += 1;
+            }
+        }
+    }
+
+    /// With `timeouts`: flow `id`, delivered by the fluid model at `now`, leaves its
+    /// receiver's episode; the first of an episode to leave has its timeout: the instant
+    /// its data arrives (max(now, t_j + T_RTO + m / b), see the module), else None.
+    fn leave_episode(&mut self, id: u32, now: Time, x: XferId) -> Result<Option<Time>, Overflow> {
+        let Some(t_rto) = self.p.timeouts.as_ref().map(|t| t.t_rto) else {
+            return Ok(None);
+        };
+        let m = self.meta[id as usize];
+        let Some(joined) = m.joined else {
+            return Ok(None);
+        };
+        let ep = &mut self.episodes[m.dst as usize];
+        ep.live -= 1;
+        let first = !ep.taken;
+        ep.taken = ep.live > 0;
+        if !first {
+            return Ok(None);
+        }
+        let b = self.topo.node_capacity(m.dst, false);
+        let wire = (m.bytes as f64 / b * PS_PER_S as f64).round() as Time;
+        let until = add(add(joined, t_rto, x)?, wire, x)?;
+        Ok(Some(until.max(now)))
+    }
+
     fn recompute(&mut self, now: Time) -> Result<(), Overflow> {
         self.component();
         let waits = self.allocate();
@@ -822,6 +992,9 @@ impl TcpflowNet {
                     remaining.max((m.bytes.saturating_add(self.p.overhead) - m.credit) as f64);
             }
             self.fluid.flows[id as usize].remaining = remaining;
+        }
+        if self.p.timeouts.is_some() {
+            self.join_episodes(now, &work);
         }
         if self.p.efficiency.is_some() {
             self.apply_efficiency(&work);
@@ -918,6 +1091,7 @@ impl Network for TcpflowNet {
                 Some(_) => narrowest(&self.topo, &self.route.resources),
                 None => f64::INFINITY,
             },
+            joined: None,
         };
         self.posted += 1;
         self.tracked_at.resize(self.meta.len(), u32::MAX);
@@ -934,6 +1108,7 @@ impl Network for TcpflowNet {
         if a != b {
             self.acknowledge(now, a, b);
         }
+        self.count_live(a, b, bytes, true);
         self.started_at = Some(now);
         Ok(())
     }
@@ -958,13 +1133,20 @@ impl Network for TcpflowNet {
                 let m = &self.meta[id as usize];
                 self.fifo.remove(m.src, m.order);
             }
+            let m = self.meta[id as usize];
+            self.count_live(m.src, m.dst, m.bytes, false);
             self.accrue(id, now);
             let debt = self.meta[id as usize].debt.round() as Time;
             self.push(now, 0, x);
-            let held = self
+            let dropped = self
                 .bursts
                 .as_mut()
                 .and_then(|b| b.delivered(now, x, &self.topo));
+            let timed_out = self.leave_episode(id, now, x)?;
+            let held = match (dropped, timed_out) {
+                (Some(a), Some(b)) => Some(a.max(b)),
+                (a, b) => a.or(b),
+            };
             if let Some(until) = held {
                 self.rtos.push(XferEvent::Rto {
                     xfer: x,
