@@ -678,3 +678,22 @@ def test_ran_reads_the_kernels_byte_counts_of_intel_mpi():
     assert traffic_fits(want, [[(None, 5000), (None, 1000)], [(None, 1000), (None, 0)]])
     # counted by the MPI (messages known): equal, as before
     assert traffic_fits(want, want) and not traffic_fits(want, [[(0, 0), (2, 1000)], want[1]])
+
+
+def test_the_report_says_what_the_default_runs_only_where_it_is_known():
+    # Open MPI 4.1's default runs its fixed decision; Intel MPI's is its own (algorithm 0)
+    from commodel.advise.advice import Advice
+    from commodel.advise.verify import VerifiedPoint
+    from commodel.advise.verify_runs import format_verified
+
+    point = VerifiedPoint(
+        ranks=8, size=1024, default_s=1e-3, ours_s=9e-4, forced_s={1: 9e-4, 2: 1.1e-3},
+        chosen=1, speedup=1.11, speedup_lo=1.0, speedup_hi=1.2,
+    )  # fmt: skip
+    for mpi, says in (
+        ("openmpi-4.1", "which runs its fixed decision's algorithm"),
+        ("intel-mpi", "its own choice, which commodel does not know"),
+    ):
+        adv = Advice("allreduce", "p.yaml", "tcpflow", [], mpi=mpi)
+        head = format_verified("allreduce", [point], adv, {}).splitlines()[0]
+        assert says in head, head

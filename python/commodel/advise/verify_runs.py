@@ -402,10 +402,16 @@ def format_verified(coll: str, points: list[VerifiedPoint], adv: Advice, split_t
         )
     heads = ["P", "size", "default runs", "default", "ours", "best forced", "time", "chosen",
              "rank", "speedup [95% CI]", "gap rec.", "<=5%"]  # fmt: skip
+    # an MPI whose default commodel does not know (Intel MPI's) has algorithm 0 throughout
+    known = any(default_algorithm(coll, v.ranks, v.size) for v in points)
+    runs = (
+        "which runs its fixed decision's algorithm, `default runs`"
+        if known
+        else "its own choice, which commodel does not know: `default runs` 0"
+    )
     lines = [
-        f"{coll}: measured mean time with {get_mpi(adv.mpi).label}'s default decision (which "
-        "runs its fixed decision's algorithm), with our rules (ours) and with each algorithm "
-        "forced; "
+        f"{coll}: measured mean time with {get_mpi(adv.mpi).label}'s default decision ({runs}), "
+        "with our rules (ours) and with each algorithm forced; "
         "speedup = t_default / t_ours with its 95% Fieller interval",
     ]
     k = min((v.rounds for v in points), default=1)
