@@ -15,8 +15,10 @@ efficiency >= 2      ``tcp.efficiency``: e_x(m), e_d(m) of traffic both ways, e_
                      of fan-in from all-to-all rounds (>= 3; tcpflow)
 wire       >= 3      ``network.overhead`` h, ``network.ack`` a: a message's bytes on
                      the wire, counted by the interfaces (3 nodes; tcpflow)
-ports      >= 3      ``network.buffer``, ``tcp.rto_rule: buffer``: the switch ports'
-                     buffers, from the timeouts of bursts into one port (tcpflow, plogpt)
+ports      >= 3      ``tcp.timeouts``: the fan-in and size from which bursts into one
+                     node and all-to-all bursts time out (tcpflow); ``network.buffer``,
+                     ``tcp.rto_rule: buffer``: the switch ports' buffers, from the
+                     timeouts of bursts into one port (tcpflow, plogpt)
 check      >= 2      ``tcp.model_error``: four collectives run for real and predicted
                      with the platform; widens every prediction's interval (tcpflow)
 ========== ========= ============================================================
