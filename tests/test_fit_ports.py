@@ -87,16 +87,8 @@ def test_probes_cross_the_port_toward_a_node_and_a_racks_uplink(n, racks, expect
 
 
 def _samples(outcomes: dict[int, bool], flows: list) -> list[dict]:
-    return [
-        {
-            "quantity": "burst",
-            "pattern": "host",
-            "size_bytes": m,
-            "extra": {"flows": json.dumps(flows), "timeouts": 2 if out else 0},
-        }
-        for m, out in outcomes.items()
-        for _ in range(3)
-    ]
+    """Three rounds of the host probe per size, each with 2 timeouts where it timed out."""
+    return _probe_rounds("host", flows, {m: [2 if out else 0] * 3 for m, out in outcomes.items()})
 
 
 def test_a_port_that_never_timed_out_gets_no_buffer_written():

@@ -191,10 +191,10 @@ def timeouts_section(samples: list[dict[str, Any]]) -> tuple[list[dict[str, int]
             continue
         into: dict[int, set[int]] = {}
         out_of: dict[int, set[int]] = {}
-        for _, flows in sizes.values():
-            for src, dst in flows:
-                into.setdefault(dst, set()).add(src)
-                out_of.setdefault(src, set()).add(dst)
+        _, flows = next(iter(sizes.values()))  # a probe's flows are the same at every size
+        for src, dst in flows:
+            into.setdefault(dst, set()).add(src)
+            out_of.setdefault(src, set()).add(dst)
         senders = min(len(s) for s in into.values())
         fanout = min(len(d) for d in out_of.values()) if probe == "alltoall" else 1
         size = None
@@ -224,7 +224,8 @@ def timeouts_section(samples: list[dict[str, Any]]) -> tuple[list[dict[str, int]
 
 
 def through_model(sections: dict[str, Any], comments: dict[str, str], db, camp) -> None:
-    """``tcp.timeouts`` from a ports campaign's host probe (:func:`timeouts_section`), then
+    """``tcp.timeouts`` from a ports campaign's probes into every port toward a node
+    (:func:`timeouts_section`), then
     ``network.buffer`` and ``tcp.rto_rule: buffer``, fitted through ``tcpflow`` with the
     other sections (``commodel fit``); where the platform lacks ``plogp`` or ``network``,
     or buffers were given (``--buffer``), no buffer."""

@@ -380,13 +380,13 @@ def tcpflow_params(platform: PlatformSections) -> dict[str, Any]:
     if network.ack:  # a: its acknowledgements' bytes in the reverse direction's buckets
         params["ack"] = network.ack
     if tcp is not None and tcp.timeouts is not None:
-        # timeouts of fan-in (docs/models.md): rules [K, F, M, ...] and T_RTO
+        # timeouts of fan-in (docs/models.md): rules [K, F, M, ...]
         params["timeouts"] = [x for r in tcp.timeouts for x in (r.senders, r.fanout, r.size)]
-        params["rto"] = ps(tcp.rto)
     if tcp is not None and tcp.rto_rule == "buffer":
-        # tail drops at full ports (docs/models.md): T_RTO and the port buffers
-        params["rto"] = ps(tcp.rto)
+        # tail drops at full ports (docs/models.md): the port buffers
         params["rto_rule"] = tcp.rto_rule
+    if tcp is not None and (tcp.timeouts is not None or tcp.rto_rule == "buffer"):
+        params["rto"] = ps(tcp.rto)  # T_RTO of either rule
     return params
 
 

@@ -102,12 +102,11 @@
 //!   joins that node's *episode* (it lasts while any message that joined it is in
 //!   flight): the port toward the node overflows for longer than TCP's fast
 //!   retransmit can repair, and one of these messages waits for a retransmission
-//!   timeout. The first of the episode's
-//!   messages to be delivered is the one: its sender stops for T_RTO from the
-//!   instant it joined the episode (t_j), and the rest of the flows take over its
-//!   share, so its data arrives at max(its fluid finish, t_j + T_RTO + m / b), b its
-//!   receiver's link rate; an RTO event names it (its delay may be 0 where the
-//!   others kept the port busy all along). The rules are measured: `measure ports`'
+//!   timeout. The first of the episode's messages to be delivered is the one: its
+//!   sender stops for T_RTO from the instant it joined the episode (t_j), and the
+//!   rest of the flows take over its share, so its data arrives at max(its fluid
+//!   finish, t_j + T_RTO + m / b), b its receiver's link rate; an RTO event names
+//!   it (its delay may be 0 where the others kept the port busy all along). The rules are measured: `measure ports`'
 //!   bursts into one node (K = n - 1, F = 1) and all-to-all bursts (K = F = n - 1),
 //!   M the size from which on they timed out in most rounds (docs/models.md,
 //!   *Timeouts of fan-in*).
@@ -1129,11 +1128,10 @@ impl Network for TcpflowNet {
         self.fluid.pop_finished(now, &mut done);
         for &(id, x, _) in &done {
             self.untrack(id);
+            let m = self.meta[id as usize];
             if self.small(id) {
-                let m = &self.meta[id as usize];
                 self.fifo.remove(m.src, m.order);
             }
-            let m = self.meta[id as usize];
             self.count_live(m.src, m.dst, m.bytes, false);
             self.accrue(id, now);
             let debt = self.meta[id as usize].debt.round() as Time;
@@ -1143,10 +1141,7 @@ impl Network for TcpflowNet {
                 .as_mut()
                 .and_then(|b| b.delivered(now, x, &self.topo));
             let timed_out = self.leave_episode(id, now, x)?;
-            let held = match (dropped, timed_out) {
-                (Some(a), Some(b)) => Some(a.max(b)),
-                (a, b) => a.or(b),
-            };
+            let held = dropped.max(timed_out); // the later of the two (None: neither)
             if let Some(until) = held {
                 self.rtos.push(XferEvent::Rto {
                     xfer: x,
