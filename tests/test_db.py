@@ -233,3 +233,48 @@ def test_a_database_on_an_open_connection_is_checked_the_same_and_left_open() ->
         ResultsDB("two.duckdb", read_only=True, con=con)
     assert con.execute("SELECT 1").fetchone() == (1,)  # still open
     con.close()
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+def test_a_sample_that_is_not_a_finite_number_is_named(tmp_path, cli, value):
+    """Found by fuzz/harness.py (results-db-memory, seeds 7,000,068 and 7,000,297): a
+    many-to-one campaign with one NaN time went through the fit into a NaN intercept, and
+    `commodel fit` ended in an internal error writing it."""
+    path = tmp_path / "r.duckdb"
+    with ResultsDB(path) as db:
+        cid = db.create_campaign("many-to-one", "fuzz", {}, ["h0", "h1", "h2"], "Open MPI", "4.1.4")
+        rows = [
+            {"step": f"many-to-one/flat/m={m}/r={r}", "benchmark": "many-to-one",
+             "phase": "many-to-one", "pattern": "flat", "quantity": "time", "size_bytes": m,
+             "n_ranks": 3, "n_msgs": 1, "repetition": r, "value_s": 1e-5 + m * 1e-9 + r * 1e-7}
+            for m in (0, 1024, 65536) for r in range(3)
+        ]  # fmt: skip
+        rows[4]["value_s"] = value
+        db.write_step(cid, rows)
+        db.set_status(cid, "complete")
+    result = cli("fit", "--db", str(path))
+    assert result.code == 2, result.err
+    assert (
+        f"{path}: campaign 1, sample 5 (step 'many-to-one/flat/m=1024/r=1', time): value_s is "
+        f"{value!r}; a measured value is a finite number"
+    ) in result.err
+    assert "internal error" not in result.err
+
+
+def test_a_fitted_value_no_platform_may_hold_is_named_not_written() -> None:
+    """The last guard of `fit`: what it would write loads as `predict` loads it, or the
+    error names the field."""
+    from commodel.fit.assemble import _check_fitted
+
+    doc = {
+        "commodel_platform": 1,
+        "name": "x",
+        "nodes": 2,
+        "loggops": {"L": 1e-6, "o": float("nan"), "g": 1e-6, "G": 1e-9, "O": 0.0, "S": 65535},
+    }
+    with pytest.raises(CommodelError) as info:
+        _check_fitted(doc, "cal.duckdb")
+    assert str(info.value).startswith("the platform fitted from cal.duckdb: loggops.o: ")
+    assert str(info.value).endswith(": the campaigns' samples do not determine it; measure again")
+    doc["loggops"]["o"] = 2e-6
+    _check_fitted(doc, "cal.duckdb")  # a valid one passes

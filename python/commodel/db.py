@@ -21,6 +21,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import json
+import math
 import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -384,7 +385,20 @@ class ResultsDB:
         out = []
         for row in self.con.execute(query, params).fetchall():
             d = dict(zip(cols, row))
-            d["extra"] = None if d["extra"] is None else json.loads(d["extra"])
+            value = d["value_s"]
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise CommodelError(
+                    f"{self.path}: campaign {campaign_id}, sample {d['seq']} (step "
+                    f"{d['step'][:80]!r}, {d['quantity']}): value_s is {value!r}; a "
+                    "measured value is a finite number"
+                )
+            try:
+                d["extra"] = None if d["extra"] is None else json.loads(d["extra"])
+            except ValueError as exc:
+                raise CommodelError(
+                    f"{self.path}: campaign {campaign_id}, sample {d['seq']}: its extra field "
+                    f"is not JSON ({exc})"
+                ) from exc
             out.append(d)
         return out
 

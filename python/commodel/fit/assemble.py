@@ -77,6 +77,8 @@ def fit_platform(
             try:
                 produced = fit(db, camp)
             except CommodelError as exc:
+                if str(exc).startswith(f"{db_path}: campaign {camp.id}"):
+                    raise  # named already (ResultsDB.samples)
                 raise CommodelError(
                     f"{db_path}: campaign {camp.id} ({camp.benchmark}): {exc}"
                 ) from exc
@@ -142,7 +144,21 @@ def fit_platform(
     for key in sorted(sections):
         if key not in doc:
             doc[key] = sections[key]
+    _check_fitted(doc, db_path)
     return doc, comments
+
+
+def _check_fitted(doc: dict[str, Any], db_path: str) -> None:
+    """The fitted document loads as ``predict`` would load it, or the error names the field:
+    a value no platform may hold (NaN, say) fitted from samples that do not determine it."""
+    from ..platform import platform_from_dict
+
+    try:
+        platform_from_dict(doc, f"the platform fitted from {db_path}")
+    except CommodelError as exc:
+        raise CommodelError(
+            f"{exc}: the campaigns' samples do not determine it; measure again"
+        ) from exc
 
 
 def add_buffer(sections: dict[str, Any], comments: dict[str, str], buffer: list[int]) -> None:
