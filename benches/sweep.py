@@ -1,7 +1,8 @@
 """Benchmark of sweeps on MPI workers: one ``advise`` sweep in one process (``--jobs 1``)
 and under ``mpiexec -n N+1 python -m mpi4py.futures -m commodel advise ... --executor mpi``
 (N workers), each ``--reps`` times; prints the median wall seconds, the speed-up over one
-process and whether the output is byte for byte the same (it must be).
+process, whether the output is byte for byte the same (it must be), and the executor's
+start-up (one prediction under ``mpiexec`` less the same in one process).
 
 The sweep: every alltoall algorithm at 64 and 128 ranks and 1 KiB .. 64 KiB on the two
 racks of ``benches/contention.py`` (128 nodes) with its calibrated ``tcp`` section, under
@@ -9,6 +10,7 @@ its default model (``tcpflow``).
 
     python benches/sweep.py                      # 1, 2, 4 and 8 workers, 3 runs each
     python benches/sweep.py --workers 1 2 --reps 5
+    python benches/sweep.py --ranks 48,64,96,128     # a larger sweep
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from contention import platform
 COMMODEL = [sys.executable, "-m", "commodel"]
 
 
-def sweep_args(plat: Path) -> list[str]:
+def sweep_args(plat: Path, ranks: str = "64,128", sizes: str = "1KiB..64KiB") -> list[str]:
     return [
         "advise",
         "--platform",
@@ -37,9 +39,9 @@ def sweep_args(plat: Path) -> list[str]:
         "--collective",
         "alltoall",
         "--ranks",
-        "64,128",
+        ranks,
         "--sizes",
-        "1KiB..64KiB",
+        sizes,
     ]
 
 
@@ -56,6 +58,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--ranks", default="64,128", help="the sweep's communicator sizes")
+    parser.add_argument("--sizes", default="1KiB..64KiB", help="the sweep's sizes")
     args = parser.parse_args()
     if shutil.which("mpiexec") is None:
         print("sweep: mpiexec not found (Open MPI: make deps); no MPI sweep")
@@ -67,7 +71,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="commodel-sweep-") as tmp:
         plat = Path(tmp) / "two-racks-64.yaml"
         plat.write_text(json.dumps(platform(128, tcp=True)))
-        cmd = [*COMMODEL, *sweep_args(plat)]
+        cmd = [*COMMODEL, *sweep_args(plat, args.ranks, args.sizes)]
         base = [timed([*cmd, "--jobs", "1"], env) for _ in range(args.reps)]
         one = statistics.median(w for w, _ in base)
         want = base[0][1]
@@ -77,14 +81,24 @@ def main() -> int:
         for n in args.workers:
             head = ["mpiexec", "-n", str(n + 1), "--oversubscribe"]
             mpi = [*head, sys.executable, "-m", "mpi4py.futures", "-m", "commodel"]
+            # the fixed cost of the executor: one prediction (4 ranks, 1 KiB), here and there
+            tiny = sweep_args(plat, "4", "1KiB")
+            alone = statistics.median(
+                timed([*COMMODEL, *tiny, "--jobs", "1"], env)[0] for _ in range(args.reps)
+            )
+            there = statistics.median(
+                timed([*mpi, *tiny, "--executor", "mpi"], env)[0] for _ in range(args.reps)
+            )
             runs = [
-                timed([*mpi, *sweep_args(plat), "--executor", "mpi"], env) for _ in range(args.reps)
+                timed([*mpi, *sweep_args(plat, args.ranks, args.sizes), "--executor", "mpi"], env)
+                for _ in range(args.reps)
             ]
             wall = statistics.median(w for w, _ in runs)
             same = all(out == want for _, out in runs)
             print(
                 f"{f'mpi4py.futures, {n} workers':<28} {wall:>8.2f} {one / wall:>8.2f}x "
-                f"{'yes' if same else 'NO'}"
+                f"{'yes' if same else 'NO'}  (start-up {there - alone:.2f} s: one prediction "
+                f"{there:.2f} s against {alone:.2f} s in one process)"
             )
             if not same:
                 return 1

@@ -66,6 +66,43 @@ def test_the_first_failing_item_in_input_order_is_raised():
         map_ordered(fn, range(4), 3)
 
 
+def test_with_a_cost_the_most_costly_start_first_and_results_keep_input_order():
+    """Longest first: on one worker thread the start order is the cost order (ties in input
+    order); the results, and the error raised, are those of input order."""
+    started: list[int] = []
+    lock = threading.Lock()
+
+    def fn(x: int) -> int:
+        with lock:
+            started.append(x)
+        return 10 * x
+
+    costs = {0: 1.0, 1: 5.0, 2: 3.0, 3: 5.0, 4: 0.5}
+    # two threads, one of them held until every item has been handed out: the other
+    # takes them one by one in the order they were submitted
+    gate = threading.Event()
+
+    def held(x: int) -> int:
+        if x == 1:  # the first submitted (cost 5, first of the tie)
+            assert gate.wait(30)
+        out = fn(x)
+        if len(started) == 4:
+            gate.set()
+        return out
+
+    assert map_ordered(held, range(5), 2, cost=costs.get) == [0, 10, 20, 30, 40]
+    assert started == [3, 2, 0, 4, 1]  # 1 was taken first, but started after the gate
+
+    def bad(x: int) -> int:
+        if x in (0, 3):
+            raise CommodelError(f"item {x} is bad")
+        return x
+
+    # 3 is handed out first (cost 5), yet item 0's error surfaces
+    with pytest.raises(CommodelError, match="^item 0 is bad$"):
+        map_ordered(bad, range(4), 2, cost=lambda x: 5.0 if x == 3 else 1.0)
+
+
 @pytest.mark.parametrize("jobs", [0, -1, True, 1.5])
 def test_jobs_must_be_a_whole_number_from_1(jobs):
     with pytest.raises(CommodelError, match="jobs: expected a whole number >= 1"):

@@ -12,13 +12,19 @@ hands the items to ``mpi4py.futures.MPIPoolExecutor``: the workers are the other
 ``mpiexec`` places them). Each item and the function go to a worker by pickle, so the
 function must be a module-level one (or a ``functools.partial`` of one); results come back
 in input order, the same as one process's (docs/benchmarks.md, *Sweeps across machines*).
+
+With ``cost`` (an estimate per item, any unit), the items are handed out most costly first
+(ties in input order): a worker that takes the last item then does not leave the others
+idle for the length of a large prediction (the longest-processing-time-first order of list
+scheduling). Only the order of the work changes: results, and the error raised, are still
+those of input order.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from typing import Callable, TypeVar
 
 from .errors import CommodelError
@@ -44,8 +50,24 @@ def executor() -> str:
     return _executor
 
 
-def _map_mpi(fn: Callable[[T], R], todo: list[T]) -> list[R]:
-    """``[fn(x) for x in todo]`` on the MPI workers, in input order."""
+def _in_input_order(
+    pool: Executor, fn: Callable[[T], R], todo: list[T], order: list[int]
+) -> list[R]:
+    """Submit ``todo``'s items to ``pool`` in ``order`` (indices), and return their results in
+    input order: the first failing item in input order raises, the others are cancelled."""
+    futures: list[Future[R]] = [None] * len(todo)  # type: ignore[list-item]
+    for i in order:
+        futures[i] = pool.submit(fn, todo[i])
+    try:
+        return [f.result() for f in futures]
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise
+
+
+def _map_mpi(fn: Callable[[T], R], todo: list[T], order: list[int]) -> list[R]:
+    """``[fn(x) for x in todo]`` on the MPI workers, handed out in ``order``, in input order."""
     try:
         from mpi4py.futures import MPIPoolExecutor
     except ImportError as exc:  # mpi4py is the `measure` extra
@@ -54,7 +76,7 @@ def _map_mpi(fn: Callable[[T], R], todo: list[T]) -> list[R]:
         ) from None
     with MPIPoolExecutor() as pool:
         # One item per message: predictions take far longer than a round trip.
-        return list(pool.map(fn, todo, chunksize=1))
+        return _in_input_order(pool, fn, todo, order)
 
 
 def usable_cores() -> int:
@@ -64,26 +86,30 @@ def usable_cores() -> int:
     return os.cpu_count() or 1
 
 
-def map_ordered(fn: Callable[[T], R], items: Iterable[T], jobs: int | None = None) -> list[R]:
+def map_ordered(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    jobs: int | None = None,
+    cost: Callable[[T], float] | None = None,
+) -> list[R]:
     """``[fn(x) for x in items]`` on ``jobs`` threads (default :func:`usable_cores`), or on
     the MPI workers under :func:`use_executor` ``("mpi")`` (``jobs`` is then the workers').
 
-    ``jobs=1`` (or a single item) runs the plain loop in the calling thread.
+    ``jobs=1`` (or a single item) runs the plain loop in the calling thread. ``cost``: an
+    estimate of an item's work; the most costly are handed out first (module text).
     """
     if jobs is None:
         jobs = usable_cores()
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise CommodelError(f"jobs: expected a whole number >= 1, got {str(jobs)[:30]}")
     todo = list(items)
+    order = list(range(len(todo)))
+    if cost is not None:
+        costs = [cost(x) for x in todo]
+        order.sort(key=lambda i: -costs[i])  # stable: ties keep input order
     if _executor == "mpi" and len(todo) > 1:
-        return _map_mpi(fn, todo)
+        return _map_mpi(fn, todo, order)
     if jobs == 1 or len(todo) <= 1:
         return [fn(x) for x in todo]
     with ThreadPoolExecutor(max_workers=min(jobs, len(todo))) as pool:
-        futures = [pool.submit(fn, x) for x in todo]
-        try:
-            return [f.result() for f in futures]
-        except BaseException:
-            for f in futures:
-                f.cancel()
-            raise
+        return _in_input_order(pool, fn, todo, order)

@@ -282,7 +282,7 @@ def advise(
     without it). ``mpi``: whose algorithms and default decision (:mod:`commodel.mpis`)."""
     from ..parallel import map_ordered
     from ..platform import Platform, default_model, load_platform, model_spec
-    from ..schedule_cost import check_advice_cost
+    from ..schedule_cost import check_advice_cost, schedule_units
 
     the_mpi = get_mpi(mpi)
     check_collective(collective, the_mpi)
@@ -352,7 +352,15 @@ def advise(
     )
     # before any schedule is built
     check_advice_cost(collective, [item for _, item in todo], samples, the_mpi.segsize)
-    outcomes = map_ordered(task, [item for _, item in todo], jobs)
+    # the largest schedules first (list scheduling's longest-first order; results in order)
+    outcomes = map_ordered(
+        task,
+        [item for _, item in todo],
+        jobs,
+        cost=lambda it: schedule_units(
+            collective, it[2], it[0], it[1], it[4], it[5], the_mpi.segsize
+        ),
+    )
     for (cand, _), (time_s, note, timeouts) in zip(todo, outcomes):
         cand.time_s, cand.note, cand.timeouts = time_s, note, timeouts
     name = getattr(plat, "name", None) or str(platform)
