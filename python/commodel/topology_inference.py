@@ -49,8 +49,10 @@ MOVE_GAIN, MOVE_GAIN_NEW = 0.08, 0.15
 # the fewest groups is taken.
 TIE = 1.1
 # An uplink is a bottleneck when it is narrower than this share of the most its group can
-# send (the group's NICs, or the NICs outside it, whichever is fewer).
-BOTTLENECK = 0.95
+# send (the group's NICs, or the NICs outside it, whichever is fewer). On 5-host serialize
+# clusters where no link could slow a round, groupings fitted with uplinks at 0.81-0.91 of
+# that (not diagnosed); the true bottlenecks of the 42 dev draws fitted at 0.76 or less.
+BOTTLENECK = 0.8
 
 
 @dataclass(frozen=True)
