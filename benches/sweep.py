@@ -71,7 +71,8 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="commodel-sweep-") as tmp:
         plat = Path(tmp) / "two-racks-64.yaml"
         plat.write_text(json.dumps(platform(128, tcp=True)))
-        cmd = [*COMMODEL, *sweep_args(plat, args.ranks, args.sizes)]
+        sweep = sweep_args(plat, args.ranks, args.sizes)
+        cmd = [*COMMODEL, *sweep]
         base = [timed([*cmd, "--jobs", "1"], env) for _ in range(args.reps)]
         one = statistics.median(w for w, _ in base)
         want = base[0][1]
@@ -89,10 +90,7 @@ def main() -> int:
             there = statistics.median(
                 timed([*mpi, *tiny, "--executor", "mpi"], env)[0] for _ in range(args.reps)
             )
-            runs = [
-                timed([*mpi, *sweep_args(plat, args.ranks, args.sizes), "--executor", "mpi"], env)
-                for _ in range(args.reps)
-            ]
+            runs = [timed([*mpi, *sweep, "--executor", "mpi"], env) for _ in range(args.reps)]
             wall = statistics.median(w for w, _ in runs)
             same = all(out == want for _, out in runs)
             print(

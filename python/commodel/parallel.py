@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from concurrent.futures import Executor, ThreadPoolExecutor
 from typing import Callable, TypeVar
 
 from .errors import CommodelError
@@ -55,13 +55,11 @@ def _in_input_order(
 ) -> list[R]:
     """Submit ``todo``'s items to ``pool`` in ``order`` (indices), and return their results in
     input order: the first failing item in input order raises, the others are cancelled."""
-    futures: list[Future[R]] = [None] * len(todo)  # type: ignore[list-item]
-    for i in order:
-        futures[i] = pool.submit(fn, todo[i])
+    futures = {i: pool.submit(fn, todo[i]) for i in order}
     try:
-        return [f.result() for f in futures]
+        return [futures[i].result() for i in range(len(todo))]
     except BaseException:
-        for f in futures:
+        for f in futures.values():
             f.cancel()
         raise
 
