@@ -68,8 +68,11 @@ pub trait Network {
     fn name(&self) -> &'static str;
     /// Latency of a small control message (rendezvous request / clear-to-send).
     fn control_latency(&self, src: u32, dst: u32) -> Time;
-    /// A transfer of `bytes` from rank `src` to rank `dst` starts at `now`.
-    /// `Err` when a time it would set leaves [`Time`].
+    /// A transfer of `bytes` from rank `src` to rank `dst` starts at `now`: a message of
+    /// `size` bytes as scheduled, `bytes` the work it puts on the network (`size`, or in a
+    /// noisy run `size` scaled by its noise; a model that classifies messages by size, as
+    /// `tcpflow`'s rules do, classifies by `size`). `Err` when a time it would set leaves
+    /// [`Time`].
     fn start(
         &mut self,
         now: Time,
@@ -77,6 +80,7 @@ pub trait Network {
         src: u32,
         dst: u32,
         bytes: u64,
+        size: u64,
     ) -> Result<(), Overflow>;
     /// The time of the next pending [`XferEvent`], if any.
     fn next_time(&self) -> Option<Time>;
@@ -456,8 +460,9 @@ impl<'a, N: Network> Engine<'a, N> {
             Ev::ClearToSend(send) => {
                 let (src, dst) = (self.s.rank_of(send), self.s.peer(send));
                 self.started_transfer(send, t);
-                let bytes = self.on_wire(self.s.size(send));
-                self.net.start(t, send, src, dst, bytes)?;
+                let size = self.s.size(send);
+                let bytes = self.on_wire(size);
+                self.net.start(t, send, src, dst, bytes, size)?;
             }
         }
         Ok(())
@@ -479,8 +484,9 @@ impl<'a, N: Network> Engine<'a, N> {
         self.net.send_entered(t, op, src, dst, self.s.size(op));
         if self.s.size(op) <= self.rdv {
             self.started_transfer(op, t);
-            let bytes = self.on_wire(self.s.size(op));
-            self.net.start(t, op, src, dst, bytes)?;
+            let size = self.s.size(op);
+            let bytes = self.on_wire(size);
+            self.net.start(t, op, src, dst, bytes, size)?;
         } else {
             let l = self.net.control_latency(src, dst);
             self.push(add(t, l, op)?, Ev::Request(op));

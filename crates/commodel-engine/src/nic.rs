@@ -100,6 +100,7 @@ impl<C: Cost> Network for NicNetwork<C> {
         src: u32,
         dst: u32,
         bytes: u64,
+        _size: u64,
     ) -> Result<(), Overflow> {
         let gap = self.cost.gap(bytes).ok_or(Overflow(xfer))?;
         let begin = now.max(self.send_free[src as usize]);

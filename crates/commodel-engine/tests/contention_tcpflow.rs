@@ -2,7 +2,7 @@
 //! measured efficiency for exchanges and duplex traffic. Hand-computed cases.
 
 use commodel_engine::params::{
-    Common, Efficiency, FanIn, PlogpParams, RtoRule, TcpflowParams, TopologySpec,
+    Common, Efficiency, FanIn, JitterParams, PlogpParams, RtoRule, TcpflowParams, TopologySpec,
 };
 use commodel_engine::predict::run;
 use commodel_engine::ModelParams;
@@ -979,6 +979,26 @@ fn messages_waiting_in_their_nic_s_queue_count_toward_a_fan_in() {
     let o = run(&s, &p, true).unwrap();
     let to: Vec<u32> = o.rto_events.iter().map(|r| r.dst).collect();
     assert_eq!(to, vec![0], "{:?}", o.rto_events);
+}
+
+#[test]
+fn a_noisy_run_classifies_messages_by_their_size_as_scheduled() {
+    // The fan-in of the first test (K = 3 senders of M into 0) in runs with per-message
+    // noise: the noise scales each message's work (half of them fall below M bytes at
+    // sigma = 0.5), not what the rules take it for: every run has its timeout at node 0.
+    let s = flows(4, &[(1, 0), (2, 0), (3, 0)]);
+    let mut late = 0;
+    for seed in 1..=40 {
+        let mut p = fanin_timeouts(4, 3, M, 200 * MS);
+        if let ModelParams::Tcpflow(t) = &mut p {
+            t.common.jitter = Some(JitterParams { sigma: 0.5, seed });
+        }
+        let o = run(&s, &p, true).unwrap();
+        let to: Vec<u32> = o.rto_events.iter().map(|r| r.dst).collect();
+        assert_eq!(to, vec![0], "seed {seed}: {:?}", o.rto_events);
+        late += usize::from(o.makespan > 200 * MS);
+    }
+    assert_eq!(late, 40);
 }
 
 #[test]

@@ -261,8 +261,9 @@ impl<N: Network> Network for Incast<N> {
         src: u32,
         dst: u32,
         bytes: u64,
+        size: u64,
     ) -> Result<(), Overflow> {
-        self.inner.start(now, xfer, src, dst, bytes)?;
+        self.inner.start(now, xfer, src, dst, bytes, size)?;
         self.now = now;
         let (a, b) = (self.node_of(src), self.node_of(dst));
         if a == b {

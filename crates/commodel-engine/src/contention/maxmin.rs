@@ -281,6 +281,7 @@ impl Network for MaxminNet {
         src: u32,
         dst: u32,
         bytes: u64,
+        _size: u64,
     ) -> Result<(), Overflow> {
         let (a, b) = (self.node[src as usize], self.node[dst as usize]);
         let lat = self.topo.latency(a, b);

@@ -378,6 +378,7 @@ impl Network for PlogptNet {
         src: u32,
         dst: u32,
         bytes: u64,
+        _size: u64,
     ) -> Result<(), Overflow> {
         let (a, b) = (self.node[src as usize], self.node[dst as usize]);
         let mut route = std::mem::take(&mut self.route);

@@ -262,7 +262,11 @@ struct Episode {
 /// What the network knows of a flow: its message size and end nodes.
 #[derive(Clone, Copy, Default)]
 struct Meta {
+    /// The work: m bytes, or in a noisy run m scaled by its noise.
     bytes: u64,
+    /// m, the message's size as scheduled: what the FIFO of small messages, the efficiency
+    /// tables and the timeout rules take it by (a noisy run scales its work, not its kind).
+    size: u64,
     src: u32,
     dst: u32,
     /// Posting order (for the FIFO of small messages).
@@ -496,7 +500,7 @@ impl TcpflowNet {
     /// Is flow `id` a message of at most `fifo_limit` bytes between two nodes (served in posting order)?
     fn small(&self, id: u32) -> bool {
         let m = &self.meta[id as usize];
-        m.src != m.dst && self.p.fifo_limit.is_some_and(|e| m.bytes <= e)
+        m.src != m.dst && self.p.fifo_limit.is_some_and(|e| m.size <= e)
     }
 
     /// Flow `id` into `self.tracked` (if it is not there).
@@ -654,7 +658,7 @@ impl TcpflowNet {
         self.level.clear();
         let small = |id: u32| {
             let m = &self.meta[id as usize];
-            m.src != m.dst && self.p.fifo_limit.is_some_and(|e| m.bytes <= e)
+            m.src != m.dst && self.p.fifo_limit.is_some_and(|e| m.size <= e)
         };
         self.level
             .extend(self.cand.iter().copied().filter(|&id| !small(id)));
@@ -836,11 +840,11 @@ impl TcpflowNet {
         self.load = load;
     }
 
-    /// With `timeouts`: a message of `bytes` from node `a` to node `b` is posted (`live`
-    /// true) or delivered (false): per rule where it carries at least M bytes, it counts
-    /// toward the pair (a, b), and a pair that gains its first or loses its last such
+    /// With `timeouts`: a message of `size` bytes (as scheduled) from node `a` to node `b`
+    /// is posted (`live` true) or delivered (false): per rule where it is at least M bytes,
+    /// it counts toward the pair (a, b), and a pair that gains its first or loses its last such
     /// message changes a's receivers and b's senders.
-    fn count_live(&mut self, a: u32, b: u32, bytes: u64, live: bool) {
+    fn count_live(&mut self, a: u32, b: u32, size: u64, live: bool) {
         let Some(t) = self.p.timeouts.as_ref() else {
             return;
         };
@@ -848,7 +852,7 @@ impl TcpflowNet {
             return;
         }
         for (r, rule) in t.rules.iter().enumerate() {
-            if bytes < rule.size {
+            if size < rule.size {
                 continue;
             }
             let key = (r as u32, a, b);
@@ -894,7 +898,7 @@ impl TcpflowNet {
                 continue;
             }
             let joins = t.rules.iter().zip(&self.peers).any(|(rule, per)| {
-                m.bytes >= rule.size
+                m.size >= rule.size
                     && per.receivers[m.src as usize] >= rule.fanout
                     && per.senders[m.dst as usize] >= rule.senders
             });
@@ -1048,6 +1052,7 @@ impl Network for TcpflowNet {
         src: u32,
         dst: u32,
         bytes: u64,
+        size: u64,
     ) -> Result<(), Overflow> {
         let (a, b) = (self.node[src as usize], self.node[dst as usize]);
         let mut route = std::mem::take(&mut self.route);
@@ -1065,11 +1070,11 @@ impl Network for TcpflowNet {
         };
         let (e_x, e_d, e_f) = match &self.p.efficiency {
             Some(eff) => (
-                eff.at(&eff.exchange, bytes),
-                eff.at(&eff.duplex, bytes),
+                eff.at(&eff.exchange, size),
+                eff.at(&eff.duplex, size),
                 eff.fanin
                     .as_ref()
-                    .map_or(1.0, |f| interpolate(&f.sizes, &f.e, bytes)),
+                    .map_or(1.0, |f| interpolate(&f.sizes, &f.e, size)),
             ),
             None => (1.0, 1.0, 1.0),
         };
@@ -1079,6 +1084,7 @@ impl Network for TcpflowNet {
             e_f,
             credit,
             bytes,
+            size,
             src: a,
             dst: b,
             order: self.posted,
@@ -1099,7 +1105,7 @@ impl Network for TcpflowNet {
             let key = self.route.resources.get(1).copied().unwrap_or(NO_KEY);
             self.fifo.push(a, self.meta[id].order, id as u32, key);
         }
-        if a != b && self.p.fifo_limit.is_some_and(|e| bytes <= e) {
+        if a != b && self.p.fifo_limit.is_some_and(|e| size <= e) {
             if let Some(bursts) = &mut self.bursts {
                 bursts.post(now, xfer, a, &self.route.resources, bytes, &self.topo);
             }
@@ -1107,7 +1113,7 @@ impl Network for TcpflowNet {
         if a != b {
             self.acknowledge(now, a, b);
         }
-        self.count_live(a, b, bytes, true);
+        self.count_live(a, b, size, true);
         self.started_at = Some(now);
         Ok(())
     }
@@ -1132,7 +1138,7 @@ impl Network for TcpflowNet {
             if self.small(id) {
                 self.fifo.remove(m.src, m.order);
             }
-            self.count_live(m.src, m.dst, m.bytes, false);
+            self.count_live(m.src, m.dst, m.size, false);
             self.accrue(id, now);
             let debt = self.meta[id as usize].debt.round() as Time;
             self.push(now, 0, x);
