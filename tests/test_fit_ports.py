@@ -122,8 +122,8 @@ def _probe_rounds(pattern: str, flows: list, hits: dict[int, list[int]]) -> list
 def test_timeouts_of_fan_in_start_where_every_larger_size_timed_out():
     got = probes(6, None)
     sizes = [4096 << k for k in range(7)]
-    # host: 16 KiB timed out once in three rounds (not most), 64 KiB in two of three and on
-    # from there: M = 64 KiB; the all-to-all bursts only at 256 KiB (128 KiB in one round)
+    # host: 16 KiB counted one timeout in three rounds (under half a round's), 64 KiB three
+    # and on from there: M = 64 KiB; the all-to-all bursts only at 256 KiB (128 KiB: one)
     host = dict(
         zip(sizes, [[0, 0, 0], [0, 0, 0], [1, 0, 0], [0, 0, 0], [0, 2, 1], [3, 1, 2], [1, 1, 5]])
     )
@@ -153,6 +153,23 @@ def test_timeouts_of_fan_in_start_where_every_larger_size_timed_out():
     host[262144] = [0, 0, 1]
     found, note = ports.timeouts_section(_probe_rounds("host", got["host"], host))
     assert found is None and note.startswith("timeouts: none"), note
+
+
+def test_a_size_times_out_at_half_a_timeout_a_round_as_a_validated_schedule_does():
+    # three rounds: 2 timeouts in all time out (one round may count both: a burst that
+    # lost two tails), 1 does not; the same measure as validate's max(1, reps / 2)
+    got = probes(4, None)
+    for counts, out in (
+        ([0, 2, 0], True),
+        ([0, 1, 1], True),
+        ([3, 0, 0], True),
+        ([1, 0, 0], False),
+    ):
+        rounds = _probe_rounds("host", got["host"], {65536: [0, 0, 0], 131072: counts})
+        assert ports.timed_out(rounds)["host"][131072][0] is out, counts
+    # two rounds: one timeout is half a timeout a round
+    rounds = _probe_rounds("host", got["host"], {131072: [0, 1]})
+    assert ports.timed_out(rounds)["host"][131072][0] is True
 
 
 def test_the_fitted_timeouts_drive_tcpflow():
