@@ -88,6 +88,16 @@ def stored(db: Path) -> list[tuple]:
         con.close()
 
 
+def kill_window(args: list[str], kills: int) -> float:
+    """The latest a kill may fall, s: an uninterrupted run of ``args`` (to its own
+    database) timed, 0.8 of it split among the ``kills`` (each resumed run has less left to
+    do), at least 1 s."""
+    start = time.monotonic()
+    whole = subprocess.run(args, env=ENV)
+    assert whole.returncode == 0
+    return max(1.0, 0.8 * (time.monotonic() - start) / kills)
+
+
 def kill_and_resume(
     args: list[str], db: Path, kills: int, rng: random.Random, longest: float
 ) -> tuple[str, int]:
@@ -149,16 +159,12 @@ def test_calibrate_killed_at_random_points_resumes(cluster, tmp_path):
             "--parts", "tcp,plogp,lmo", "--max-size", "256KiB", "--quiet",
         ]  # fmt: skip
 
-    # the kills fall within an uninterrupted run's time, split among them (calibrate's
-    # quick options made it seconds: kills drawn up to a fixed 10 s came after its end, and
-    # each resumed run has less left to do)
-    start = time.monotonic()
-    whole = subprocess.run(calibrate(tmp_path / "ref.duckdb", tmp_path / "ref.yaml"), env=ENV)
-    assert whole.returncode == 0
-    longest = 0.8 * (time.monotonic() - start) / 3
+    # calibrate's quick options make it seconds: kills drawn up to a fixed 10 s came after
+    # its end
+    longest = kill_window(calibrate(tmp_path / "ref.duckdb", tmp_path / "ref.yaml"), kills=3)
     db = tmp_path / "cal.duckdb"
     args = calibrate(db, tmp_path / "p.yaml")
-    out, killed = kill_and_resume(args, db, kills=3, rng=rng, longest=max(1.0, longest))
+    out, killed = kill_and_resume(args, db, kills=3, rng=rng, longest=longest)
     assert killed >= 2, f"seed {SEED}: the runs ended before their kills"
     assert (tmp_path / "p.yaml").read_text().count("plogp:") == 1, out[-1000:]
 
@@ -174,14 +180,10 @@ def test_advise_verify_killed_at_random_points_resumes(cluster, tmp_path):
             str(db), "--mpirun", mpirun, "--max-reps", "20", "--quiet",
         ]  # fmt: skip
 
-    # as for calibrate: the kills fall within an uninterrupted run's time, split among them
-    # (a fixed 5 s let seed 80227 draw two kills after the resumed runs had ended)
-    start = time.monotonic()
-    whole = subprocess.run(advise(tmp_path / "ref.duckdb"), env=ENV)
-    assert whole.returncode == 0
-    longest = 0.8 * (time.monotonic() - start) / 3
+    # a fixed 5 s let seed 80227 draw two kills after the resumed runs had ended
+    longest = kill_window(advise(tmp_path / "ref.duckdb"), kills=3)
     db = tmp_path / "verify.duckdb"
-    _out, killed = kill_and_resume(advise(db), db, kills=3, rng=rng, longest=max(1.0, longest))
+    _out, killed = kill_and_resume(advise(db), db, kills=3, rng=rng, longest=longest)
     assert killed >= 2, f"seed {SEED}: the runs ended before their kills"
     assert (tmp_path / "verify.verify.csv").exists()
 

@@ -481,10 +481,10 @@ impl<'a, N: Network> Engine<'a, N> {
     fn enter(&mut self, t: Time, op: OpId) -> Result<(), Stop> {
         self.started(op, t);
         let (src, dst) = (self.s.rank_of(op), self.s.peer(op));
-        self.net.send_entered(t, op, src, dst, self.s.size(op));
-        if self.s.size(op) <= self.rdv {
+        let size = self.s.size(op);
+        self.net.send_entered(t, op, src, dst, size);
+        if size <= self.rdv {
             self.started_transfer(op, t);
-            let size = self.s.size(op);
             let bytes = self.on_wire(size);
             self.net.start(t, op, src, dst, bytes, size)?;
         } else {

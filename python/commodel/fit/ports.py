@@ -9,8 +9,8 @@ senders into one node, each sending to F nodes, time out from M bytes on.
 ``measure ports`` times bursts of k flows of m bytes into one port, m doubling, and counts
 the senders' retransmission timeouts (:mod:`commodel.measure.ports`). A size *times out*
 when its rounds counted at least half a timeout each on average (and one at least): the
-measure ``validate`` and the held-out study apply to a schedule's repetitions. With every other section of the platform as
-fitted, the buffer of a height is the one with which ``tcpflow`` (``tcp.rto_rule: buffer``)
+measure ``validate`` and the held-out study apply to a schedule's repetitions. With every
+other section of the platform as fitted, the buffer of a height is the one with which ``tcpflow`` (``tcp.rto_rule: buffer``)
 predicts a timeout at exactly the sizes that timed out, or at as many of the sizes as any
 buffer can: over a grid of buffers from :data:`LOW` to :data:`HIGH` (log-spaced), the middle
 (geometric) of the best-scoring run; where every size timed out, the largest that
