@@ -1,7 +1,7 @@
 //! The stochastic incast rule (Lastovetsky 4.3.2) on top of the models.
 
 use commodel_engine::params::{
-    Common, IncastParams, IncastRow, MaxminParams, PlogpParams, TopologySpec,
+    Common, IncastParams, IncastRow, JitterParams, MaxminParams, PlogpParams, TopologySpec,
 };
 use commodel_engine::predict::run;
 use commodel_engine::{ModelParams, Schedule, ScheduleBuilder};
@@ -57,6 +57,20 @@ fn certain_escalation_holds_every_arrival_until_the_level() {
         let p = maxmin(4, Some(rule(&[3 * S], n, m, &[f], 1)));
         let o = run(&gather(4, 100), &p, false).unwrap();
         assert_eq!(o.makespan, base.makespan);
+    }
+}
+
+#[test]
+fn a_noisy_run_looks_the_table_up_by_the_size_as_scheduled() {
+    // The certain escalation above with per-message noise (sigma 0.5): the noise scales
+    // the 100 B of each message, not the M of its table row, so every run escalates.
+    for seed in 1..=20 {
+        let mut p = maxmin(4, Some(rule(&[3 * S], 5, 100, &[1.0], 1)));
+        if let ModelParams::Maxmin(m) = &mut p {
+            m.common.jitter = Some(JitterParams { sigma: 0.5, seed });
+        }
+        let o = run(&gather(4, 100), &p, false).unwrap();
+        assert_eq!(o.makespan, 3 * S, "seed {seed}");
     }
 }
 

@@ -87,7 +87,7 @@ impl IncastRule {
 
 #[derive(Default)]
 struct NodeState {
-    /// Transfers flowing in: (transfer, bytes).
+    /// Transfers flowing in: (transfer, its size as scheduled: what the table is keyed by).
     active: Vec<(XferId, u64)>,
     start: Time,
     /// n of the episode's last draw (0: none yet) and, per level, the largest
@@ -274,7 +274,7 @@ impl<N: Network> Network for Incast<N> {
         if st.active.is_empty() {
             st.start = now;
         }
-        st.active.push((xfer, bytes));
+        st.active.push((xfer, size));
         let n = st.active.len() as u32 + 1;
         if n >= 3 && n > st.drawn_n && st.deadline.is_none() && !self.pending.contains(&b) {
             self.pending.push(b);
