@@ -1,6 +1,6 @@
 """The pairwise alltoall of a scored draw (``exp.py``'s OUT/DRAW), step by step: per step k
 (rank i receives from i - k), the latest end over the ranks, tcpflow's (the run without
-noise, the refit platform) against the measured (median over repetitions):
+noise) against the measured (median over repetitions):
 
     python pairwise_steps.py OUT/DRAW alltoall-a-64KiB.goal
 """
@@ -10,28 +10,18 @@ import os
 import statistics
 import sys
 
-import duckdb
-
-from commodel.platform import load_platform
-from commodel.prediction import predict
-from commodel.schedules import read_goal
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from messages import both  # noqa: E402
 
 
 def main(work: str, goal: str) -> None:
-    plat = load_platform(os.path.join(work, "refit.yaml"))
-    pred = predict(read_goal(os.path.join(work, "schedules", goal)), plat, model="tcpflow",
-                   record_messages=True, noise=0)  # fmt: skip
+    plat, pred, rows = both(work, goal)
     n = plat.nodes
     model = {(m.src, m.dst): m.end_s for m in pred.messages}
-    con = duckdb.connect(os.path.join(work, "pattern.duckdb"), read_only=True)
-    rows = con.execute(
-        "SELECT repetition, value_s, src, dst FROM samples WHERE pattern = ? "
-        "AND quantity = 'recv_end'",
-        [goal],
-    ).fetchall()
     by_rep = collections.defaultdict(dict)
-    for r, v, s, d in rows:
-        by_rep[r][(s, d)] = v
+    for r, q, v, s, d in rows:
+        if q == "recv_end":
+            by_rep[r][(s, d)] = v
     print("step  tcpflow end (step)   measured end (step)   measured / tcpflow, the step")
     last_p = last_m = 0.0
     for k in range(1, n):
