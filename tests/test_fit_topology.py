@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from commodel.errors import CommodelError
 from commodel.fit.topology import network_section
 from commodel.topology_inference import (
     Level,
@@ -167,6 +168,23 @@ def test_rounds_of_leaves_out_loopback_flows_and_impossible_repetitions():
     got = rounds_of(rows, 3, 262144)
     assert got.solo == [0.100, 0.100, 0.100]
     assert got.rounds == [Round(((0, 2), (2, 0)), (0.120, 0.110))]
+
+
+def test_flows_faster_than_every_solo_flow_are_kept():
+    # interleaved racks {0, 2}, {1, 3} behind a backbone at a quarter of a NIC: every solo
+    # flow i -> i+1 crosses it (1.0 s), the flows within a rack do not (0.25 s)
+    rows = []
+    for i in range(4):
+        rows += _flow_rows("solo", [(i, (i + 1) % 4)], [[1.0, 1.01]])
+    rows += _flow_rows("shift", [(0, 2), (1, 3), (2, 0), (3, 1)], [[0.25, 0.26]] * 4)
+    got = rounds_of(rows, 4, 262144)
+    assert got.rounds == [Round(((0, 2), (1, 3), (2, 0), (3, 1)), (0.25,) * 4)]
+
+
+def test_a_campaign_without_a_solo_flow_between_two_nodes_is_refused():
+    rows = _flow_rows("solo", [(0, 0)], [[1e-4, 1e-4]])
+    with pytest.raises(CommodelError, match="no solo flow between two nodes"):
+        infer(rounds_of(rows, 1, 262144))
 
 
 def test_a_study_draw_with_a_timing_glitch_finds_its_racks():
