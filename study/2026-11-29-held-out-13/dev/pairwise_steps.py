@@ -19,7 +19,7 @@ def main(work: str, goal: str) -> None:
     n = plat.nodes
     model = {(m.src, m.dst): m.end_s for m in pred.messages}
     by_rep = collections.defaultdict(dict)
-    for r, q, v, s, d in rows:
+    for r, q, v, s, d, _ in rows:
         if q == "recv_end":
             by_rep[r][(s, d)] = v
     print("step  tcpflow end (step)   measured end (step)   measured / tcpflow, the step")
