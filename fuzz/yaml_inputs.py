@@ -158,6 +158,12 @@ def tcp(rng: random.Random) -> dict[str, Any]:
     if rng.random() < 0.3:
         out["fifo_limit"] = rng.choice([1024, 65536, 0])
     if rng.random() < 0.3:
+        out["spread"] = rng.choice([0.0, 0.2, 10.0])
+    if rng.random() < 0.3:
+        n = rng.randrange(1, 4)
+        out["spread_by_size"] = {"sizes": increasing(rng, n, 1024),
+                                 "sigma": [rng.choice([0.0, 0.3, 10.0]) for _ in range(n)]}  # fmt: skip
+    if rng.random() < 0.3:
         out["timeouts"] = [
             {"senders": rng.choice([2, 3, 7, 1]), "size": rng.choice([1, 32768, 0]),
              "fanout": rng.choice([1, 3, 0])}

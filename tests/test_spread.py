@@ -210,3 +210,64 @@ def test_a_large_schedule_gets_the_run_without_noise_unless_asked(monkeypatch):
     assert predict(sched, plat(), model="tcpflow", noise=3).noise["runs"] == 3
     monkeypatch.setattr(prediction, "NOISE_MAX_OPS", sched.num_ops)
     assert predict(sched, plat(), model="tcpflow").noise["runs"] == 20
+
+
+def by_size_plat(spread_, sizes, sigma):
+    doc = json.loads(json.dumps(DOC))
+    doc["tcp"]["spread"] = spread_
+    doc["tcp"]["spread_by_size"] = {"sizes": sizes, "sigma": sigma}
+    return platform_from_dict(doc)
+
+
+@pytest.mark.parametrize(
+    "size, want",
+    [
+        (1_000_000, 0.4),  # at the table's last size and beyond: its value
+        (1000, 0.1),  # below the table's first size: its value, above tcp.spread's 0.05
+        (500_500, 0.25),  # linear between the sizes
+    ],
+)
+def test_spread_by_size_gives_each_message_its_sigma(size, want):
+    """tcp.spread_by_size: a message of m bytes gets sigma(m), at least tcp.spread: the
+    interval of one message approaches exp(-sigma^2/2 -+ 1.2816 sigma) with that sigma."""
+    p = by_size_plat(0.05, [1000, 1_000_000], [0.1, 0.4])
+    sched = collective("random-pairs", 2, size, seed=1, degree=1)
+    base = predict(sched, p, model="maxmin").makespan_s
+    sp = spread(sched, p, "maxmin", samples=2000)
+    lo = math.exp(-want * want / 2 - 1.2816 * want)
+    hi = math.exp(-want * want / 2 + 1.2816 * want)
+    assert sp.low_s / base == pytest.approx(lo, rel=0.05)
+    assert sp.high_s / base == pytest.approx(hi, rel=0.05)
+
+
+def test_spread_by_size_never_goes_below_tcp_spread():
+    p = by_size_plat(0.3, [1000], [0.01])
+    assert p.sections["tcp"].noise_by_size() == ([1000], [0.3])
+    sched = collective("random-pairs", 2, 1_000_000, seed=1, degree=1)
+    assert spread(sched, p, "maxmin", samples=50) == spread(sched, plat(0.3), "maxmin", 50)
+
+
+@pytest.mark.parametrize(
+    "table, match",
+    [
+        ({"sizes": [4096, 1024], "sigma": [0.1, 0.2]}, r"spread_by_size\.sizes\[1\].*increase"),
+        ({"sizes": [4096], "sigma": [0.1, 0.2]}, r"spread_by_size\.sigma.*2 values"),
+        ({"sizes": [4096], "sigma": [11]}, r"spread_by_size\.sigma\[0\].*\[0, 10\]"),
+        ({"sizes": [4096]}, r"spread_by_size.*sigma"),
+        ({"sizes": [-1], "sigma": [0.1]}, r"spread_by_size\.sizes\[0\]"),
+    ],
+)
+def test_spread_by_size_is_validated(table, match):
+    doc = json.loads(json.dumps(DOC))
+    doc["tcp"]["spread_by_size"] = table
+    with pytest.raises(CommodelError, match=match):
+        platform_from_dict(doc)
+
+
+def test_tcpflow_median_run_names_its_sigma_by_size():
+    sched = collective("alltoall-pairwise", 4, 65536)
+    p = by_size_plat(0.05, [4096, 262144], [0.1, 0.3])
+    noise = predict(sched, p, model="tcpflow").noise
+    assert noise["sigma"] == 0.05
+    assert noise["sigma_by_size"] == {"sizes": [4096, 262144], "sigma": [0.1, 0.3]}
+    assert "sigma_by_size" not in predict(sched, plat(0.05), model="tcpflow").noise

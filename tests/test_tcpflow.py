@@ -9,6 +9,7 @@ import commodel
 from commodel.db import ResultsDB
 from commodel.errors import PlatformError
 from commodel.fit.efficiency import (
+    efficiency_and_fifo_limit,
     efficiency_section,
     fifo_limit,
     flows_by_round,
@@ -196,6 +197,36 @@ def test_fit_takes_the_expected_pair_and_ring_flow_times():
         "one-way flow 10.000 ms (two 11.000 ms), exchanging pair 15.000 ms (round 20.000 ms)"
         in note
     )
+
+
+def test_the_ring_rounds_give_the_spread_of_a_message_by_its_size():
+    """sigma(m): the root mean square of log(flow / its repetition's geometric mean) over
+    the ring's flows of size m. At 4 KiB two repetitions of three flows, their logs 0, a, 2a
+    about a (a = ln 2) and 0, 0, 0: sqrt(2 a^2 / 6); at 64 KiB none (one way only)."""
+    import math
+
+    ow = {(0, 1): 0.009, (2, 3): 0.011}
+    ex = {(0, 1): 0.010, (1, 0): 0.010}
+    rows = (
+        flow_rows("oneway", 4096, [ow])
+        + flow_rows("exchange", 4096, [ex])
+        + flow_rows(
+            "duplex",
+            4096,
+            [
+                {(0, 1): 0.010, (1, 2): 0.020, (2, 0): 0.040},
+                {(0, 1): 0.01, (1, 2): 0.01, (2, 0): 0.01},
+            ],
+        )
+        + flow_rows("oneway", 65536, [ow])
+        + flow_rows("exchange", 65536, [ex])
+    )
+    tcp, note = efficiency_and_fifo_limit(rows)
+    a = math.log(2)
+    assert tcp["spread_by_size"] == {"sizes": [4096], "sigma": [round(math.sqrt(2 * a * a / 6), 4)]}
+    assert "spread_by_size, sigma of a ring flow's time about its round's: 4096 B 0.400" in note
+    no_ring = [r for r in rows if r["pattern"] != "duplex"]
+    assert "spread_by_size" not in efficiency_and_fifo_limit(no_ring)[0]
 
 
 def test_efficiency_is_rebased_on_the_models_own_one_way_time():

@@ -208,7 +208,9 @@ def predict(
     else:
         params = incast_params(plat, spec.name, incast, sched.num_ranks)
     if jitter is not None:
-        params = with_jitter(params, spec.name, jitter["sigma"], jitter["seed"])
+        params = with_jitter(
+            params, spec.name, jitter["sigma"], jitter["seed"], jitter.get("by_size")
+        )
     elif incast is None and spec.name == NOISY_MODEL:
         median = _median_run(sched, plat, params, noise, record_messages)
         if median is not None:
@@ -248,9 +250,13 @@ def _median_run(
     sigma = getattr(tcp, "spread", None) if tcp is not None else None
     if not sigma or runs == 0:
         return None
+    by_size = tcp.noise_by_size()
     by_seed = [
         _engine.simulate(
-            sched, NOISY_MODEL, with_jitter(params, NOISY_MODEL, sigma, k), record_messages=False
+            sched,
+            NOISY_MODEL,
+            with_jitter(params, NOISY_MODEL, sigma, k, by_size),
+            record_messages=False,
         )["makespan_ps"]
         for k in range(1, runs + 1)
     ]
@@ -258,11 +264,17 @@ def _median_run(
     seed = spans[(runs - 1) // 2][1]
     free = _engine.simulate(sched, NOISY_MODEL, params, record_messages=False)["makespan_ps"]
     result = _engine.simulate(
-        sched, NOISY_MODEL, with_jitter(params, NOISY_MODEL, sigma, seed), record_messages=record
+        sched,
+        NOISY_MODEL,
+        with_jitter(params, NOISY_MODEL, sigma, seed, by_size),
+        record_messages=record,
     )
     noise_info = {
         "runs": runs,
         "sigma": sigma,
+        **(
+            {} if by_size is None else {"sigma_by_size": {"sizes": by_size[0], "sigma": by_size[1]}}
+        ),
         "seed": seed,
         "noise_free_makespan_s": ps_to_seconds(free),
     }

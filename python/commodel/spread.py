@@ -119,6 +119,8 @@ def spread(
         )
         low, high = widen(point, point, error)
         return Spread(low, high, 0, 0.0, error)
+    tcp = platform.sections.get("tcp") if hasattr(platform, "sections") else None
+    by_size = tcp.noise_by_size() if tcp is not None and sigma == tcp.spread else None
     done = getattr(prediction, "noisy_makespans_s", None)
     noise = getattr(prediction, "noise", None) or {}
     if done is not None and len(done) == samples and noise.get("sigma") == sigma:
@@ -130,7 +132,7 @@ def spread(
                 platform,
                 model=model,
                 record_messages=False,
-                jitter={"sigma": sigma, "seed": seed},
+                jitter={"sigma": sigma, "seed": seed, "by_size": by_size},
             ).makespan_s
             for seed in range(1, samples + 1)
         ]

@@ -5,8 +5,8 @@
 //! engine's event order from a SplitMix64 stream seeded with `seed`, so a seed
 //! gives the same run every time and a set of seeds the distribution of the
 //! makespan. σ is the spread of one flow's time that the calibration measured
-//! (docs/models.md, *A prediction's spread*); the message records keep the
-//! schedule's bytes.
+//! (docs/models.md, *A prediction's spread*), one for every size or σ(m) by the
+//! message's size as scheduled; the message records keep the schedule's bytes.
 
 use crate::params::JitterParams;
 
@@ -14,18 +14,41 @@ use crate::params::JitterParams;
 #[derive(Clone, Debug)]
 pub struct Jitter {
     sigma: f64,
+    sizes: Vec<u64>,
+    sigmas: Vec<f64>,
     state: u64,
     spare: Option<f64>,
 }
 
 impl Jitter {
-    /// The stream of `p` (σ must be finite and >= 0; checked by `predict::run`).
+    /// The stream of `p` (σ must be finite and >= 0, the sizes increasing; checked by
+    /// `predict::run`).
     pub fn new(p: &JitterParams) -> Self {
         Jitter {
             sigma: p.sigma,
+            sizes: p.sizes.clone(),
+            sigmas: p.sigmas.clone(),
             state: p.seed,
             spare: None,
         }
+    }
+
+    /// σ for a message of `bytes`: `sigma`, or σ(m) linear between the table's sizes and
+    /// its end values beyond them.
+    pub fn sigma_at(&self, bytes: u64) -> f64 {
+        let (xs, ys) = (&self.sizes, &self.sigmas);
+        if xs.is_empty() {
+            return self.sigma;
+        }
+        let i = xs.partition_point(|&x| x <= bytes);
+        if i == 0 {
+            return ys[0];
+        }
+        if i == xs.len() {
+            return ys[xs.len() - 1];
+        }
+        let (x0, x1) = (xs[i - 1] as f64, xs[i] as f64);
+        ys[i - 1] + (ys[i] - ys[i - 1]) * (bytes as f64 - x0) / (x1 - x0)
     }
 
     /// SplitMix64 as a float in (0, 1].
@@ -52,10 +75,11 @@ impl Jitter {
 
     /// `bytes` times the next factor, at least 1 byte (0 stays 0).
     pub fn scale(&mut self, bytes: u64) -> u64 {
-        if bytes == 0 || self.sigma == 0.0 {
+        let sigma = self.sigma_at(bytes);
+        if bytes == 0 || sigma == 0.0 {
             return bytes;
         }
-        let f = (self.sigma * self.normal() - self.sigma * self.sigma / 2.0).exp();
+        let f = (sigma * self.normal() - sigma * sigma / 2.0).exp();
         ((bytes as f64 * f).round() as u64).max(1)
     }
 }
@@ -69,6 +93,7 @@ mod tests {
         let mut j = Jitter::new(&JitterParams {
             sigma: 0.2,
             seed: 7,
+            ..Default::default()
         });
         let n = 200_000;
         let xs: Vec<f64> = (0..n).map(|_| j.scale(1_000_000) as f64 / 1e6).collect();
@@ -86,6 +111,7 @@ mod tests {
         let p = JitterParams {
             sigma: 0.3,
             seed: 42,
+            ..Default::default()
         };
         let (mut a, mut b) = (Jitter::new(&p), Jitter::new(&p));
         let xa: Vec<u64> = (0..100).map(|_| a.scale(4096)).collect();
@@ -95,7 +121,37 @@ mod tests {
         let mut none = Jitter::new(&JitterParams {
             sigma: 0.0,
             seed: 1,
+            ..Default::default()
         });
         assert_eq!(none.scale(12345), 12345);
+    }
+
+    #[test]
+    fn a_table_gives_each_size_its_own_spread() {
+        let p = JitterParams {
+            sigma: 0.9,
+            seed: 3,
+            sizes: vec![1000, 3000],
+            sigmas: vec![0.1, 0.3],
+        };
+        let j = Jitter::new(&p);
+        assert_eq!(j.sigma_at(10), 0.1);
+        assert_eq!(j.sigma_at(1000), 0.1);
+        assert!((j.sigma_at(2000) - 0.2).abs() < 1e-12);
+        assert_eq!(j.sigma_at(3000), 0.3);
+        assert_eq!(j.sigma_at(1 << 40), 0.3);
+        for (bytes, want) in [(1000u64, 0.1), (1 << 40, 0.3)] {
+            let mut j = Jitter::new(&p);
+            let n = 100_000;
+            let logs: Vec<f64> = (0..n)
+                .map(|_| (j.scale(bytes) as f64 / bytes as f64).ln())
+                .collect();
+            let m = logs.iter().sum::<f64>() / n as f64;
+            let sd = (logs.iter().map(|l| (l - m).powi(2)).sum::<f64>() / n as f64).sqrt();
+            assert!(
+                (sd - want).abs() < 0.01,
+                "{bytes} B: sd of the log {sd}, want {want}"
+            );
+        }
     }
 }

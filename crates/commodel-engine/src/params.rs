@@ -106,13 +106,19 @@ pub struct Common {
     pub jitter: Option<JitterParams>,
 }
 
-/// Each message's bytes times exp(`sigma` Z - `sigma`^2 / 2), Z drawn from `seed`'s stream.
+/// Each message's bytes times exp(σ Z - σ^2 / 2), Z drawn from `seed`'s stream; σ is
+/// `sigma`, or where `sizes` is given σ(m) at the message's size m as scheduled.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct JitterParams {
     /// σ, the spread of the log of a flow's time (>= 0).
     pub sigma: f64,
     /// Seed of the draws.
     pub seed: u64,
+    /// Message sizes (bytes, increasing) of σ(m) `sigmas`: linear between them, the end
+    /// values beyond; empty: `sigma` at every size.
+    pub sizes: Vec<u64>,
+    /// σ(m) at `sizes` (each in [0, 10]).
+    pub sigmas: Vec<f64>,
 }
 
 /// Ranks that share `cores` cores (every rank of a run on one machine, busy-polling as

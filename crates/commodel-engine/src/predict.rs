@@ -401,6 +401,27 @@ fn sim<N: engine::Network>(
                 format!("must be a spread in [0, 10], got {}", j.sigma),
             ))
         }
+        Some(j) if j.sizes.len() != j.sigmas.len() => {
+            return Err(SimError::bad(
+                model,
+                "jitter.sigmas",
+                format!("{} values for {} sizes", j.sigmas.len(), j.sizes.len()),
+            ))
+        }
+        Some(j) if j.sizes.windows(2).any(|w| w[0] >= w[1]) => {
+            return Err(SimError::bad(
+                model,
+                "jitter.sizes",
+                "must increase".to_string(),
+            ))
+        }
+        Some(j) if j.sigmas.iter().any(|s| !(*s >= 0.0 && *s <= 10.0)) => {
+            return Err(SimError::bad(
+                model,
+                "jitter.sigmas",
+                "each must be a spread in [0, 10]".to_string(),
+            ))
+        }
         Some(j) => Some(Jitter::new(j)),
         None => None,
     };

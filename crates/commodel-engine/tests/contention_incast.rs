@@ -67,7 +67,11 @@ fn a_noisy_run_looks_the_table_up_by_the_size_as_scheduled() {
     for seed in 1..=20 {
         let mut p = maxmin(4, Some(rule(&[3 * S], 5, 100, &[1.0], 1)));
         if let ModelParams::Maxmin(m) = &mut p {
-            m.common.jitter = Some(JitterParams { sigma: 0.5, seed });
+            m.common.jitter = Some(JitterParams {
+                sigma: 0.5,
+                seed,
+                ..Default::default()
+            });
         }
         let o = run(&gather(4, 100), &p, false).unwrap();
         assert_eq!(o.makespan, 3 * S, "seed {seed}");

@@ -991,7 +991,11 @@ fn a_noisy_run_classifies_messages_by_their_size_as_scheduled() {
     for seed in 1..=40 {
         let mut p = fanin_timeouts(4, 3, M, 200 * MS);
         if let ModelParams::Tcpflow(t) = &mut p {
-            t.common.jitter = Some(JitterParams { sigma: 0.5, seed });
+            t.common.jitter = Some(JitterParams {
+                sigma: 0.5,
+                seed,
+                ..Default::default()
+            });
         }
         let o = run(&s, &p, true).unwrap();
         let to: Vec<u32> = o.rto_events.iter().map(|r| r.dst).collect();

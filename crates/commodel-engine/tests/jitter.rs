@@ -24,6 +24,7 @@ fn noise_repeats_by_seed_and_keeps_the_mean() {
     let zero = JitterParams {
         sigma: 0.0,
         seed: 3,
+        ..Default::default()
     };
     assert_eq!(
         predict::run(&s, &maxmin(Some(zero)), false)
@@ -32,7 +33,11 @@ fn noise_repeats_by_seed_and_keeps_the_mean() {
         plain
     );
     let run = |seed| {
-        let j = JitterParams { sigma: 0.25, seed };
+        let j = JitterParams {
+            sigma: 0.25,
+            seed,
+            ..Default::default()
+        };
         predict::run(&s, &maxmin(Some(j)), false).unwrap().makespan as f64
     };
     assert_eq!(run(11), run(11));
@@ -57,9 +62,37 @@ fn noise_repeats_by_seed_and_keeps_the_mean() {
 fn a_bad_spread_is_refused_naming_it() {
     let s = one_message(10);
     for sigma in [-0.1, f64::NAN, 11.0] {
-        let e = predict::run(&s, &maxmin(Some(JitterParams { sigma, seed: 1 })), false)
+        let j = JitterParams {
+            sigma,
+            seed: 1,
+            ..Default::default()
+        };
+        let e = predict::run(&s, &maxmin(Some(j)), false)
             .unwrap_err()
             .to_string();
         assert!(e.contains("jitter.sigma"), "{e}");
+    }
+}
+
+#[test]
+fn a_bad_table_of_spreads_is_refused_naming_it() {
+    let s = one_message(10);
+    let cases: [(Vec<u64>, Vec<f64>, &str); 4] = [
+        (vec![10, 5], vec![0.1, 0.2], "jitter.sizes"),
+        (vec![10, 10], vec![0.1, 0.2], "jitter.sizes"),
+        (vec![10], vec![0.1, 0.2], "jitter.sigmas"),
+        (vec![10, 20], vec![0.1, f64::NAN], "jitter.sigmas"),
+    ];
+    for (sizes, sigmas, field) in cases {
+        let j = JitterParams {
+            sigma: 0.1,
+            seed: 1,
+            sizes,
+            sigmas,
+        };
+        let e = predict::run(&s, &maxmin(Some(j)), false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(field), "{e}");
     }
 }

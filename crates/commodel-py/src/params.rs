@@ -150,6 +150,8 @@ fn common(f: &Fields<'_>) -> PyResult<Common> {
             Some(j) => Some(JitterParams {
                 sigma: j.float("sigma")?,
                 seed: j.uint("seed")?,
+                sizes: j.opt_uints("sizes")?.unwrap_or_default(),
+                sigmas: j.opt_floats("sigmas")?.unwrap_or_default(),
             }),
             None => None,
         },

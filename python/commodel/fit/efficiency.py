@@ -51,6 +51,7 @@ tell the two apart, and it does not matter there.)
 from __future__ import annotations
 
 import itertools
+import math
 import statistics
 from collections import defaultdict
 from typing import Any, NamedTuple
@@ -256,16 +257,42 @@ def rebase_efficiency(
     return out, note
 
 
+def ring_spread(rounds: dict[tuple[str, int], list[Flows]]) -> dict[str, list] | None:
+    """``tcp.spread_by_size``: per size of the ring rounds (every node sends and receives),
+    sigma, the root mean square of the log of each flow's time about its repetition's mean
+    (log) time: how much one message's time varies where every node is busy both ways;
+    None without ring rounds of two flows or more."""
+    sizes, sigma = [], []
+    for (pattern, m), reps in sorted(rounds.items()):
+        devs = []
+        for flows in reps if pattern == "duplex" else []:
+            if len(flows) > 1 and all(t > 0 for t in flows.values()):
+                mean = statistics.mean(math.log(t) for t in flows.values())
+                devs += [math.log(t) - mean for t in flows.values()]
+        if devs:
+            sizes.append(m)
+            sigma.append(round(min(10.0, math.sqrt(statistics.mean(d * d for d in devs))), 4))
+    return {"sizes": sizes, "sigma": sigma} if sizes else None
+
+
 def efficiency_and_fifo_limit(samples: list[dict[str, Any]]) -> tuple[dict[str, Any], str]:
-    """The ``tcp`` entries an ``efficiency`` campaign gives (``efficiency``, and
-    ``fifo_limit`` when its fan-out rounds found one) and the comment on them."""
+    """The ``tcp`` entries an ``efficiency`` campaign gives (``efficiency``, ``fifo_limit``
+    when its fan-out rounds found one, ``spread_by_size`` from its ring rounds) and the
+    comment on them."""
     section, note = efficiency_section(samples)
     tcp: dict[str, Any] = {"efficiency": section}
-    limit, fan_note = fifo_limit(flows_by_round(samples))
+    rounds = flows_by_round(samples)
+    limit, fan_note = fifo_limit(rounds)
     if limit is not None:
         tcp["fifo_limit"] = limit
     if fan_note:
         note += f"\nfifo_limit {limit if limit is not None else 'none'}: {fan_note}"
+    by_size = ring_spread(rounds)
+    if by_size is not None:
+        tcp["spread_by_size"] = by_size
+        note += "\nspread_by_size, sigma of a ring flow's time about its round's: " + ", ".join(
+            f"{m} B {s:.3f}" for m, s in zip(by_size["sizes"], by_size["sigma"])
+        )
     return tcp, note
 
 

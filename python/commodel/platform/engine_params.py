@@ -439,10 +439,22 @@ def zhu_fair_params(platform: PlatformSections) -> dict[str, Any]:
     return _zhu(platform, "zhu-fair", False)
 
 
-def with_jitter(params: dict[str, Any], model: str, sigma: float, seed: int) -> dict[str, Any]:
+def with_jitter(
+    params: dict[str, Any],
+    model: str,
+    sigma: float,
+    seed: int,
+    by_size: tuple[list[int], list[float]] | None = None,
+) -> dict[str, Any]:
     """``params`` of ``model`` with per-message noise: each message's bytes times
     exp(sigma Z - sigma^2 / 2), Z drawn from ``seed`` (the engine's ``jitter``; a
-    prediction's spread, :mod:`commodel.spread`). ``loggops`` has no messages to scale."""
+    prediction's spread, :mod:`commodel.spread`); with ``by_size`` (sizes, sigmas) sigma is
+    sigma(m) at the message's size as scheduled, linear between the sizes. ``loggops``
+    has no messages to scale."""
     if model == "loggops":
         raise CommodelError("loggops takes no per-message noise (its gaps are LogGOPSim's)")
-    return {**params, "jitter": {"sigma": float(sigma), "seed": int(seed)}}
+    jitter: dict[str, Any] = {"sigma": float(sigma), "seed": int(seed)}
+    if by_size is not None:
+        jitter["sizes"] = [int(x) for x in by_size[0]]
+        jitter["sigmas"] = [float(x) for x in by_size[1]]
+    return {**params, "jitter": jitter}

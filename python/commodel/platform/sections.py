@@ -128,10 +128,21 @@ class TCP:
     rto_rule: str = "plogpt"  # one of RTO_RULES
     fifo_limit: int | None = None  # B, the largest message a NIC sends in posting order
     spread: float | None = None  # sigma of the log of one flow's time (a prediction's spread)
+    # sigma(m) of one message's time by its size, (sizes, sigma), from rounds where every
+    # node sends and receives; the noise takes max(spread, sigma(m))
+    spread_by_size: tuple[tuple[int, ...], tuple[float, ...]] | None = None
     model_error: float | None = (
         None  # sigma_m, 1.4826 x median |ln(measured / predicted)| (check part)
     )
     timeouts: tuple[TimeoutRule, ...] | None = None  # timeouts of fan-in (tcpflow, measured)
+
+    def noise_by_size(self) -> tuple[list[int], list[float]] | None:
+        """The noise's sigma(m) table, max(``spread``, ``spread_by_size``) at each size;
+        None without ``spread_by_size``."""
+        if self.spread_by_size is None:
+            return None
+        sizes, sigma = self.spread_by_size
+        return list(sizes), [max(self.spread or 0.0, s) for s in sigma]
 
 
 @dataclass(frozen=True)
@@ -341,7 +352,7 @@ def validate_tcp(at: At, value: Any) -> TCP:
         value,
         optional=(
             "rto", "eps_S", "eps_T", "efficiency", "rto_rule", "fifo_limit", "spread",
-            "model_error", "timeouts",
+            "spread_by_size", "model_error", "timeouts",
         ),
     )  # fmt: skip
     eps_s = data.get("eps_S")
@@ -362,6 +373,7 @@ def validate_tcp(at: At, value: Any) -> TCP:
         rto_rule=choice(at.key("rto_rule"), data.get("rto_rule", "plogpt"), RTO_RULES, "rule"),
         fifo_limit=size(at.key("fifo_limit"), data.get("fifo_limit"), allow_none=True),
         spread=_spread(at.key("spread"), data.get("spread")),
+        spread_by_size=_spread_by_size(at.key("spread_by_size"), data.get("spread_by_size")),
         model_error=_spread(at.key("model_error"), data.get("model_error")),
         timeouts=_timeouts(at.key("timeouts"), data.get("timeouts")),
     )
@@ -387,10 +399,33 @@ def _timeouts(at: At, value: Any) -> tuple[TimeoutRule, ...] | None:
     return tuple(number_list(at, value, rule))
 
 
+def _spread_by_size(at: At, value: Any) -> tuple[tuple[int, ...], tuple[float, ...]] | None:
+    """``tcp.spread_by_size``: ``sizes`` (bytes, increasing) and a ``sigma`` for each."""
+    if value is None:
+        return None
+    data = mapping(at, value, required=("sizes", "sigma"))
+    sizes = number_list(at.key("sizes"), data["sizes"], size)
+    sigma = number_list(at.key("sigma"), data["sigma"], _sigma)
+    same_length(at.key("sigma"), sigma, at.key("sizes"), sizes)
+    for k in range(1, len(sizes)):
+        if sizes[k] <= sizes[k - 1]:
+            raise (
+                at.key("sizes")
+                .index(k)
+                .error(f"sizes must increase: {sizes[k]} after {sizes[k - 1]}")
+            )
+    return tuple(sizes), tuple(sigma)
+
+
 def _spread(at: At, value: Any) -> float | None:
     """``tcp.spread``, ``tcp.model_error``: sigma in [0, 10] (of the log of a time)."""
     if value is None:
         return None
+    return _sigma(at, value)
+
+
+def _sigma(at: At, value: Any) -> float:
+    """A spread sigma in [0, 10] (of the log of a time)."""
     sigma = number(at, value, float, "a number")
     if not 0 <= sigma <= 10:
         raise at.error(f"must be a spread sigma in [0, 10], got {sigma}")
