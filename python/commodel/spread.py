@@ -119,7 +119,7 @@ def spread(
         )
         low, high = widen(point, point, error)
         return Spread(low, high, 0, 0.0, error)
-    tcp = platform.sections.get("tcp") if hasattr(platform, "sections") else None
+    tcp = platform.sections.get("tcp")
     by_size = tcp.noise_by_size() if tcp is not None and sigma == tcp.spread else None
     done = getattr(prediction, "noisy_makespans_s", None)
     noise = getattr(prediction, "noise", None) or {}

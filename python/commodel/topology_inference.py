@@ -494,10 +494,11 @@ def rounds_of(rows: list[dict[str, Any]], n: int, size: int):
         flows[key].setdefault(int(extra["flow"]), []).append(float(r["value_s"]))
     solo = [0.0] * n
     rounds = []
-    floor = _impossible_below(flows, order)
+    pairs = {key: json.loads(key[1]) for key in order}
+    floor = _impossible_below(flows, pairs)
     for key in order:
         kept = []
-        for k, pair in enumerate(json.loads(key[1])):
+        for k, pair in enumerate(pairs[key]):
             valid = [t for t in flows[key].get(k, []) if t >= floor]
             if pair[0] != pair[1] and valid:  # a node's own loopback is not the network's
                 kept.append((tuple(pair), _low_median(valid)))
@@ -511,7 +512,7 @@ def rounds_of(rows: list[dict[str, Any]], n: int, size: int):
     return Rounds(n, size, solo, rounds, latency)
 
 
-def _impossible_below(flows: dict, order: list) -> float:
+def _impossible_below(flows: dict, pairs: dict) -> float:
     """Half the least of the flows' median times (of their repetitions; a node's own
     loopback aside): no flow of S bytes is faster than its NICs allow, so a repetition below
     this is a glitch of the timing (one confirmation flow took 41 us for 256 KiB where its
@@ -521,8 +522,8 @@ def _impossible_below(flows: dict, order: list) -> float:
     median and the repetitions above it; one glitch among two repetitions is left out."""
     medians = [
         statistics.median(ts)
-        for key in order
-        for k, (src, dst) in enumerate(json.loads(key[1]))
+        for key, round_pairs in pairs.items()
+        for k, (src, dst) in enumerate(round_pairs)
         if src != dst and (ts := flows[key].get(k))
     ]
     return 0.5 * min(medians) if medians else 0.0

@@ -264,8 +264,10 @@ def ring_spread(rounds: dict[tuple[str, int], list[Flows]]) -> dict[str, list] |
     None without ring rounds of two flows or more."""
     sizes, sigma = [], []
     for (pattern, m), reps in sorted(rounds.items()):
+        if pattern != "duplex":
+            continue
         devs = []
-        for flows in reps if pattern == "duplex" else []:
+        for flows in reps:
             if len(flows) > 1 and all(t > 0 for t in flows.values()):
                 mean = statistics.mean(math.log(t) for t in flows.values())
                 devs += [math.log(t) - mean for t in flows.values()]
