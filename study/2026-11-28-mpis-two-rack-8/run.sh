@@ -6,6 +6,7 @@
 # 1 KiB, 8 KiB, 64 KiB, 256 KiB and 1 MiB (--rounds 2: every run in two mpiruns). Run it
 # again on OUT to resume: runs that failed, and what the databases lack; the platforms are kept.
 # Usage (root, repository root, nothing else measuring): bash study/2026-11-28-mpis-two-rack-8/run.sh OUT [MPI...]
+# Another cluster: SPEC=spec.yaml RANKS=<its hosts> (defaults: examples/clusters/two-rack-8.yaml, 8).
 set -u
 out=${1:?output directory}; shift
 mpis=${*:-openmpi-5.0 mpich}
@@ -13,7 +14,8 @@ root=$(pwd)
 mkdir -p "$out"; cd "$out" || exit 1
 name=mp8
 trap 'commodel cluster down --name $name >/dev/null 2>&1' EXIT
-commodel cluster up --spec "$root/examples/clusters/two-rack-8.yaml" --name $name || exit 1
+spec=${SPEC:-$root/examples/clusters/two-rack-8.yaml}; ranks=${RANKS:-8}
+commodel cluster up --spec "$spec" --name $name || exit 1
 for mpi in $mpis; do
   case $mpi in
     openmpi-5.0) prefix=$root/.mpi/openmpi-5.0; launcher=$prefix/bin/mpirun ;;
@@ -30,7 +32,7 @@ for mpi in $mpis; do
   fi
   for c in ${COLLS:-alltoall allreduce bcast allgather}; do
     date -u +"%H:%M:%S verify $mpi $c"
-    $py -m commodel advise --mpi $mpi --platform platform-$mpi.yaml --collective $c --ranks 8 \
+    $py -m commodel advise --mpi $mpi --platform platform-$mpi.yaml --collective $c --ranks $ranks \
       --sizes 1KiB,8KiB,64KiB,256KiB,1MiB --rules $mpi-$c.rules --verify verify-$mpi-$c.duckdb \
       --mpirun "$run" --max-reps ${REPS:-8} --rounds 2 --quiet --plot $mpi-$c-verify.png \
       -o $mpi-$c-verify.txt >> $mpi-$c.log 2>&1
