@@ -316,6 +316,58 @@ def test_open_mpi_5_reads_a_version_2_file_and_41_rejects_it() -> None:
     assert not parse_rules(plain, "openmpi-4.1").ok
 
 
+def test_rules_written_for_open_mpi_5_are_checked_as_5_reads_them(tmp_path, capsys):
+    """advise --mpi openmpi-5.0 chose allgather sparbit (7) on a held-out cluster and then
+    refused its own file, checked with 4.1.4's reader (0..6): the writer, the check, the
+    comments, --use-rules and --measured-rules now follow the MPI the file is for."""
+    from commodel.advise.rules import CollectiveRules, CommRule, MessageRule
+    from commodel.advise.verify import VerifiedPoint
+    from commodel.cli.advise import read_given_rules, write_checked_rules, write_measured_rules
+    from commodel.errors import CommodelError
+
+    comm = CommRule(8)
+    comm.rules += [MessageRule(0, 0, 0, 0), MessageRule(524288, 7, 0, 0)]
+    table = CollectiveRules(0)
+    table.comm_rules.append(comm)
+    path = tmp_path / "allgather.rules"
+    text = write_checked_rules([table], str(path), mpi="openmpi-5.0")
+    assert path.read_text() == text
+    assert "# from 524288 B: allgather sparbit" in text and "read by Open MPI 5.0)" in text
+    assert parse_rules(text.encode(), "openmpi-5.0").ok
+    assert not parse_rules(text.encode(), "openmpi-4.1").ok
+    with pytest.raises(CommodelError, match="algorithm: 7 is not an algorithm"):
+        write_checked_rules([table], str(tmp_path / "41.rules"), mpi="openmpi-4.1")
+    assert not (tmp_path / "41.rules").exists()
+    tables, data = read_given_rules(str(path), "allgather", "openmpi-5.0")
+    assert data == text.encode() and tables[0].comm_rules[0].rules[1].algorithm == 7
+    with pytest.raises(CommodelError, match="Open MPI 4.1.4 would not use it"):
+        read_given_rules(str(path), "allgather", "openmpi-4.1")
+    # the measurements pick sparbit at 64 KiB (the default, ring, 20% slower)
+    point = VerifiedPoint(
+        ranks=8, size=65536, default_s=0.012, ours_s=0.012, forced_s={4: 0.012, 7: 0.010},
+        chosen=4, speedup=1.0, speedup_lo=0.99, speedup_hi=1.01, default_alg=4,
+    )  # fmt: skip
+    measured = tmp_path / "measured.rules"
+    write_measured_rules("allgather", [point], str(measured), mpi="openmpi-5.0")
+    out = capsys.readouterr().out
+    assert "7 sparbit, 20.0% faster" in out and "--mca coll ^han" in out
+    assert parse_rules(measured.read_bytes(), "openmpi-5.0").ok
+
+
+def test_mpich_refuses_open_mpi_rules_files(tmp_path):
+    """--use-rules and --measured-rules read and write Open MPI's rules format: with MPICH
+    (whose tuning file is JSON) they are refused, naming the MPI, before anything runs."""
+    for flag in ("--use-rules", "--measured-rules"):
+        got = subprocess.run(
+            [sys.executable, "-m", "commodel", "advise", "--mpi", "mpich", "--platform",
+             "nomura2007", "--collective", "bcast", "--ranks", "4", "--verify",
+             str(tmp_path / "v.duckdb"), flag, str(tmp_path / "r.rules")],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert got.returncode == 2 and "not available for MPICH 5.0" in got.stderr, got.stderr
+        assert not (tmp_path / "v.duckdb").exists()
+
+
 def run_mpi(prefix, n: int, code: str, mca: tuple = (), env: dict | None = None) -> str:
     launcher = str(prefix / "bin" / ("mpirun" if "openmpi" in prefix.name else "mpiexec"))
     argv = [launcher, "-n", str(n)]

