@@ -333,6 +333,7 @@ def test_rules_written_for_open_mpi_5_are_checked_as_5_reads_them(tmp_path, caps
     text = write_checked_rules([table], str(path), mpi="openmpi-5.0")
     assert path.read_text() == text
     assert "# from 524288 B: allgather sparbit" in text and "read by Open MPI 5.0)" in text
+    assert "--check-rules FILE --mpi openmpi-5.0\n" in text
     assert parse_rules(text.encode(), "openmpi-5.0").ok
     assert not parse_rules(text.encode(), "openmpi-4.1").ok
     with pytest.raises(CommodelError, match="algorithm: 7 is not an algorithm"):

@@ -135,7 +135,8 @@ def format_rules(tables: list[CollectiveRules], mpi: str = "openmpi-4.1") -> str
     reader = "Open MPI 4.1.4 and 5.0" if mpi == "openmpi-4.1" else "Open MPI 5.0"
     out = [
         f"# Open MPI coll/tuned dynamic rules (classic format, read by {reader})",
-        "# written by commodel advise; check it with: commodel advise --check-rules FILE",
+        "# written by commodel advise; check it with: commodel advise --check-rules FILE"
+        + (" --mpi openmpi-5.0" if mpi == "openmpi-5.0" else ""),
         f"{len(tables)}  # number of collectives",
     ]
     for table in tables:
