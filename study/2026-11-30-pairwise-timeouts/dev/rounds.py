@@ -7,7 +7,8 @@ One rank per host. Each round: a barrier, then every flow of the set posts its m
 once (MPI_Isend / MPI_Irecv, Waitall), then the round's time (the last rank's end, from the
 barrier) and the sum over the hosts of TcpExt TCPTimeouts during the round. Sets: every
 ``shift-s`` (node i sends to i + s mod n, s = 1 .. n - 1: the pairwise exchange's steps,
-each a round of its own) and the ``--set`` lists. Diagnosis for issue 38, not a product
+each a round of its own) and the ``--set`` lists; with ``--chain`` instead one set, the
+steps back to back (each rank on to its next step once its own is done), reps x 6 rounds. Diagnosis for issue 38, not a product
 measurement (that is ``measure ports``).
 """
 
@@ -26,10 +27,18 @@ def main() -> None:
     ap.add_argument("--sizes", default="4096,8192,16384,32768,65536,131072,262144")
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--set", action="append", default=[])
+    ap.add_argument(
+        "--chain",
+        action="store_true",
+        help="instead: the shifts back to back as one round, each rank starting step s + 1 "
+        "once its own step s is done (Open MPI's pairwise alltoall, no barrier between steps)",
+    )
     a = ap.parse_args()
     comm = MPI.COMM_WORLD
     me, n = comm.Get_rank(), comm.Get_size()
     sets = {f"shift-{s}": [(i, (i + s) % n) for i in range(n)] for s in range(1, n)}
+    if a.chain:
+        sets = {"chain": []}
     for spec in a.set:
         name, flows = spec.split("=")
         sets[name] = [tuple(int(x) for x in f.split(">")) for f in flows.split(",")]
@@ -44,6 +53,12 @@ def main() -> None:
                 before = timeouts_counter() or 0
                 comm.Barrier()
                 t0 = time.perf_counter()
+                if a.chain:
+                    for step in range(1, n):
+                        src, dst = (me - step) % n, (me + step) % n
+                        reqs = [comm.Irecv([rbufs[src], m, MPI.BYTE], source=src, tag=step)]
+                        reqs.append(comm.Isend([buf, m, MPI.BYTE], dest=dst, tag=step))
+                        MPI.Request.Waitall(reqs)
                 reqs = [
                     comm.Irecv([rbufs[s], m, MPI.BYTE], source=s, tag=7)
                     for s, d in flows
