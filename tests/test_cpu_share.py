@@ -142,6 +142,25 @@ def test_the_section_keeps_plogp_overheads_below_the_eager_limit():
     }
     assert "2 cores" in note
     assert cpu_section(2, {"sizes": [EAGER_LIMIT], "o_s": [1.0], "o_r": [1.0]}) is None
+    # with an eager limit found, as Open MPI's, the overheads are plogp's as they stand
+    assert cpu_section(2, {**plogp, "S": EAGER_LIMIT - 1})[0] == section
+
+
+def test_sends_that_block_for_the_wire_cost_the_cpu_one_copy():
+    """With no eager limit found (S null: MPICH over TCP), a blocking send returns once the
+    socket has taken the message: its o_s(m) is the wire's time (MPICH's calibration of a
+    58 Mbit/s cluster: 7.9 ms at 56 KiB), not CPU work. The section takes the send's CPU
+    work as the receive's where that is smaller, and says so."""
+    plogp = {
+        "sizes": [0, 2048, 57344, EAGER_LIMIT],
+        "o_s": [3.7e-6, 1.11e-4, 7.94e-3, 8.5e-3],
+        "o_r": [1.03e-5, 1.2e-5, 1.09e-4, 1.1e-4],
+        "S": None,
+    }
+    section, note = cpu_section(2, plogp)
+    assert section["o_s"] == [3.7e-6, 1.2e-5, 1.09e-4]
+    assert section["o_r"] == [1.03e-5, 1.2e-5, 1.09e-4]
+    assert "no eager limit" in note and "min(o_s, o_r)" in note
 
 
 def test_predict_says_when_the_ranks_share_cores(tmp_path):

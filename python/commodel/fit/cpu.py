@@ -7,6 +7,14 @@ core, and their CPU work takes s = P / C times as long (:class:`commodel.platfor
 Cpu`). The section holds C and the per-message CPU overheads o_s(m), o_r(m) that PLogP
 measured on cores of their own, at the sizes below Open MPI's TCP eager limit: above it
 PLogP's o_r(m) holds the wait for the rendezvous, not CPU work.
+
+Where PLogP found no eager limit (``plogp.S`` null: every message eager, as MPICH 5.0
+sends over TCP), a blocking send returns only once the socket has taken the message, so
+o_s(m) holds the wait for the wire (under MPICH on an emulated cluster 7.9 ms at 56 KiB, the
+NIC's time for those bytes, where Open MPI's send took 0.06 ms). The send's CPU work is
+then taken as the receive's, min(o_s(m), o_r(m)): each is one copy of the message. Decided
+on MPICH's calibration of one cluster (study/2026-11-30-mpich-cpu); Open MPI, whose fit
+finds the eager limit, is unchanged.
 """
 
 from __future__ import annotations
@@ -40,15 +48,25 @@ def cpu_section(cores: int, plogp: dict[str, Any]) -> tuple[dict[str, Any], str]
     keep = [i for i, m in enumerate(plogp["sizes"]) if m < EAGER_LIMIT]
     if not keep:
         return None
+    o_s = [plogp["o_s"][i] for i in keep]
+    o_r = [plogp["o_r"][i] for i in keep]
+    blocking = "S" in plogp and plogp["S"] is None
+    if blocking:
+        o_s = [min(a, b) for a, b in zip(o_s, o_r)]
     section = {
         "cores": cores,
         "sizes": [plogp["sizes"][i] for i in keep],
-        "o_s": [plogp["o_s"][i] for i in keep],
-        "o_r": [plogp["o_r"][i] for i in keep],
+        "o_s": o_s,
+        "o_r": o_r,
     }
     note = (
         f"every rank ran on one machine (one boot_id) with {cores} cores: P ranks on it share "
         f"them, s = P / {cores} (docs/models.md, ranks sharing cores); o_s, o_r are plogp's "
         f"below {EAGER_LIMIT} B (the eager limit)"
     )
+    if blocking:
+        note += (
+            "; plogp found no eager limit (its sends block until the socket takes the "
+            "message, o_s holds that wait): o_s = min(o_s, o_r), one copy each"
+        )
     return section, note
