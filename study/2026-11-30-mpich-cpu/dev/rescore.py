@@ -26,8 +26,9 @@ def measured(db: str) -> tuple[str, dict]:
     con = duckdb.connect(db, read_only=True)
     times: dict = {}
     coll = None
-    for cid, opts in con.execute("select id, options from campaigns").fetchall():
+    for cid, opts, ranks in con.execute("select id, options, ranks from campaigns").fetchall():
         o = json.loads(opts)
+        times["ranks"] = int(ranks)
         if o.get("rules_file"):
             continue
         coll = o["collective"]
@@ -37,7 +38,8 @@ def measured(db: str) -> tuple[str, dict]:
         ).fetchall():
             times.setdefault((int(o["algorithm"]), int(size)), []).append(value)
     con.close()
-    return coll, {k: statistics.fmean(v) for k, v in times.items()}
+    ranks = times.pop("ranks")
+    return coll, ranks, {k: statistics.fmean(v) for k, v in times.items()}
 
 
 def main() -> None:
@@ -47,9 +49,9 @@ def main() -> None:
         for db in sorted(glob.glob(os.path.join(out, "verify-mpich-*.duckdb"))):
             if "-x-" in db:
                 continue
-            coll, t = measured(db)
+            coll, ranks, t = measured(db)
             sizes = sorted({m for _a, m in t})
-            adv = advise(plat, coll, [8], sizes, mpi="mpich", jobs=1)
+            adv = advise(plat, coll, [ranks], sizes, mpi="mpich", jobs=1)
             for pt in adv.points:
                 forced = {a: v for (a, m), v in t.items() if m == pt.size and a > 0}
                 best = min(forced, key=forced.get)
