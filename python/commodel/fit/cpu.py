@@ -13,8 +13,9 @@ sends over TCP), a blocking send returns only once the socket has taken the mess
 o_s(m) holds the wait for the wire (under MPICH on an emulated cluster 7.9 ms at 56 KiB, the
 NIC's time for those bytes, where Open MPI's send took 0.06 ms). The send's CPU work is
 then taken as the receive's, min(o_s(m), o_r(m)): each is one copy of the message. Decided
-on MPICH's calibration of one cluster (study/2026-11-30-mpich-cpu); Open MPI, whose fit
-finds the eager limit, is unchanged.
+on MPICH's calibration of one held-out cluster and tested on another (docs/advise.md,
+*Measured on a cluster advise never saw*); Open MPI, whose fit finds the eager limit, is
+unchanged.
 """
 
 from __future__ import annotations
