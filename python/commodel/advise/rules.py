@@ -41,7 +41,6 @@ from dataclasses import dataclass, field
 
 from ..errors import CommodelError
 from ..mpis.rules_file import read_rules_bytes
-from ..openmpi import ALGORITHMS
 
 # Open MPI's COLLCOUNT (ompi/mca/coll/base/coll_base_functions.h): ids must be below it.
 COLLCOUNT = 22
@@ -113,11 +112,11 @@ class Problem:
 
 def algorithm_name(collective_id: int, algorithm: int, mpi: str = "openmpi-4.1") -> str:
     """The algorithm's name in ``mpi``'s coll/tuned (``openmpi-4.1`` or ``openmpi-5.0``)."""
+    from ..mpis import get
+
     if algorithm == 0:
         return "no rule (Open MPI's default decision)"
-    algorithms = ALGORITHMS
-    if mpi == "openmpi-5.0":
-        from ..mpis.openmpi5 import ALGORITHMS as algorithms
+    algorithms = get(mpi).algorithms
     for name, cid in COLLECTIVE_IDS.items():
         if cid == collective_id:
             for number, alg, _gen in algorithms[name]:
