@@ -169,6 +169,10 @@ def tcp(rng: random.Random) -> dict[str, Any]:
              "fanout": rng.choice([1, 3, 0])}
             for _ in range(rng.randrange(1, 3))
         ]  # fmt: skip
+    if rng.random() < 0.3:
+        n = rng.randrange(1, 4)
+        out["port_timeouts"] = {"sizes": increasing(rng, n, rng.choice([1, 16384])),
+                                "rate": [rng.choice([0.0, 0.03, 1.0, 1.5]) for _ in range(n)]}  # fmt: skip
     return out
 
 

@@ -79,6 +79,7 @@ fn tcp_section(ranks: u32) -> TcpflowParams {
         overhead: None,
         ack: None,
         timeouts: None,
+        port_timeouts: None,
         pair: None,
         common: Common::default(),
     }

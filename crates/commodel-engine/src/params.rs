@@ -13,7 +13,7 @@
 //! | `plogpt` | [`PlogptParams`] | topology with b(h), d(h); L, g(m), optional g_bidir(m); RTO rule from eps_S, eps_T (ps) and T_RTO (ps, default 200 ms) when the topology has d(h); `rto_rule` picks eq. 14's P_B or the measured port buffers `buffer` (bytes per height) |
 //! | `maxmin`, `maxmin-plain` | [`MaxminParams`] | topology; `rtt_weights` (false: plain) |
 //! | `zhu`, `zhu-fair` | [`ZhuParams`] | topology; `asymmetric` (false: fairness only) |
-//! | `tcpflow` | [`TcpflowParams`] | topology; L (ps), g(m) at `sizes` (ps); optional efficiency e_x(m), e_d(m) and fan-in e_f(m) with its `peers` (dimensionless, in (0, 1]); optional FIFO limit (bytes); optional token bucket `bucket`, wire overhead `overhead` h and acknowledgement bytes `ack` a (bytes); `rto_rule` buffer: tail drops at full ports from `buffer` (bytes per height), T_RTO `rto` (ps, default 200 ms); optional `timeouts` [K, F, M, ...]: one retransmission timeout per fan-in of K or more senders, each sending messages of at least M bytes to F or more nodes |
+//! | `tcpflow` | [`TcpflowParams`] | topology; L (ps), g(m) at `sizes` (ps); optional efficiency e_x(m), e_d(m) and fan-in e_f(m) with its `peers` (dimensionless, in (0, 1]); optional FIFO limit (bytes); optional token bucket `bucket`, wire overhead `overhead` h and acknowledgement bytes `ack` a (bytes); `rto_rule` buffer: tail drops at full ports from `buffer` (bytes per height), T_RTO `rto` (ps, default 200 ms); optional `timeouts` [K, F, M, ...]: one retransmission timeout per fan-in of K or more senders, each sending messages of at least M bytes to F or more nodes; optional `port_timeouts` q(m) at `sizes` (dimensionless in [0, 1]): the chance that a message of at least M (the smallest size) bytes sharing a link between switches with another loses its tail (T_RTO late) |
 //!
 //! Every message-level model (all but `loggops`) has [`Common`] fields: the
 //! rendezvous threshold S, the rank placement `rank_to_node`, the optional
@@ -29,6 +29,8 @@ use crate::time::Time;
 pub type PsPerByte = f64;
 
 /// The parameters of one model run; [`ModelParams::name`] is the model's name.
+// One value per prediction, built once: the size of its largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[non_exhaustive]
 #[derive(Clone, Debug)]
 pub enum ModelParams {
@@ -264,6 +266,11 @@ pub struct TcpflowParams {
     /// least M bytes to F or more nodes, send such messages to at once loses one of them
     /// to a retransmission timeout of T_RTO (`rto`). None: no such rule.
     pub timeouts: Option<Vec<u64>>,
+    /// Timeouts at ports between switches ([`crate::contention::tcpflow`]): q(m), the
+    /// chance that a message of at least M bytes sharing a link between switches with
+    /// another loses its tail and arrives T_RTO (`rto`) late, at `sizes` (M the smallest).
+    /// None: no such rule.
+    pub port_timeouts: Option<PortTimeoutTable>,
     /// The two nodes PLogP's g(m) was measured between: a message from a node of link
     /// rate b_a is then b_a·(g(m) - m/b_p + m/b_a) of work, b_p their route's narrowest
     /// link (g(m)'s wire part at b_a). None: b_a·g(m).
@@ -272,6 +279,14 @@ pub struct TcpflowParams {
 }
 
 pub use crate::contention::tcpflow::{Efficiency, FanIn};
+
+/// q(m) of timeouts at ports between switches: `rate` (each in [0, 1]) at `sizes` (bytes,
+/// increasing, at least 1).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PortTimeoutTable {
+    pub sizes: Vec<u64>,
+    pub rate: Vec<f64>,
+}
 
 impl PlogptParams {
     /// PlogPT with g(m) at `sizes` only: no g_bidir, no RTO rule, no common fields.

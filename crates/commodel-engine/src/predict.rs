@@ -118,6 +118,15 @@ pub fn run(
                     Some(v) => Some(timeouts(model, v, p.rto.unwrap_or(PS_PER_S / 5))?),
                     None => None,
                 },
+                port_timeouts: match &p.port_timeouts {
+                    Some(t) => Some(port_timeouts(
+                        model,
+                        t,
+                        p.rto.unwrap_or(PS_PER_S / 5),
+                        p.common.jitter.as_ref().map_or(0, |j| j.seed),
+                    )?),
+                    None => None,
+                },
             };
             let net = TcpflowNet::new(topo, nodes, params);
             sim(schedule, model, &p.common, net, record_messages)
@@ -156,6 +165,37 @@ fn timeouts(model: &'static str, v: &[u64], t_rto: Time) -> Result<FanInTimeouts
         })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(FanInTimeouts { rules, t_rto })
+}
+
+/// `port_timeouts`: q(m) at sizes that increase from 1 byte, each q in [0, 1].
+fn port_timeouts(
+    model: &'static str,
+    t: &crate::params::PortTimeoutTable,
+    t_rto: Time,
+    seed: u64,
+) -> Result<tcpflow::PortTimeouts, SimError> {
+    let bad = |what: String| SimError::bad(model, "port_timeouts", what);
+    if t.sizes.is_empty() || t.sizes.len() != t.rate.len() {
+        return Err(bad(format!(
+            "needs as many rates as sizes, at least one: got {} sizes, {} rates",
+            t.sizes.len(),
+            t.rate.len()
+        )));
+    }
+    if t.sizes[0] == 0 || t.sizes.windows(2).any(|w| w[0] >= w[1]) {
+        return Err(bad("sizes must increase from 1 byte".to_string()));
+    }
+    if let Some(q) = t.rate.iter().find(|q| !(**q >= 0.0 && **q <= 1.0)) {
+        return Err(bad(format!(
+            "each rate must be a probability in [0, 1], got {q}"
+        )));
+    }
+    Ok(tcpflow::PortTimeouts {
+        sizes: t.sizes.clone(),
+        rate: t.rate.clone(),
+        t_rto,
+        seed,
+    })
 }
 
 /// PLogP's pair: two different nodes of the topology.

@@ -2,7 +2,8 @@
 //! measured efficiency for exchanges and duplex traffic. Hand-computed cases.
 
 use commodel_engine::params::{
-    Common, Efficiency, FanIn, JitterParams, PlogpParams, RtoRule, TcpflowParams, TopologySpec,
+    Common, Efficiency, FanIn, JitterParams, PlogpParams, PortTimeoutTable, RtoRule, TcpflowParams,
+    TopologySpec,
 };
 use commodel_engine::predict::run;
 use commodel_engine::ModelParams;
@@ -118,6 +119,7 @@ fn bare(topology: TopologySpec, sizes: Vec<u64>, g: Vec<u64>) -> TcpflowParams {
         overhead: None,
         ack: None,
         timeouts: None,
+        port_timeouts: None,
         pair: None,
         common: Common::default(),
     }
@@ -471,6 +473,7 @@ fn bucketed_on(topology: TopologySpec, bucket: Option<u64>) -> ModelParams {
         overhead: None,
         ack: None,
         timeouts: None,
+        port_timeouts: None,
         pair: None,
         common: Common::default(),
     })
@@ -631,6 +634,7 @@ fn burst(topology: TopologySpec, buffer: Vec<u64>) -> ModelParams {
         overhead: None,
         ack: None,
         timeouts: None,
+        port_timeouts: None,
         pair: None,
         common: Common::default(),
     })
@@ -1017,5 +1021,102 @@ fn bad_timeouts_are_refused_naming_the_field() {
     ] {
         let err = run(&s, &p, true).unwrap_err().to_string();
         assert!(err.contains("timeouts"), "{err}");
+    }
+}
+
+/// Racks [2, 2] (nodes 0, 1 | 2, 3) joined at the NIC rate, g(M) = 10 ms, T_RTO = 200 ms, and
+/// timeouts at ports between switches with q = `q` from `size` bytes on.
+fn ported(q: f64, size: u64) -> ModelParams {
+    ModelParams::Tcpflow(TcpflowParams {
+        rto: Some(200 * MS),
+        port_timeouts: Some(PortTimeoutTable {
+            sizes: vec![size],
+            rate: vec![q],
+        }),
+        ..bare(
+            TopologySpec::racks(&[2, 2], NIC, NIC),
+            vec![M],
+            vec![10 * MS],
+        )
+    })
+}
+
+#[test]
+fn messages_sharing_a_port_between_switches_draw_a_lost_tail() {
+    // 0 -> 2 and 1 -> 3 share rack 0's uplink (and rack 1's downlink): B/2 each, both
+    // delivered by the fluid at 20 ms. With q = 1 both lose their tails: each arrives
+    // T_RTO = 200 ms after its fluid finish, at 220 ms, with an RTO event of 200 ms.
+    let s = flows(4, &[(0, 2), (1, 3)]);
+    let o = run(&s, &ported(1.0, M), true).unwrap();
+    let ends: Vec<u64> = o.messages.iter().map(|m| m.end).collect();
+    assert_eq!(ends, vec![220 * MS + L, 220 * MS + L]);
+    assert_eq!(o.rto_events.len(), 2, "{:?}", o.rto_events);
+    assert!(o
+        .rto_events
+        .iter()
+        .all(|e| (e.at, e.delay) == (20 * MS, 200 * MS)));
+    // q = 0, or messages below M: the fluid times, no timeout
+    for p in [ported(0.0, M), ported(1.0, M + 1)] {
+        let o = run(&s, &p, true).unwrap();
+        assert!(o.rto_events.is_empty(), "{:?}", o.rto_events);
+        assert_eq!(o.makespan, 20 * MS + L);
+    }
+}
+
+#[test]
+fn a_message_alone_on_a_port_between_switches_draws_nothing() {
+    // 0 -> 2 and 3 -> 1 cross between the racks in opposite directions, and 1 -> 0 stays
+    // in its rack: no link direction between switches carries two; no timeout at q = 1.
+    for pairs in [&[(0, 2), (3, 1)][..], &[(0, 2), (1, 0)][..]] {
+        let o = run(&flows(4, pairs), &ported(1.0, M), true).unwrap();
+        assert!(o.rto_events.is_empty(), "{pairs:?}: {:?}", o.rto_events);
+        assert_eq!(o.makespan, 10 * MS + L, "{pairs:?}");
+    }
+}
+
+#[test]
+fn a_message_draws_its_lost_tail_from_the_run_s_seed() {
+    // q = 1/2: over 200 noisy runs of the two messages about half of the 400 draws lose
+    // (binomial: 160-240 at 4 sigma); the same seed gives the same run.
+    let s = flows(4, &[(0, 2), (1, 3)]);
+    let noisy = |seed: u64| {
+        let mut p = ported(0.5, M);
+        if let ModelParams::Tcpflow(t) = &mut p {
+            t.common.jitter = Some(JitterParams {
+                sigma: 0.1,
+                seed,
+                ..Default::default()
+            });
+        }
+        run(&s, &p, false).unwrap()
+    };
+    let lost: usize = (1..=200).map(|k| noisy(k).rto_events.len()).sum();
+    assert!((160..=240).contains(&lost), "{lost} of 400");
+    for k in [3, 17] {
+        let (a, b) = (noisy(k), noisy(k));
+        assert_eq!(
+            (a.makespan, a.rto_events.len()),
+            (b.makespan, b.rto_events.len())
+        );
+    }
+}
+
+#[test]
+fn bad_port_timeouts_are_refused_naming_the_field() {
+    let s = flows(4, &[(0, 2)]);
+    for (sizes, rate) in [
+        (vec![], vec![]),
+        (vec![M], vec![0.5, 0.5]),
+        (vec![0], vec![0.5]),
+        (vec![M, M], vec![0.1, 0.2]),
+        (vec![M], vec![1.5]),
+        (vec![M], vec![f64::NAN]),
+    ] {
+        let mut p = ported(0.5, M);
+        if let ModelParams::Tcpflow(t) = &mut p {
+            t.port_timeouts = Some(PortTimeoutTable { sizes, rate });
+        }
+        let err = run(&s, &p, false).unwrap_err();
+        assert!(err.to_string().contains("port_timeouts"), "{err}");
     }
 }

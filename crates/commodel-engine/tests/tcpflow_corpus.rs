@@ -89,6 +89,7 @@ fn params(set: &str, topo: TopologySpec, nodes: u64, ranks: u32) -> TcpflowParam
         overhead: None,
         ack: None,
         timeouts: None,
+        port_timeouts: None,
         pair: None,
         common: Common::default(),
     };

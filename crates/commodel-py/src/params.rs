@@ -8,8 +8,8 @@
 use crate::errors::sim_error;
 use commodel_engine::params::{
     Common, CpuParams, Efficiency, FanIn, HockneyParams, IncastParams, IncastRow, JitterParams,
-    LogGopsParams, MaxminParams, ModelParams, PlogpParams, PlogptParams, PsPerByte, RtoRule,
-    TcpflowParams, TopologySpec, ZhuParams, MODELS,
+    LogGopsParams, MaxminParams, ModelParams, PlogpParams, PlogptParams, PortTimeoutTable,
+    PsPerByte, RtoRule, TcpflowParams, TopologySpec, ZhuParams, MODELS,
 };
 use commodel_engine::SimError;
 use pyo3::prelude::*;
@@ -96,6 +96,13 @@ pub fn model_params(model: &str, d: &Bound<'_, PyDict>) -> PyResult<ModelParams>
             overhead: f.opt_uint("overhead")?,
             ack: f.opt_uint("ack")?,
             timeouts: f.opt_uints("timeouts")?,
+            port_timeouts: match f.dict("port_timeouts")? {
+                None => None,
+                Some(t) => Some(PortTimeoutTable {
+                    sizes: t.uints("sizes")?,
+                    rate: t.floats("rate")?,
+                }),
+            },
             pair: f.opt_uints("pair")?,
             common: common(&f)?,
         }),

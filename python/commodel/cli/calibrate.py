@@ -21,7 +21,9 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "calibrate",
         help=HELP,
-        description=HELP + ": the hosts' TCP settings (tcp), PLogP (plogp), the network: which "
+        description=HELP + ": the hosts' TCP settings (tcp), the timeouts of a pairwise exchange "
+        "whose steps follow each other (chain, on fresh connections, for tcpflow), PLogP "
+        "(plogp), the network: which "
         "nodes share an uplink and its rate (topology; or PlogPT's binary tree b(h), d(h) with "
         "--parts ...,tree,... on 2^D ranks), LMO constants (lmo) and many-to-one "
         "escalations (many-to-one) and TCP's efficiency when traffic runs both ways "

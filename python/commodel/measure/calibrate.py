@@ -7,6 +7,9 @@ database (the same campaigns ``commodel measure ...`` writes):
 part       ranks     gives the platform file
 ========== ========= ============================================================
 tcp        any       ``tcp``: RTO_min of every host
+chain      >= 3      ``tcp.port_timeouts``: the timeouts of a pairwise exchange whose
+                     steps follow each other, run first on fresh connections; fitted
+                     where the network has ports between switches (tcpflow)
 plogp      >= 2      ``plogp``: L, o_s(m), o_r(m), g(m), uni- and bidirectional
 topology   >= 2      ``network``: which nodes share an uplink, its rate (crossbar or racks)
 lmo        >= 3      ``lmo``: C_i, t_i, beta_ij
@@ -113,6 +116,8 @@ def parts(max_size: int, ranks: int = QUICK_RANKS) -> dict[str, Part]:
     eff_sizes = [s for s in defaults(efficiency.Options)["sizes"] if s <= max_size] or [max_size]
     chosen = (
         _part("tcp", 1, {}),
+        # first of the rounds between nodes: on connections as fresh as an application's
+        _part("chain", 3, {}),
         _part(
             "plogp",
             2,

@@ -27,6 +27,7 @@ from types import ModuleType
 from typing import Any
 
 from . import (
+    chain,
     check,
     collective,
     concurrent,
@@ -90,6 +91,8 @@ UNITS: tuple[Unit, ...] = (
     Unit(ports.MEASUREMENT, fit="ports"),
     Unit(efficiency.MEASUREMENT, fit="efficiency"),
     Unit(wire.MEASUREMENT, fit="wire"),
+    # through tcpflow with every rule but its own fitted
+    Unit(chain.MEASUREMENT, fit="chain"),
     # last: it predicts with every other section fitted
     Unit(check.MEASUREMENT, fit="check"),
     Unit(pattern.MEASUREMENT),

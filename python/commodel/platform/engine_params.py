@@ -382,11 +382,19 @@ def tcpflow_params(platform: PlatformSections) -> dict[str, Any]:
     if tcp is not None and tcp.timeouts is not None:
         # timeouts of fan-in (docs/models.md): rules [K, F, M, ...]
         params["timeouts"] = [x for r in tcp.timeouts for x in (r.senders, r.fanout, r.size)]
+    if tcp is not None and tcp.port_timeouts is not None:
+        # timeouts at ports between switches (docs/models.md): q(m)
+        params["port_timeouts"] = {
+            "sizes": list(tcp.port_timeouts[0]),
+            "rate": list(tcp.port_timeouts[1]),
+        }
     if tcp is not None and tcp.rto_rule == "buffer":
         # tail drops at full ports (docs/models.md): the port buffers
         params["rto_rule"] = tcp.rto_rule
-    if tcp is not None and (tcp.timeouts is not None or tcp.rto_rule == "buffer"):
-        params["rto"] = ps(tcp.rto)  # T_RTO of either rule
+    if tcp is not None and (
+        tcp.timeouts is not None or tcp.port_timeouts is not None or tcp.rto_rule == "buffer"
+    ):
+        params["rto"] = ps(tcp.rto)  # T_RTO of these rules
     return params
 
 

@@ -135,6 +135,9 @@ class TCP:
         None  # sigma_m, 1.4826 x median |ln(measured / predicted)| (check part)
     )
     timeouts: tuple[TimeoutRule, ...] | None = None  # timeouts of fan-in (tcpflow, measured)
+    # timeouts at ports between switches (tcpflow, measured): (sizes, q), q(m) the chance
+    # that an episode of messages sharing such a port costs one of them T_RTO
+    port_timeouts: tuple[tuple[int, ...], tuple[float, ...]] | None = None
 
     def noise_by_size(self) -> tuple[list[int], list[float]] | None:
         """The noise's sigma(m) table, max(``spread``, ``spread_by_size``) at each size;
@@ -352,7 +355,7 @@ def validate_tcp(at: At, value: Any) -> TCP:
         value,
         optional=(
             "rto", "eps_S", "eps_T", "efficiency", "rto_rule", "fifo_limit", "spread",
-            "spread_by_size", "model_error", "timeouts",
+            "spread_by_size", "model_error", "timeouts", "port_timeouts",
         ),
     )  # fmt: skip
     eps_s = data.get("eps_S")
@@ -376,7 +379,30 @@ def validate_tcp(at: At, value: Any) -> TCP:
         spread_by_size=_spread_by_size(at.key("spread_by_size"), data.get("spread_by_size")),
         model_error=_spread(at.key("model_error"), data.get("model_error")),
         timeouts=_timeouts(at.key("timeouts"), data.get("timeouts")),
+        port_timeouts=_port_timeouts(at.key("port_timeouts"), data.get("port_timeouts")),
     )
+
+
+def _port_timeouts(at: At, value: Any) -> tuple[tuple[int, ...], tuple[float, ...]] | None:
+    """``tcp.port_timeouts``: ``sizes`` (bytes >= 1, increasing) and a ``rate`` q in [0, 1]
+    for each."""
+    if value is None:
+        return None
+    data = mapping(at, value, required=("sizes", "rate"))
+    sizes = number_list(at.key("sizes"), data["sizes"], size)
+
+    def probability(item_at: At, item: Any) -> float:
+        q = number(item_at, item, float, "a probability")
+        if not 0.0 <= q <= 1.0:
+            raise item_at.error(f"must be a probability in [0, 1], got {q}")
+        return q
+
+    rate = number_list(at.key("rate"), data["rate"], probability)
+    same_length(at.key("rate"), rate, at.key("sizes"), sizes)
+    for k, m in enumerate(sizes):
+        if m < 1 or (k and m <= sizes[k - 1]):
+            raise at.key("sizes").index(k).error(f"sizes must increase from 1 byte, got {m}")
+    return tuple(sizes), tuple(rate)
 
 
 def _timeouts(at: At, value: Any) -> tuple[TimeoutRule, ...] | None:

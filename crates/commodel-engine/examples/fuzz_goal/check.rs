@@ -75,6 +75,7 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
         overhead: None,
         ack: None,
         timeouts: None,
+        port_timeouts: None,
         pair: None,
         common: Common {
             S: Some(4096),
@@ -113,6 +114,7 @@ pub fn models(ranks: u32) -> Vec<ModelParams> {
         overhead: Some(60),
         ack: Some(120),
         timeouts: None,
+        port_timeouts: None,
         pair: None,
         common: rendezvous_above(Some(16384)),
     };

@@ -111,6 +111,19 @@
 //!   M the size from which on they timed out in most rounds (docs/models.md,
 //!   *Timeouts of fan-in*).
 //!
+//! * **Timeouts at ports between switches** (`port_timeouts`, optional): a message of at
+//!   least M bytes that, while it flows, shares a link direction between two switches (a
+//!   rack's uplink or downlink, a tree's inner link; never a node's own link) with another
+//!   such message (posted and not yet delivered) draws, the first time it does, whether it
+//!   loses its tail there: yes with probability q(m), from a SplitMix64 hash of the run's
+//!   noise seed and the message's posting order, so a seed gives the same run every time.
+//!   A message that lost its tail arrives T_RTO after its fluid finish (nothing behind the
+//!   tail tells the receiver; the sender's retransmission timer recovers it), with an RTO
+//!   event. q(m) is a table at `sizes` (M the smallest; linear between them, the last value
+//!   above). Consecutive steps of a pairwise exchange overlap on these ports. `fit` finds q
+//!   at each size from `measure chain`'s exchange: the q with which this model predicts the
+//!   timeouts its rounds counted (docs/models.md, *Timeouts at ports between switches*).
+//!
 //! Rendezvous control messages (sizes above S) cost L each.
 
 use super::burst::{BurstParams, Bursts};
@@ -220,6 +233,8 @@ pub struct TcpflowParams {
     pub ack: u64,
     /// Timeouts of fan-in (see the module); None: none.
     pub timeouts: Option<FanInTimeouts>,
+    /// Timeouts at ports between switches (see the module); None: none.
+    pub port_timeouts: Option<PortTimeouts>,
     /// The two nodes g(m) was measured between (PLogP's pair). Its wire part is then
     /// m / b_p, b_p the narrowest link of their route, and a message's work is
     /// b_a·(g(m) - m/b_p + m/b_a), b_a its sender's link rate. None: b_a·g(m).
@@ -232,6 +247,40 @@ pub struct TcpflowParams {
 pub struct FanInTimeouts {
     pub rules: Vec<TimeoutRule>,
     pub t_rto: Time,
+}
+
+/// Timeouts at ports between switches: q(m) = `rate` at `sizes` (increasing, M =
+/// `sizes[0]`; each q in [0, 1]) per message that shares such a port, T_RTO = `t_rto` (ps),
+/// the draws seeded by `seed` (a noisy run's seed, 0 without noise).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortTimeouts {
+    pub sizes: Vec<u64>,
+    pub rate: Vec<f64>,
+    pub t_rto: Time,
+    pub seed: u64,
+}
+
+impl PortTimeouts {
+    /// q(m): 0 below M, linear between the sizes, the last value above.
+    fn rate_at(&self, m: u64) -> f64 {
+        if self.sizes.first().is_none_or(|&lo| m < lo) {
+            return 0.0;
+        }
+        interpolate(&self.sizes, &self.rate, m)
+    }
+
+    /// A uniform variate in [0, 1) for the message posted `order`-th.
+    fn draw(&self, order: u64) -> f64 {
+        let mut z = self
+            .seed
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_add(order)
+            .wrapping_add(0x9E37_79B9_7F4A_7C15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
 }
 
 /// K = `senders` nodes or more, each sending messages of at least M = `size` bytes to F =
@@ -291,6 +340,10 @@ struct Meta {
     e_f: f64,
     /// With `timeouts`: when it joined its receiver's episode of fan-in (None: never).
     joined: Option<Time>,
+    /// With `port_timeouts`: whether it has drawn (it shared a port between switches),
+    /// and whether it lost its tail there.
+    port_drawn: bool,
+    port_lost: bool,
 }
 
 /// The `tcpflow` network.
@@ -360,6 +413,9 @@ pub struct TcpflowNet {
     episodes: Vec<Episode>,
     live_pairs: FxHashMap<(u32, u32, u32), u32>,
     peers: Vec<Peers>,
+    /// With `port_timeouts`: per resource, the messages of at least M bytes crossing it
+    /// (between switches only).
+    port_live: Vec<u32>,
 }
 
 /// A link direction's token bucket: it holds `cap` bytes (B_c); `held` bytes (V) were
@@ -407,6 +463,8 @@ impl TcpflowNet {
         let cap = (0..topo.num_resources() as u32)
             .map(|r| topo.capacity(r, false))
             .collect();
+        let ports = p.port_timeouts.is_some();
+        let nres = topo.num_resources();
         let (episodes, peers) = match &p.timeouts {
             Some(t) => (
                 vec![Episode::default(); topo_nodes],
@@ -459,6 +517,7 @@ impl TcpflowNet {
             episodes,
             live_pairs: FxHashMap::default(),
             peers,
+            port_live: vec![0; if ports { nres } else { 0 }],
         }
     }
 
@@ -933,6 +992,65 @@ impl TcpflowNet {
         Ok(Some(until.max(now)))
     }
 
+    /// Whether resource `r` of a route from node `a` to node `b` (a != b) is a link
+    /// direction between two switches: not a node's own link.
+    fn between_switches(&self, r: u32, a: u32, b: u32) -> bool {
+        r != self.topo.node_up(a) && r != self.topo.node_down(b) && self.topo.reverse(r).is_some()
+    }
+
+    /// With `port_timeouts`: flow `id` (between two nodes, at least M bytes) is posted
+    /// (`live` true) or delivered: it counts on the links between switches of its route.
+    fn count_ports(&mut self, id: u32, live: bool) {
+        let Some(t) = self.p.port_timeouts.as_ref() else {
+            return;
+        };
+        let m = self.meta[id as usize];
+        if m.src == m.dst || t.sizes.first().is_none_or(|&lo| m.size < lo) {
+            return;
+        }
+        for &r in &self.fluid.flows[id as usize].route {
+            if self.between_switches(r, m.src, m.dst) {
+                let n = &mut self.port_live[r as usize];
+                *n = if live { *n + 1 } else { *n - 1 };
+            }
+        }
+    }
+
+    /// With `port_timeouts`: the flows of `work` that are not waiting, of at least M bytes,
+    /// that share a link between switches on their route with another such message draw
+    /// whether they lose their tail there (once).
+    fn draw_port_losses(&mut self, work: &[u32]) {
+        let Some(t) = self.p.port_timeouts.as_ref() else {
+            return;
+        };
+        for &k in &self.active {
+            let id = work[k as usize] as usize;
+            let m = self.meta[id];
+            if m.src == m.dst || m.waiting || m.port_drawn {
+                continue;
+            }
+            if t.sizes.first().is_none_or(|&lo| m.size < lo) {
+                continue;
+            }
+            let shared = self.fluid.flows[id].route.iter().any(|&r| {
+                self.port_live[r as usize] >= 2 && self.between_switches(r, m.src, m.dst)
+            });
+            if shared {
+                self.meta[id].port_drawn = true;
+                self.meta[id].port_lost = t.draw(m.order) < t.rate_at(m.size);
+            }
+        }
+    }
+
+    /// With `port_timeouts`: flow `id`, delivered by the fluid model at `now`: where it lost
+    /// its tail, the instant its data arrives, now + T_RTO; else None.
+    fn port_loss(&self, id: u32, now: Time, x: XferId) -> Result<Option<Time>, Overflow> {
+        match self.p.port_timeouts.as_ref() {
+            Some(t) if self.meta[id as usize].port_lost => Ok(Some(add(now, t.t_rto, x)?)),
+            _ => Ok(None),
+        }
+    }
+
     fn recompute(&mut self, now: Time) -> Result<(), Overflow> {
         self.component();
         let waits = self.allocate();
@@ -998,6 +1116,9 @@ impl TcpflowNet {
         }
         if self.p.timeouts.is_some() {
             self.join_episodes(now, &work);
+        }
+        if self.p.port_timeouts.is_some() {
+            self.draw_port_losses(&work);
         }
         if self.p.efficiency.is_some() {
             self.apply_efficiency(&work);
@@ -1097,6 +1218,8 @@ impl Network for TcpflowNet {
                 None => f64::INFINITY,
             },
             joined: None,
+            port_drawn: false,
+            port_lost: false,
         };
         self.posted += 1;
         self.tracked_at.resize(self.meta.len(), u32::MAX);
@@ -1114,6 +1237,7 @@ impl Network for TcpflowNet {
             self.acknowledge(now, a, b);
         }
         self.count_live(a, b, size, true);
+        self.count_ports(id as u32, true);
         self.started_at = Some(now);
         Ok(())
     }
@@ -1139,6 +1263,7 @@ impl Network for TcpflowNet {
                 self.fifo.remove(m.src, m.order);
             }
             self.count_live(m.src, m.dst, m.size, false);
+            self.count_ports(id, false);
             self.accrue(id, now);
             let debt = self.meta[id as usize].debt.round() as Time;
             self.push(now, 0, x);
@@ -1147,7 +1272,9 @@ impl Network for TcpflowNet {
                 .as_mut()
                 .and_then(|b| b.delivered(now, x, &self.topo));
             let timed_out = self.leave_episode(id, now, x)?;
-            let held = dropped.max(timed_out); // the later of the two (None: neither)
+            let port_out = self.port_loss(id, now, x)?;
+            // the latest of the three (None: none)
+            let held = dropped.max(timed_out).max(port_out);
             if let Some(until) = held {
                 self.rtos.push(XferEvent::Rto {
                     xfer: x,
