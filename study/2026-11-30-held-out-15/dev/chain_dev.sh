@@ -1,11 +1,14 @@
 #!/bin/bash
 # Dev only: the chain part on the racked dev draws, each a fresh cluster from its spec (the
 # spec brings the emulated cluster up; neither the measurement nor the fit reads it).
+#   SRC=DRAWS OUT=DIR LIST=FILE [PY=python] bash chain_dev.sh    (root)
+# DRAWS: the rebuilt dev draws (../../2026-11-29-held-out-9/dev/rebuild.py); LIST: the names
+# of those whose refit found racks, one a line; OUT/<draw>/ gets the draw's databases linked,
+# a copy of its cal.duckdb with a chain campaign added, then `exp.py OUT RESULT` scores it.
 set -u
-PY=/work/main/.venv/bin/python
-export PYTHONPATH=/work/wt9/python
-SRC=/work/dev10/draws; OUT=/work/dev12/draws
-for d in $(cat /work/dev12/racked.txt); do
+PY=${PY:-python3}
+SRC=${SRC:?the rebuilt dev draws}; OUT=${OUT:?an output directory}; LIST=${LIST:?a file of draw names}
+for d in $(cat "$LIST"); do
   [ -f $OUT/$d/chain3.done ] && continue
   mkdir -p $OUT/$d
   rm -f $OUT/$d/chain.done
