@@ -10,6 +10,16 @@
 
 use crate::params::JitterParams;
 
+/// SplitMix64's increment (2^64 / the golden ratio).
+pub(crate) const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// SplitMix64's output function: the state `z` mixed into 64 well-spread bits.
+pub(crate) fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// The noise stream of one run.
 #[derive(Clone, Debug)]
 pub struct Jitter {
@@ -53,12 +63,8 @@ impl Jitter {
 
     /// SplitMix64 as a float in (0, 1].
     fn uniform(&mut self) -> f64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        ((z >> 11) + 1) as f64 / (1u64 << 53) as f64
+        self.state = self.state.wrapping_add(GOLDEN);
+        ((mix64(self.state) >> 11) + 1) as f64 / (1u64 << 53) as f64
     }
 
     /// A standard normal variate (Box-Muller, the pair's second kept for the next call).

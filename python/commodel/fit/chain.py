@@ -48,30 +48,28 @@ def per_round(samples: list[dict[str, Any]]) -> dict[int, tuple[float, int]]:
 
 def model_timeouts(doc: dict[str, Any], sched: Any, table: dict[str, list] | None) -> float:
     """The mean count of RTO events ``tcpflow`` predicts for ``sched`` over the runs with
-    the platform's noise, with ``table`` as ``tcp.port_timeouts`` (None: without)."""
-    from .. import _engine
+    the platform's noise (seeds 1..K, as a prediction's median takes them; the run without
+    noise where it has no ``tcp.spread``), with ``table`` as ``tcp.port_timeouts`` (None:
+    without)."""
     from ..platform import platform_from_dict
-    from ..platform.engine_params import with_jitter
-    from ..prediction import NOISE_RUNS
+    from ..prediction import NOISE_RUNS, predict
 
     d = copy.deepcopy(doc)
     d.setdefault("tcp", {}).pop("port_timeouts", None)
     if table is not None:
         d["tcp"]["port_timeouts"] = table
     plat = platform_from_dict(d)
-    params = plat.engine_params("tcpflow", sched.num_ranks)
     tcp = plat.sections.get("tcp")
     sigma = getattr(tcp, "spread", None) if tcp is not None else None
     if not sigma:
-        runs = [params]
+        runs = [predict(sched, plat, "tcpflow", record_messages=False, noise=0)]
     else:
-        by_size = tcp.noise_by_size()
-        runs = [with_jitter(params, "tcpflow", sigma, k, by_size) for k in range(1, NOISE_RUNS + 1)]
-    counts = [
-        len(_engine.simulate(sched, "tcpflow", p, record_messages=False).get("rto_events", []))
-        for p in runs
-    ]
-    return statistics.mean(counts)
+        noise = {"sigma": sigma, "by_size": tcp.noise_by_size()}
+        runs = [
+            predict(sched, plat, "tcpflow", record_messages=False, jitter={**noise, "seed": k})
+            for k in range(1, NOISE_RUNS + 1)
+        ]
+    return statistics.mean(len(p.rto_events) for p in runs)
 
 
 def fit_rate(doc: dict[str, Any], sched: Any, m: int, tau: float) -> tuple[float, float, float]:

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..errors import CommodelError
 from .common import Context, increasing_sizes, kernel
-from .efficiency import is_node, node_ranks, node_state
+from .efficiency import is_node, node_state, nodes_at_least
 from .ports import timeouts_counter
 from .unit import Measurement, fill, option
 
@@ -98,10 +98,8 @@ def _round(ctx: Context, state: dict) -> tuple[float, int | None]:
 
 def procedure(opts: dict[str, Any]):
     def run(ctx: Context) -> dict[str, Any]:
-        nodes = node_ranks(ctx.hosts)
+        nodes = nodes_at_least(ctx, 3, "measure chain")
         n = len(nodes)
-        if n < 3:
-            raise CommodelError("measure chain needs at least 3 nodes (hosts)")
         sizes = list(opts["sizes"])
         ctx.progress.grow(len(sizes) * int(opts["min_reps"]))
         with ctx.phase("chain"):

@@ -158,6 +158,15 @@ def node_ranks(hosts: list[str]) -> list[int]:
     return list(range(len(hosts)))
 
 
+def nodes_at_least(ctx: Context, least: int, command: str) -> list[int]:
+    """The node ranks (:func:`node_ranks`), or an error naming ``command`` where there are
+    fewer than ``least`` nodes."""
+    nodes = node_ranks(ctx.hosts)
+    if len(nodes) < least:
+        raise CommodelError(f"{command} needs at least {least} nodes (hosts)")
+    return nodes
+
+
 def is_node(ctx: Context) -> bool:
     """Whether this rank stands for its node (:func:`node_ranks`)."""
     return ctx.rank in node_ranks(ctx.hosts)
@@ -304,9 +313,7 @@ def _machine_step(ctx: Context) -> list[tuple[str, list[int]]]:
 
 def procedure(opts: dict[str, Any]):
     def run(ctx: Context) -> dict[str, Any]:
-        nodes = node_ranks(ctx.hosts)
-        if len(nodes) < 2:
-            raise CommodelError("measure efficiency needs at least 2 nodes")
+        nodes = nodes_at_least(ctx, 2, "measure efficiency")
         machine, cores = machines(_machine_step(ctx))
         rounds = plan(opts, nodes, machine, cores)
         ctx.progress.grow(len(rounds))

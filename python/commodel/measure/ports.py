@@ -33,7 +33,7 @@ from typing import Any
 
 from ..errors import CommodelError
 from .common import Context, kernel
-from .efficiency import is_node, node_ranks, node_state
+from .efficiency import is_node, node_state, nodes_at_least
 from .unit import Measurement, fill, option
 
 KiB = 1024
@@ -138,10 +138,8 @@ def topology_racks(ctx: Context, n: int) -> list[list[int]] | None:
 
 def procedure(opts: dict[str, Any]):
     def run(ctx: Context) -> dict[str, Any]:
-        nodes = node_ranks(ctx.hosts)
+        nodes = nodes_at_least(ctx, 3, "measure ports")
         n = len(nodes)
-        if n < 3:
-            raise CommodelError("measure ports needs at least 3 nodes (hosts)")
         racks = topology_racks(ctx, n)
         plan = probes(n, racks)
         sizes = []

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import CommodelError
 from .common import Context, kernel
-from .efficiency import is_node, node_ranks, node_state
+from .efficiency import is_node, node_state, nodes_at_least
 from .unit import Measurement, fill, option
 
 KiB = 1024
@@ -139,10 +139,8 @@ def procedure(opts: dict[str, Any]):
     def run(ctx: Context) -> dict[str, Any]:
         from ..topology_inference import explore, rounds_of
 
-        nodes = node_ranks(ctx.hosts)
+        nodes = nodes_at_least(ctx, 2, "measure topology")
         n = len(nodes)
-        if n < 2:
-            raise CommodelError("measure topology needs at least 2 nodes (hosts)")
         reps = int(opts["reps"])
         ctx.progress.grow(2 + n + (n - 1))
         rows: list[dict[str, Any]] = []

@@ -136,7 +136,7 @@ class TCP:
     )
     timeouts: tuple[TimeoutRule, ...] | None = None  # timeouts of fan-in (tcpflow, measured)
     # timeouts at ports between switches (tcpflow, measured): (sizes, q), q(m) the chance
-    # that an episode of messages sharing such a port costs one of them T_RTO
+    # that a message sharing such a port with another loses its tail (T_RTO late)
     port_timeouts: tuple[tuple[int, ...], tuple[float, ...]] | None = None
 
     def noise_by_size(self) -> tuple[list[int], list[float]] | None:

@@ -131,6 +131,7 @@ use super::fifo::{Cursor, SenderQueues, Step, NO_KEY};
 use super::maxmin::Filler;
 use super::{emit_due, Fluid, OutQueue};
 use crate::engine::{Network, XferEvent, XferId};
+use crate::jitter::{mix64, GOLDEN};
 use crate::table::Table;
 use crate::time::{add, Overflow, Time, PS_PER_S};
 use crate::topology::{Route, Topology};
@@ -261,25 +262,28 @@ pub struct PortTimeouts {
 }
 
 impl PortTimeouts {
+    /// Whether a message of `m` bytes counts: at least M (the smallest size).
+    fn covers(&self, m: u64) -> bool {
+        self.sizes.first().is_some_and(|&lo| m >= lo)
+    }
+
     /// q(m): 0 below M, linear between the sizes, the last value above.
     fn rate_at(&self, m: u64) -> f64 {
-        if self.sizes.first().is_none_or(|&lo| m < lo) {
+        if !self.covers(m) {
             return 0.0;
         }
         interpolate(&self.sizes, &self.rate, m)
     }
 
-    /// A uniform variate in [0, 1) for the message posted `order`-th.
+    /// A uniform variate in [0, 1) for the message posted `order`-th (SplitMix64 at the
+    /// state seed·φ + order + φ, as [`crate::jitter`] draws).
     fn draw(&self, order: u64) -> f64 {
-        let mut z = self
+        let state = self
             .seed
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .wrapping_mul(GOLDEN)
             .wrapping_add(order)
-            .wrapping_add(0x9E37_79B9_7F4A_7C15);
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
+            .wrapping_add(GOLDEN);
+        (mix64(state) >> 11) as f64 / (1u64 << 53) as f64
     }
 }
 
@@ -1005,7 +1009,7 @@ impl TcpflowNet {
             return;
         };
         let m = self.meta[id as usize];
-        if m.src == m.dst || t.sizes.first().is_none_or(|&lo| m.size < lo) {
+        if m.src == m.dst || !t.covers(m.size) {
             return;
         }
         for &r in &self.fluid.flows[id as usize].route {
@@ -1026,10 +1030,7 @@ impl TcpflowNet {
         for &k in &self.active {
             let id = work[k as usize] as usize;
             let m = self.meta[id];
-            if m.src == m.dst || m.waiting || m.port_drawn {
-                continue;
-            }
-            if t.sizes.first().is_none_or(|&lo| m.size < lo) {
+            if m.src == m.dst || m.waiting || m.port_drawn || !t.covers(m.size) {
                 continue;
             }
             let shared = self.fluid.flows[id].route.iter().any(|&r| {
