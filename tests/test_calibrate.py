@@ -179,3 +179,22 @@ def test_quick_options_keep_about_their_cost_on_8_ranks(ranks, lmo_reps, counts,
     assert table["wire"].options["reps"] == wire_reps
     if 8 < ranks <= 12:
         assert sum(spread_counts(ranks, counts)) <= sum(spread_counts(8, 7)) == 33
+
+
+def test_slow_link_limits_are_in_the_quick_options():
+    # on 9 hosts at 21 Mbit/s (a dev cluster) the calibration took 214 s, 186 s with these
+    table = calibrate.parts(256 << 10, 9)
+    assert table["plogp"].options["budget"] == calibrate.PLOGP_BUDGET == 20.0
+    assert table["efficiency"].options["round_limit"] == calibrate.ROUND_LIMIT == 3.0
+    assert table["efficiency"].options["min_reps"] == 2
+    assert table["chain"].options["min_reps"] == 2
+
+
+def test_an_all_to_all_size_is_skipped_when_its_round_would_take_too_long():
+    from commodel.measure.efficiency import too_long
+
+    # 64 KiB rounds of 2 s: 128 KiB would take 4 s
+    assert too_long((65536, 2.0), 131072, 3.0)
+    assert not too_long((65536, 1.4), 131072, 3.0)  # 2.8 s
+    assert not too_long((65536, 2.0), 131072, 0.0)  # no limit
+    assert not too_long(None, 4096, 3.0)  # the first size is always measured

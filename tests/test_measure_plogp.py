@@ -220,3 +220,16 @@ def test_given_sizes_are_measured_exactly(tmp_path):
     assert all(g > 0 for g in fit.g_saturation[1:])
     bad = run(2, "measure", "plogp", "--db", str(tmp_path / "b.duckdb"), "--sizes", "0,1KiB")
     assert bad.returncode == 2 and "--sizes must be message sizes of at least 1 byte" in bad.stderr
+
+
+def test_budget_stops_the_halving(tmp_path):
+    # a budget already spent when the halving starts: the sizes are 0 and powers of two
+    # only (the extension of k_m adds powers of two too); a negative budget is refused
+    db = tmp_path / "r.duckdb"
+    res = run(2, "measure", "plogp", "--db", str(db), "--max-size", "64KiB", "--k-m", "16",
+              "--max-reps", "5", "--budget", "0.000001", "--quiet")  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    _, fit, _ = _fit(db)
+    assert all(m == 0 or m & (m - 1) == 0 for m in fit.sizes), fit.sizes
+    bad = run(2, "measure", "plogp", "--db", str(tmp_path / "b.duckdb"), "--budget", "-1")
+    assert bad.returncode == 2 and "--budget must be seconds >= 0" in bad.stderr

@@ -109,6 +109,18 @@ def round_budget(ranks: int) -> float:
     return round(3.0 * min(1.0, (QUICK_RANKS - 1) / max(1, ranks - 1)), 2)
 
 
+# On slow links (21 Mbit/s NICs, a backbone of 13 Mbit/s, 9 hosts) the calibration took
+# 238 s, a third of it PLogP's halving of intervals between 64 and 256 KiB and the
+# all-to-all rounds of 256 KiB: PLogP halves no more intervals once its roundtrip phase has
+# taken PLOGP_BUDGET seconds (from the small sizes up, so the eager limit's step is kept),
+# and the efficiency part measures no all-to-all size whose rounds would take more than
+# ROUND_LIMIT seconds each (the fan-in table is then held at its largest size; scored on the
+# dev draws with the 256 KiB rounds left out, the predictions moved by 1-2%;
+# docs/measurement.md, *One command*).
+PLOGP_BUDGET = 20.0
+ROUND_LIMIT = 3.0
+
+
 def parts(max_size: int, ranks: int = QUICK_RANKS) -> dict[str, Part]:
     """The calibration parts with their quick options for ``ranks`` ranks, by name, in the
     order they run."""
@@ -117,7 +129,7 @@ def parts(max_size: int, ranks: int = QUICK_RANKS) -> dict[str, Part]:
     chosen = (
         _part("tcp", 1, {}),
         # first of the rounds between nodes: on connections as fresh as an application's
-        _part("chain", 3, {}),
+        _part("chain", 3, {"min_reps": 2}),
         _part(
             "plogp",
             2,
@@ -129,6 +141,7 @@ def parts(max_size: int, ranks: int = QUICK_RANKS) -> dict[str, Part]:
                 "bidirectional": True,
                 "halving": 1 / 8,
                 "bidirectional_sizes": "powers",
+                "budget": PLOGP_BUDGET,
             },
         ),
         _part("topology", 2, {}),
@@ -145,7 +158,13 @@ def parts(max_size: int, ranks: int = QUICK_RANKS) -> dict[str, Part]:
         _part(
             "efficiency",
             2,
-            {"sizes": eff_sizes, "min_reps": 3, "max_reps": 8, "budget": round_budget(ranks)},
+            {
+                "sizes": eff_sizes,
+                "min_reps": 2,
+                "max_reps": 8,
+                "budget": round_budget(ranks),
+                "round_limit": ROUND_LIMIT,
+            },
         ),
         _part("wire", 3, {"reps": 2 if ranks > QUICK_RANKS else 3}),
         _part("ports", 3, {}),

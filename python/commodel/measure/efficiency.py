@@ -47,7 +47,10 @@ every node at once.
 Repetitions continue until the 95% confidence
 interval of every flow's mean is within ``ci`` of it, or ``max_reps``, or (``budget`` > 0,
 from ``min_reps`` on) until the round's repetitions have taken ``budget`` seconds together:
-on slow links the large all-to-all rounds took most of ``calibrate``'s time. The flows are the
+on slow links the large all-to-all rounds took most of ``calibrate``'s time. With
+``round_limit`` > 0, no all-to-all size is measured (nor any larger one) whose rounds
+would take longer than that: the mean round of the size below, in proportion to the size
+(``fit`` holds e_f at the largest size measured beyond it). The flows are the
 same kernel as ``measure concurrent`` (samples with ``quantity = flow``).
 
 The fit (:mod:`commodel.fit.efficiency`) turns the flow times into the efficiency tables of
@@ -59,6 +62,7 @@ model itself once the platform's other sections are known (:mod:`commodel.fit.fa
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from typing import Any
 
@@ -99,6 +103,12 @@ class Options:
         0.0,
         "seconds: a round and size stops at --min-reps or later once its repetitions have "
         "taken this long together, converged or not (0: no budget)",
+        kind="float",
+    )
+    round_limit: float = option(
+        0.0,
+        "seconds: no all-to-all size is measured whose rounds would take longer than this, "
+        "from the mean round of the size below in proportion to the size (0: no limit)",
         kind="float",
     )
 
@@ -144,6 +154,9 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
     budget = out["budget"] = float(out["budget"])
     if not budget >= 0.0 or budget == float("inf"):
         raise CommodelError(f"--budget must be a finite number of seconds >= 0, got {budget}")
+    limit = out["round_limit"] = float(out["round_limit"])
+    if not limit >= 0.0 or limit == float("inf"):
+        raise CommodelError(f"--round-limit must be a finite number of seconds >= 0, got {limit}")
     return out
 
 
@@ -320,13 +333,27 @@ def procedure(opts: dict[str, Any]):
         # untimed: every node pair's first message (phase "warmup", which fit leaves out)
         warm = flows("alltoall", nodes) or flows("exchange", nodes)
         flows_step(ctx, "efficiency/warmup", "warmup", "warmup", 1, warm, 1, 0, len(warm))
+        limit = float(opts.get("round_limit") or 0.0)
+        last: tuple[int, float] | None = None  # the last all-to-all size and its mean round
         with ctx.phase("efficiency"):
             for pattern, size, group, fl in rounds:
-                _round(ctx, opts, pattern, size, fl, group)
+                if pattern == "alltoall" and too_long(last, size, limit):
+                    ctx.progress.advance(1, f"efficiency {pattern} {size} B skipped")
+                    continue
+                spans = _round(ctx, opts, pattern, size, fl, group)
+                if pattern == "alltoall":
+                    last = (size, statistics.mean(spans))
                 ctx.progress.advance(1, f"efficiency {pattern} {size} B")
         return {"campaign": ctx.campaign, "nodes": len(nodes)}
 
     return run
+
+
+def too_long(last: tuple[int, float] | None, size: int, limit: float) -> bool:
+    """Whether an all-to-all round of ``size`` bytes would take longer than ``limit``
+    seconds (0: no limit), predicted in proportion to the size from ``last``, the size below
+    and its mean round time (None: nothing measured yet, so measure)."""
+    return limit > 0 and last is not None and last[1] * size / last[0] > limit
 
 
 def _round(

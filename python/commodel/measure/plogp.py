@@ -11,7 +11,10 @@ Rank 0 is *measure*, rank 1 is *mirror*; other ranks stay idle. Phases (timed, T
                extrapolation from the two smaller sizes; intervals are halved where a size
                disagrees with that extrapolation, down to max(32 B, eps*m). Repetitions are
                added in growing batches (5, 5, 10, 20, ...) until the average error is
-               under eps, up to 60 (small messages) / 15 (large ones). With ``--sizes``
+               under eps, up to 60 (small messages) / 15 (large ones). With ``--budget``
+               no interval is halved once the phase has taken that long (the halving goes
+               from the small sizes up, so on a slow link it keeps the eager limit's step
+               and drops the large sizes' refinements, each a few seconds). With ``--sizes``
                exactly the sizes given (and 0), no extension or halving.
 ``saturation`` (``--method saturation``) g(m) by saturation for every size, for comparison.
 ``bidirectional`` (``--bidirectional``) g(0) and RTT(m) with both ranks sending and
@@ -21,6 +24,7 @@ Rank 0 is *measure*, rank 1 is *mirror*; other ranks stay idle. Phases (timed, T
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +88,12 @@ class Options:
     halving: float | None = option(None)
     # sizes measured both ways: "all", or "powers" (0, the powers of two and the largest)
     bidirectional_sizes: str = option("all")
+    budget: float = option(
+        0.0,
+        "seconds: once the roundtrip phase has taken this long, no more intervals are "
+        "halved (0: no budget)",
+        kind="float",
+    )
 
 
 # --- Kielmann's stopping rules (the procedure adapts to what it measured) -------------------
@@ -288,6 +298,7 @@ class _Procedure:
         # size -> quantity -> values (roundtrip phase), per pattern
         self.rt: dict[str, dict[int, dict[str, list[float]]]] = {"uni": {}, "bi": {}}
         self.g0: dict[str, float] = {}
+        self.started = time.monotonic()  # of the roundtrip phase, for ``budget``
 
     # -- saturation --------------------------------------------------------------------------
 
@@ -450,8 +461,11 @@ class _Procedure:
             sizes.append(nxt)
             self.roundtrips("uni", nxt)
         # halve intervals where a size disagrees with the extrapolation
+        budget = float(self.o["budget"])
         i = 2
         while i < len(sizes):
+            if budget > 0 and time.monotonic() - self.started > budget:
+                return
             floor = self.o["halving"] if self.o["halving"] is not None else self.eps
             if sizes[i] - sizes[i - 1] <= halving_limit(sizes[i], floor) or self.agrees(
                 sizes, i, ("o_s", "o_r", "g")
@@ -476,6 +490,7 @@ class _Procedure:
         with ctx.phase("g0"):
             self.g0["uni"] = self.saturation("g0", "uni", 0)
         with ctx.phase("roundtrip"):
+            self.started = time.monotonic()
             for m in sizes:
                 self.roundtrips("uni", m)
             if not given:
@@ -528,6 +543,9 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
     out["bidirectional"] = bool(out["bidirectional"])
     if out["halving"] is not None and not 0 < float(out["halving"]) < 1:
         raise CommodelError(f"halving must be in (0, 1), got {out['halving']}")
+    if not math.isfinite(float(out["budget"])) or float(out["budget"]) < 0:
+        raise CommodelError(f"--budget must be seconds >= 0, got {out['budget']}")
+    out["budget"] = float(out["budget"])
     if out["bidirectional_sizes"] not in ("all", "powers"):
         raise CommodelError(
             f"bidirectional_sizes must be all or powers, got {out['bidirectional_sizes']!r}"
