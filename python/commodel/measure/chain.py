@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import CommodelError
-from .common import Context, increasing_sizes, kernel
+from .common import Context, increasing_sizes, kernel, seconds
 from .efficiency import is_node, node_state, nodes_at_least
 from .ports import timeouts_counter
 from .unit import Measurement, fill, option
@@ -66,10 +66,7 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
         raise CommodelError(
             f"--reps ({out['reps']}) must be at least --min-reps ({out['min_reps']})"
         )
-    budget = float(out["budget"])
-    if not budget >= 0 or budget == float("inf"):
-        raise CommodelError(f"--budget must be a number of seconds >= 0, got {out['budget']}")
-    out["budget"] = budget
+    out["budget"] = seconds("--budget", out["budget"])
     return out
 
 

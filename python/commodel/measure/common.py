@@ -65,6 +65,14 @@ def increasing_sizes(option: str, values: Any, least: int = 1) -> list[int]:
     return sizes
 
 
+def seconds(option: str, value: Any) -> float:
+    """``value`` as a finite number of seconds >= 0, or an error naming ``option``."""
+    s = float(value)
+    if not 0.0 <= s < float("inf"):
+        raise CommodelError(f"{option} must be seconds >= 0 (a finite number), got {value}")
+    return s
+
+
 # --- progress ----------------------------------------------------------------------------
 
 

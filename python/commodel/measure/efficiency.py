@@ -68,7 +68,7 @@ from typing import Any
 
 from ..errors import CommodelError
 from ..openmpi import EAGER_LIMIT
-from .common import Context, increasing_sizes, kernel
+from .common import Context, increasing_sizes, kernel, seconds
 from .concurrent import ci_ok, flows_step
 from .tcp import this_machine
 from .unit import Measurement, fill, option
@@ -151,12 +151,8 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
         raise CommodelError(f"--min-reps must be >= 2, got {out['min_reps']}")
     if int(out["max_reps"]) < int(out["min_reps"]):
         raise CommodelError(f"--max-reps must be >= {out['min_reps']}, got {out['max_reps']}")
-    budget = out["budget"] = float(out["budget"])
-    if not budget >= 0.0 or budget == float("inf"):
-        raise CommodelError(f"--budget must be a finite number of seconds >= 0, got {budget}")
-    limit = out["round_limit"] = float(out["round_limit"])
-    if not limit >= 0.0 or limit == float("inf"):
-        raise CommodelError(f"--round-limit must be a finite number of seconds >= 0, got {limit}")
+    out["budget"] = seconds("--budget", out["budget"])
+    out["round_limit"] = seconds("--round-limit", out["round_limit"])
     return out
 
 

@@ -36,7 +36,7 @@ from ..stats import (
     saturation_gap,
     standard_error,
 )
-from .common import Context, kernel
+from .common import Context, kernel, seconds
 from .unit import Measurement, fill, option
 
 MODES = ("send", "isend", "ssend")
@@ -298,7 +298,6 @@ class _Procedure:
         # size -> quantity -> values (roundtrip phase), per pattern
         self.rt: dict[str, dict[int, dict[str, list[float]]]] = {"uni": {}, "bi": {}}
         self.g0: dict[str, float] = {}
-        self.started = time.monotonic()  # of the roundtrip phase, for ``budget``
 
     # -- saturation --------------------------------------------------------------------------
 
@@ -449,8 +448,9 @@ class _Procedure:
 
     # -- the whole procedure -------------------------------------------------------------------
 
-    def adapt(self, sizes: list[int], max_size: int) -> None:
-        """Kielmann's adaptive sizes, measured as they are added to ``sizes``."""
+    def adapt(self, sizes: list[int], max_size: int, deadline: float) -> None:
+        """Kielmann's adaptive sizes, measured as they are added to ``sizes``; no interval
+        is halved after ``deadline`` (``time.monotonic()``; infinite: no budget)."""
         ctx = self.ctx
         # extend k_m until g(2^k_m) agrees with the extrapolation from the two below
         while len(sizes) >= 4 and not self.agrees(sizes, len(sizes) - 1, ("g",)):
@@ -461,10 +461,9 @@ class _Procedure:
             sizes.append(nxt)
             self.roundtrips("uni", nxt)
         # halve intervals where a size disagrees with the extrapolation
-        budget = float(self.o["budget"])
         i = 2
         while i < len(sizes):
-            if budget > 0 and time.monotonic() - self.started > budget:
+            if time.monotonic() > deadline:
                 return
             floor = self.o["halving"] if self.o["halving"] is not None else self.eps
             if sizes[i] - sizes[i - 1] <= halving_limit(sizes[i], floor) or self.agrees(
@@ -490,11 +489,12 @@ class _Procedure:
         with ctx.phase("g0"):
             self.g0["uni"] = self.saturation("g0", "uni", 0)
         with ctx.phase("roundtrip"):
-            self.started = time.monotonic()
+            budget = float(o["budget"])
+            deadline = time.monotonic() + budget if budget > 0 else math.inf
             for m in sizes:
                 self.roundtrips("uni", m)
             if not given:
-                self.adapt(sizes, max_size)
+                self.adapt(sizes, max_size, deadline)
         if o["method"] == "saturation":
             ctx.progress.grow(6 * len(sizes))
             with ctx.phase("saturation"):
@@ -543,9 +543,7 @@ def validate_options(opts: dict[str, Any]) -> dict[str, Any]:
     out["bidirectional"] = bool(out["bidirectional"])
     if out["halving"] is not None and not 0 < float(out["halving"]) < 1:
         raise CommodelError(f"halving must be in (0, 1), got {out['halving']}")
-    if not math.isfinite(float(out["budget"])) or float(out["budget"]) < 0:
-        raise CommodelError(f"--budget must be seconds >= 0, got {out['budget']}")
-    out["budget"] = float(out["budget"])
+    out["budget"] = seconds("--budget", out["budget"])
     if out["bidirectional_sizes"] not in ("all", "powers"):
         raise CommodelError(
             f"bidirectional_sizes must be all or powers, got {out['bidirectional_sizes']!r}"
